@@ -1,0 +1,99 @@
+// Shared by the files of capi/: the handle structs behind the opaque C types
+// and the exception/Status guards. Nothing here is visible outside libqairt.
+#pragma once
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ir/diagnostic.h"
+#include "ir/encoding.h"
+#include "ir/graph.h"
+#include "qairt/qairt.h"
+#include "support/status.h"
+
+struct qairt_status_t {
+  qairt_code_t code;
+  std::string message;
+};
+
+struct qairt_graph_t {
+  explicit qairt_graph_t(std::string name) : graph(std::move(name)) {}
+  qairt::Graph graph;
+  // Caches behind borrowed pointers handed out by const getters (dims arrays,
+  // string-list attributes). Guarded so concurrent readers stay safe.
+  mutable std::mutex cache_mutex;
+  mutable std::vector<std::vector<int64_t>> dims_cache;
+  mutable std::map<std::pair<uint32_t, std::string>, std::vector<const char*>> string_list_cache;
+};
+
+struct qairt_encoding_t {
+  qairt::Encoding encoding;
+};
+
+struct qairt_diagnostics_t {
+  qairt::Diagnostics diagnostics;
+};
+
+namespace qairt::capi {
+
+// Preallocated so that an allocation failure can still be reported.
+qairt_status_t* OutOfMemoryStatus();
+qairt_status_t* MakeStatus(qairt_code_t code, std::string message);
+qairt_status_t* FromStatus(const Status& s);  // nullptr when ok
+
+template <typename... Args>
+qairt_status_t* InvalidArg(fmt::format_string<Args...> format, Args&&... args) {
+  return MakeStatus(QAIRT_INVALID_ARGUMENT, fmt::format(format, std::forward<Args>(args)...));
+}
+
+// Copies a caller's versioned struct into a zeroed full-size local, so fields
+// an older caller does not know about read as 0. Fails if struct_size is
+// smaller than the 1.0 layout.
+template <typename T>
+qairt_status_t* ReadVersionedStruct(const T* in, size_t v1_size, const char* type_name, T* out) {
+  if (!in) return InvalidArg("{} must not be NULL", type_name);
+  if (in->struct_size < v1_size)
+    return InvalidArg("{}.struct_size is {} but must be at least {} (call the _init function)", type_name,
+                      in->struct_size, v1_size);
+  std::memset(static_cast<void*>(out), 0, sizeof(T));
+  std::memcpy(static_cast<void*>(out), in, std::min<size_t>(in->struct_size, sizeof(T)));
+  return nullptr;
+}
+
+// Writes `full` into the caller's struct, no more than its struct_size.
+template <typename T>
+qairt_status_t* WriteVersionedStruct(const T& full, size_t v1_size, const char* type_name, T* out) {
+  if (!out) return InvalidArg("{} output must not be NULL", type_name);
+  if (out->struct_size < v1_size)
+    return InvalidArg("{}.struct_size is {} but must be at least {}", type_name, out->struct_size, v1_size);
+  const uint32_t caller_size = out->struct_size;
+  std::memcpy(static_cast<void*>(out), &full, std::min<size_t>(caller_size, sizeof(T)));
+  out->struct_size = caller_size;
+  return nullptr;
+}
+
+}  // namespace qairt::capi
+
+// Every exported function body runs inside these, so no exception escapes.
+#define QAIRT_CAPI_BEGIN try {
+#define QAIRT_CAPI_END                                                                   \
+  }                                                                                      \
+  catch (const std::bad_alloc&) {                                                        \
+    return ::qairt::capi::OutOfMemoryStatus();                                           \
+  }                                                                                      \
+  catch (const std::exception& qairt_capi_exception_) {                                 \
+    return ::qairt::capi::MakeStatus(QAIRT_INTERNAL, std::string("internal error: ") + qairt_capi_exception_.what()); \
+  }                                                                                      \
+  catch (...) {                                                                          \
+    return ::qairt::capi::MakeStatus(QAIRT_INTERNAL, "internal error: unknown exception"); \
+  }
+// For functions that return a plain value: `fallback` on any exception.
+#define QAIRT_CAPI_END_VALUE(fallback) \
+  }                                    \
+  catch (...) {                        \
+    return fallback;                   \
+  }

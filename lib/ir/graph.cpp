@@ -1,0 +1,338 @@
+#include "ir/graph.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+
+#include "ir/op_registry.h"
+
+namespace qairt {
+
+std::string_view TensorRoleName(TensorRole r) {
+  switch (r) {
+    case TensorRole::kInput: return "APP_WRITE";
+    case TensorRole::kOutput: return "APP_READ";
+    case TensorRole::kInputOutput: return "APP_READWRITE";
+    case TensorRole::kStatic: return "STATIC";
+    case TensorRole::kActivation: return "NATIVE";
+  }
+  return "INVALID";
+}
+
+TensorRole Tensor::role() const {
+  switch (kind) {
+    case TensorKind::kInput: return is_output ? TensorRole::kInputOutput : TensorRole::kInput;
+    case TensorKind::kStatic: return TensorRole::kStatic;
+    case TensorKind::kActivation: return is_output ? TensorRole::kOutput : TensorRole::kActivation;
+  }
+  return TensorRole::kActivation;
+}
+
+// ---------------------------------------------------------------------------
+// Construction
+// ---------------------------------------------------------------------------
+
+Result<TensorId> Graph::NewTensor(std::string name, DType dtype, Shape shape, TensorKind kind) {
+  if (name.empty()) return InvalidArgument("failed to add tensor: name must be non-empty");
+  if (!IsValidDType(static_cast<uint32_t>(dtype)))
+    return InvalidArgument("failed to add tensor '{}' with dtype={}: not a known dtype", name,
+                           static_cast<uint32_t>(dtype));
+  if (tensors_.size() >= kInvalidId - 1) return InvalidArgument("failed to add tensor '{}': graph is full", name);
+  const auto id = static_cast<TensorId>(tensors_.size());
+  Tensor t;
+  t.name = std::move(name);
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.kind = kind;
+  // Duplicates are allowed here and reported by Validate(); lookups keep the first.
+  tensor_by_name_.emplace(t.name, id);
+  tensors_.push_back(std::move(t));
+  return id;
+}
+
+Result<TensorId> Graph::AddInput(std::string name, DType dtype, Shape shape) {
+  if (dtype == DType::kUndefined) return InvalidArgument("failed to add input '{}': dtype must be defined", name);
+  auto id = NewTensor(std::move(name), dtype, std::move(shape), TensorKind::kInput);
+  if (id.ok()) inputs_.push_back(id.value());
+  return id;
+}
+
+Result<TensorId> Graph::AddConstant(std::string name, DType dtype, Shape shape,
+                                    std::shared_ptr<const StaticData> data) {
+  if (dtype == DType::kUndefined) return InvalidArgument("failed to add constant '{}': dtype must be defined", name);
+  if (!data) return InvalidArgument("failed to add constant '{}': data is missing", name);
+  if (!shape.fully_known())
+    return InvalidArgument("failed to add constant '{}' with shape {}: static tensors need a fully known shape", name,
+                           shape.ToString());
+  const auto count = shape.element_count();
+  const auto bytes = count ? StorageBytes(dtype, *count) : std::nullopt;
+  if (!bytes) return InvalidArgument("failed to add constant '{}' with shape {}: size overflows", name, shape.ToString());
+  if (*bytes != data->size())
+    return InvalidArgument("failed to add constant '{}' with shape {} and dtype {}: expected {} bytes of data, got {}",
+                           name, shape.ToString(), DTypeName(dtype), *bytes, data->size());
+  auto id = NewTensor(std::move(name), dtype, std::move(shape), TensorKind::kStatic);
+  if (id.ok()) tensors_[id.value()].data = std::move(data);
+  return id;
+}
+
+Result<TensorId> Graph::AddTensor(std::string name, DType dtype, Shape shape) {
+  return NewTensor(std::move(name), dtype, std::move(shape), TensorKind::kActivation);
+}
+
+Result<OpId> Graph::AddOp(OpSpec spec) {
+  if (spec.type.empty()) return InvalidArgument("failed to add op '{}': type must be non-empty", spec.name);
+  if (spec.name.empty()) return InvalidArgument("failed to add op of type {}: name must be non-empty", spec.type);
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const TensorId t = spec.inputs[i];
+    if (t != kInvalidId && !valid_tensor(t))
+      return InvalidArgument("failed to add op '{}' ({}): inputs[{}]={} is not a tensor of this graph", spec.name,
+                             spec.type, i, t);
+  }
+  for (size_t i = 0; i < spec.outputs.size(); ++i) {
+    const TensorId t = spec.outputs[i];
+    if (!valid_tensor(t))
+      return InvalidArgument("failed to add op '{}' ({}): outputs[{}]={} is not a tensor of this graph", spec.name,
+                             spec.type, i, t);
+  }
+  if (ops_.size() >= kInvalidId - 1) return InvalidArgument("failed to add op '{}': graph is full", spec.name);
+
+  const auto id = static_cast<OpId>(ops_.size());
+  Op op;
+  op.type = std::move(spec.type);
+  op.name = std::move(spec.name);
+  op.inputs = std::move(spec.inputs);
+  op.outputs = std::move(spec.outputs);
+  op.attrs = std::move(spec.attrs);
+  op.source_name = std::move(spec.source_name);
+  op.source_op_type = std::move(spec.source_op_type);
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    if (op.inputs[i] != kInvalidId) tensors_[op.inputs[i]].consumers.push_back({id, static_cast<uint32_t>(i)});
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    Tensor& t = tensors_[op.outputs[i]];
+    // A second producer is a defect reported by Validate(); keep the first.
+    if (t.producer == kInvalidId && t.kind == TensorKind::kActivation) {
+      t.producer = id;
+      t.producer_slot = static_cast<uint32_t>(i);
+    }
+  }
+  op_by_name_.emplace(op.name, id);
+  ops_.push_back(std::move(op));
+  FillOutputTypes(id);
+  return id;
+}
+
+Result<OpId> Graph::AddOp(std::string type, std::string name, std::vector<TensorId> inputs,
+                          const std::vector<std::string>& output_names, AttributeMap attrs) {
+  OpSpec spec;
+  spec.type = std::move(type);
+  spec.name = std::move(name);
+  spec.inputs = std::move(inputs);
+  spec.attrs = std::move(attrs);
+  for (const std::string& out : output_names) {
+    auto t = AddTensor(out);
+    if (!t.ok()) return t.status();
+    spec.outputs.push_back(t.value());
+  }
+  return AddOp(std::move(spec));
+}
+
+Status Graph::MarkOutput(TensorId tensor) {
+  if (!valid_tensor(tensor)) return InvalidArgument("failed to mark output: {} is not a tensor of this graph", tensor);
+  Tensor& t = tensors_[tensor];
+  if (t.kind == TensorKind::kStatic)
+    return InvalidArgument("failed to mark tensor '{}' as output: static tensors cannot be graph outputs", t.name);
+  if (t.is_output) return InvalidArgument("failed to mark tensor '{}' as output: it already is one", t.name);
+  t.is_output = true;
+  outputs_.push_back(tensor);
+  return Status::Ok();
+}
+
+Status Graph::SetOpInput(OpId op_id, size_t slot, TensorId tensor) {
+  if (!valid_op(op_id)) return InvalidArgument("failed to set op input: {} is not an op of this graph", op_id);
+  Op& op = ops_[op_id];
+  if (slot > op.inputs.size())
+    return InvalidArgument("failed to set input {} of op '{}': the op has {} inputs (append at index {} at most)", slot,
+                           op.name, op.inputs.size(), op.inputs.size());
+  if (tensor != kInvalidId && !valid_tensor(tensor))
+    return InvalidArgument("failed to set input {} of op '{}': {} is not a tensor of this graph", slot, op.name,
+                           tensor);
+  if (slot == op.inputs.size()) op.inputs.push_back(kInvalidId);
+  const TensorId old = op.inputs[slot];
+  if (old != kInvalidId) {
+    auto& uses = tensors_[old].consumers;
+    uses.erase(std::remove(uses.begin(), uses.end(), Use{op_id, static_cast<uint32_t>(slot)}), uses.end());
+  }
+  op.inputs[slot] = tensor;
+  if (tensor != kInvalidId) tensors_[tensor].consumers.push_back({op_id, static_cast<uint32_t>(slot)});
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Shape inference
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// Fills what `declared` leaves unknown from `inferred` (never overrides).
+void MergeInto(Tensor& t, const TensorType& inferred) {
+  if (t.dtype == DType::kUndefined) t.dtype = inferred.dtype;
+  if (!t.shape.rank_known()) {
+    t.shape = inferred.shape;
+  } else if (inferred.shape.rank_known() && inferred.shape.rank() == t.shape.rank()) {
+    for (size_t i = 0; i < t.shape.rank(); ++i)
+      if (!t.shape[i].known() && t.shape[i].symbol.empty()) t.shape[i] = inferred.shape[i];
+  }
+}
+
+bool SameDTypeClass(DType a, DType b) {
+  if (IsFixedPoint(a) && IsFixedPoint(b)) return true;  // quantized graphs mix s8/u8/u16 legitimately
+  return a == b;
+}
+
+}  // namespace
+
+bool Graph::ComputeOutputTypes(OpId id, Diagnostics* diags, std::vector<TensorType>* out) const {
+  const Op& op = ops_[id];
+  const OpSchema* schema = FindOpSchema(op.type);
+  if (!schema || !schema->infer) return false;
+  if (op.inputs.size() < schema->min_inputs || op.outputs.size() < schema->min_outputs) return false;
+  if (schema->max_inputs != kVariadic && op.inputs.size() > schema->max_inputs) return false;
+  if (schema->max_outputs != kVariadic && op.outputs.size() > schema->max_outputs) return false;
+  for (size_t i = 0; i < schema->min_inputs; ++i)
+    if (op.inputs[i] == kInvalidId) return false;
+
+  std::vector<TensorType> input_types(op.inputs.size());
+  std::vector<const TensorType*> input_ptrs(op.inputs.size(), nullptr);
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    if (op.inputs[i] == kInvalidId) continue;
+    const Tensor& t = tensors_[op.inputs[i]];
+    input_types[i] = TensorType{t.dtype, t.shape, t.data.get()};
+    input_ptrs[i] = &input_types[i];
+  }
+  out->assign(op.outputs.size(), TensorType{});
+  InferContext ctx(op, id, std::move(input_ptrs), out, diags);
+  schema->infer(ctx);
+  return true;
+}
+
+void Graph::FillOutputTypes(OpId id) {
+  std::vector<TensorType> outputs;
+  if (!ComputeOutputTypes(id, nullptr, &outputs)) return;
+  const Op& op = ops_[id];
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    Tensor& t = tensors_[op.outputs[i]];
+    if (t.producer == id && t.producer_slot == i) MergeInto(t, outputs[i]);
+  }
+}
+
+void Graph::CheckOutputTypes(OpId id, Diagnostics* diags) const {
+  std::vector<TensorType> outputs;
+  if (!ComputeOutputTypes(id, diags, &outputs)) return;
+  const Op& op = ops_[id];
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const Tensor& t = tensors_[op.outputs[i]];
+    if (t.dtype != DType::kUndefined && outputs[i].dtype != DType::kUndefined &&
+        !SameDTypeClass(t.dtype, outputs[i].dtype)) {
+      diags->push_back({Severity::kError, DiagKind::kDTypeMismatch, id, op.outputs[i], fmt::format("outputs[{}]", i),
+                        fmt::format("op '{}' ({}): output {} '{}' is declared {} but the op produces {}", op.name,
+                                    op.type, i, t.name, DTypeName(t.dtype), DTypeName(outputs[i].dtype))});
+    }
+    if (ShapesConflict(t.shape, outputs[i].shape)) {
+      diags->push_back({Severity::kError, DiagKind::kShapeMismatch, id, op.outputs[i], fmt::format("outputs[{}]", i),
+                        fmt::format("op '{}' ({}): output {} '{}' is declared with shape {} but the op produces {}",
+                                    op.name, op.type, i, t.name, t.shape.ToString(), outputs[i].shape.ToString())});
+    }
+  }
+}
+
+void Graph::InferShapes() {
+  auto order = TopologicalOrder();
+  if (!order.ok()) return;
+  for (OpId id : order.value()) FillOutputTypes(id);
+}
+
+// ---------------------------------------------------------------------------
+// Encodings
+// ---------------------------------------------------------------------------
+
+Status Graph::SetEncoding(TensorId tensor, Encoding encoding) {
+  if (!valid_tensor(tensor)) return InvalidArgument("failed to set encoding: {} is not a tensor of this graph", tensor);
+  Tensor& t = tensors_[tensor];
+  Diagnostics diags;
+  if (!ValidateEncoding(encoding, t.name, t.shape, tensor, &diags))
+    return Status(StatusCode::kValidationFailed, JoinMessages(diags));
+  t.encoding = std::move(encoding);
+  return Status::Ok();
+}
+
+Status Graph::ClearEncoding(TensorId tensor) {
+  if (!valid_tensor(tensor))
+    return InvalidArgument("failed to clear encoding: {} is not a tensor of this graph", tensor);
+  tensors_[tensor].encoding.reset();
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Queries
+// ---------------------------------------------------------------------------
+
+std::optional<TensorId> Graph::FindTensor(std::string_view name) const {
+  auto it = tensor_by_name_.find(std::string(name));
+  if (it == tensor_by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<OpId> Graph::FindOp(std::string_view name) const {
+  auto it = op_by_name_.find(std::string(name));
+  if (it == op_by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+// In-degree of each op = number of present inputs produced by an op.
+std::vector<uint32_t> InDegrees(const std::vector<Op>& ops, const std::vector<Tensor>& tensors) {
+  std::vector<uint32_t> indegree(ops.size(), 0);
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (TensorId t : ops[i].inputs)
+      if (t != kInvalidId && tensors[t].producer != kInvalidId) ++indegree[i];
+  return indegree;
+}
+
+}  // namespace
+
+Result<std::vector<OpId>> Graph::TopologicalOrder() const {
+  std::vector<uint32_t> indegree = InDegrees(ops_, tensors_);
+  // A min-ordered ready list keeps the order stable (insertion order on ties)
+  // without a heap: ops become ready in increasing id when scanned in order.
+  std::vector<OpId> order;
+  order.reserve(ops_.size());
+  std::deque<OpId> ready;
+  for (OpId i = 0; i < ops_.size(); ++i)
+    if (indegree[i] == 0) ready.push_back(i);
+  while (!ready.empty()) {
+    const OpId id = ready.front();
+    ready.pop_front();
+    order.push_back(id);
+    for (TensorId out : ops_[id].outputs) {
+      const Tensor& t = tensors_[out];
+      if (t.producer != id) continue;  // only the registered producer releases consumers
+      for (const Use& use : t.consumers)
+        if (--indegree[use.op] == 0) ready.push_back(use.op);
+    }
+  }
+  if (order.size() != ops_.size()) {
+    std::string names;
+    size_t listed = 0;
+    for (OpId i = 0; i < ops_.size() && listed < 8; ++i) {
+      if (indegree[i] == 0) continue;
+      names += (listed++ ? ", '" : "'") + ops_[i].name + "'";
+    }
+    return Error(StatusCode::kValidationFailed, "graph '{}' has a cycle: {} ops cannot be ordered, including {}", name_,
+                 ops_.size() - order.size(), names);
+  }
+  return order;
+}
+
+}  // namespace qairt

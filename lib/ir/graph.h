@@ -1,0 +1,166 @@
+// The intermediate representation: a graph of QNN-style ops over named
+// tensors. Tensors and ops live in dense vectors and are referred to by index
+// (TensorId / OpId), stable for the graph's lifetime.
+//
+// Construction is deliberately lenient (like building an ONNX GraphProto):
+// argument-level mistakes fail at once, but graph-level consistency (names,
+// producers, cycles, dtypes, shapes, encodings) is checked by Validate(),
+// which reports every problem in one call so importers of hostile files and
+// IDE plugins can show them all.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/attribute.h"
+#include "ir/diagnostic.h"
+#include "ir/dtype.h"
+#include "ir/encoding.h"
+#include "ir/shape.h"
+#include "support/static_data.h"
+#include "support/status.h"
+
+namespace qairt {
+
+using TensorId = uint32_t;
+using OpId = uint32_t;
+
+// What a shape function sees of one input or computes for one output.
+struct TensorType {
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  const StaticData* data = nullptr;  // inputs only: static bytes (e.g. Reshape's shape input)
+};
+
+// How the tensor came to be; whether it is a graph output is separate.
+enum class TensorKind : uint8_t { kInput, kStatic, kActivation };
+
+// Values equal enum qairt_tensor_role.
+enum class TensorRole : uint32_t {
+  kInput = 1,        // APP_WRITE
+  kOutput = 2,       // APP_READ
+  kInputOutput = 3,  // APP_READWRITE
+  kStatic = 4,       // STATIC
+  kActivation = 5,   // NATIVE
+};
+std::string_view TensorRoleName(TensorRole r);  // QNN spelling: "APP_WRITE", ...
+
+struct Use {
+  OpId op;
+  uint32_t slot;
+  bool operator==(const Use& o) const { return op == o.op && slot == o.slot; }
+};
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  TensorKind kind = TensorKind::kActivation;
+  bool is_output = false;
+  OpId producer = kInvalidId;  // first op that declared it as output
+  uint32_t producer_slot = 0;
+  std::vector<Use> consumers;  // in insertion order
+  std::shared_ptr<const StaticData> data;  // static tensors only
+  std::optional<Encoding> encoding;
+
+  TensorRole role() const;
+};
+
+struct Op {
+  std::string type;  // QNN op type name
+  std::string name;
+  std::vector<TensorId> inputs;  // kInvalidId = absent optional input
+  std::vector<TensorId> outputs;
+  AttributeMap attrs;
+  std::string source_name;     // framework node name
+  std::string source_op_type;  // framework op type
+};
+
+// Everything needed to add an op.
+struct OpSpec {
+  std::string type;
+  std::string name;
+  std::vector<TensorId> inputs;
+  std::vector<TensorId> outputs;
+  AttributeMap attrs;
+  std::string source_name;
+  std::string source_op_type;
+};
+
+class Graph {
+ public:
+  explicit Graph(std::string name = "graph") : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+
+  // ---- construction ------------------------------------------------------
+  Result<TensorId> AddInput(std::string name, DType dtype, Shape shape);
+  // `data` must hold exactly StorageBytes(dtype, elements) bytes when the
+  // shape is fully known.
+  Result<TensorId> AddConstant(std::string name, DType dtype, Shape shape, std::shared_ptr<const StaticData> data);
+  // Declares an activation (dtype/shape may be unknown).
+  Result<TensorId> AddTensor(std::string name, DType dtype = DType::kUndefined, Shape shape = Shape());
+  // Adds an op whose outputs are existing tensors; infers unknown output
+  // dtypes/shapes.
+  Result<OpId> AddOp(OpSpec spec);
+  // Convenience: creates one activation per output name, then AddOp.
+  Result<OpId> AddOp(std::string type, std::string name, std::vector<TensorId> inputs,
+                     const std::vector<std::string>& output_names, AttributeMap attrs = {});
+  Status MarkOutput(TensorId tensor);
+  Status SetOpInput(OpId op, size_t slot, TensorId tensor);
+  // Runs shape inference over all ops in topological order (no-op on cycles).
+  void InferShapes();
+
+  // ---- encodings -----------------------------------------------------------
+  // Validates against the tensor; on failure the message names tensor and field.
+  Status SetEncoding(TensorId tensor, Encoding encoding);
+  Status ClearEncoding(TensorId tensor);
+
+  // ---- queries -------------------------------------------------------------
+  size_t tensor_count() const { return tensors_.size(); }
+  size_t op_count() const { return ops_.size(); }
+  const Tensor& tensor(TensorId id) const { return tensors_[id]; }
+  const Op& op(OpId id) const { return ops_[id]; }
+  bool valid_tensor(TensorId id) const { return id < tensors_.size(); }
+  bool valid_op(OpId id) const { return id < ops_.size(); }
+  const std::vector<TensorId>& inputs() const { return inputs_; }
+  const std::vector<TensorId>& outputs() const { return outputs_; }
+  std::optional<TensorId> FindTensor(std::string_view name) const;
+  std::optional<OpId> FindOp(std::string_view name) const;
+
+  // Kahn's algorithm, ties broken by op insertion order. Fails naming the ops
+  // on a cycle.
+  Result<std::vector<OpId>> TopologicalOrder() const;
+
+  // Every problem at once.
+  Diagnostics Validate() const;
+
+  // Deterministic JSON summary (see qairt_graph_summary_json).
+  std::string SummaryJson() const;
+
+  // First structural difference between two graphs, or empty if identical.
+  static std::string Diff(const Graph& a, const Graph& b);
+
+ private:
+  Result<TensorId> NewTensor(std::string name, DType dtype, Shape shape, TensorKind kind);
+  // Runs the op's shape function on the current input types. False if the
+  // op type is unknown or its arity is wrong (reported by Validate).
+  bool ComputeOutputTypes(OpId id, Diagnostics* diags, std::vector<TensorType>* out) const;
+  void FillOutputTypes(OpId id);
+  void CheckOutputTypes(OpId id, Diagnostics* diags) const;
+
+  std::string name_;
+  std::vector<Tensor> tensors_;
+  std::vector<Op> ops_;
+  std::vector<TensorId> inputs_;
+  std::vector<TensorId> outputs_;
+  std::unordered_map<std::string, TensorId> tensor_by_name_;  // first definition
+  std::unordered_map<std::string, OpId> op_by_name_;
+};
+
+}  // namespace qairt

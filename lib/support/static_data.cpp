@@ -1,0 +1,75 @@
+#include "support/static_data.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace qairt {
+namespace {
+
+// Owns one read-only mapping of a whole file.
+struct Mapping {
+  void* base = MAP_FAILED;
+  size_t length = 0;
+  ~Mapping() {
+    if (base != MAP_FAILED && length != 0) munmap(base, length);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const StaticData> StaticData::Copy(const void* data, size_t size) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>(size);
+  if (size != 0) std::memcpy(bytes->data(), data, size);
+  const uint8_t* ptr = bytes->data();
+  return std::make_shared<const StaticData>(ptr, size, StaticDataOrigin::kOwned, std::move(bytes));
+}
+
+std::shared_ptr<const StaticData> StaticData::Borrow(const void* data, size_t size) {
+  return std::make_shared<const StaticData>(static_cast<const uint8_t*>(data), size, StaticDataOrigin::kBorrowed,
+                                            nullptr);
+}
+
+Result<std::shared_ptr<const StaticData>> StaticData::MapFile(const std::string& path, uint64_t offset,
+                                                              uint64_t length) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error(StatusCode::kIoError, "failed to open '{}': {}", path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Error(StatusCode::kIoError, "failed to stat '{}': {}", path, std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error(StatusCode::kIoError, "'{}' is not a regular file", path);
+  }
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  if (offset > file_size || length > file_size - offset) {
+    ::close(fd);
+    return Error(StatusCode::kInvalidArgument,
+                 "failed to map '{}' with offset={} length={}: the file has only {} bytes", path, offset, length,
+                 file_size);
+  }
+  auto mapping = std::make_shared<Mapping>();
+  if (file_size != 0) {
+    mapping->base = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping->base == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      return Error(StatusCode::kIoError, "failed to map '{}': {}", path, std::strerror(err));
+    }
+    mapping->length = file_size;
+  }
+  ::close(fd);  // the mapping stays valid after close
+  const uint8_t* base = file_size != 0 ? static_cast<const uint8_t*>(mapping->base) + offset : nullptr;
+  return std::make_shared<const StaticData>(base, static_cast<size_t>(length), StaticDataOrigin::kMapped,
+                                            std::move(mapping));
+}
+
+}  // namespace qairt

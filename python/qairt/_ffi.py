@@ -1,0 +1,364 @@
+"""Low-level ctypes declarations for libqairt (include/qairt/qairt.h).
+
+Every function of the header is declared here with its exact argtypes and
+restype, so a wrong call raises a ctypes.ArgumentError instead of corrupting
+memory. Every function returning ``qairt_status_t*`` gets an ``errcheck`` that
+converts a non-NULL status into a Python exception (see ``errors.py``) after
+freeing the status, so no caller can leak one.
+
+This module is private: use the classes in ``qairt`` instead.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+from . import errors
+
+ABI_MAJOR = 1  # QAIRT_ABI_MAJOR this binding was written against
+ABI_MINOR = 0
+INVALID_ID = 0xFFFFFFFF
+CONSTANT_BORROW = 1
+
+# --------------------------------------------------------------------------
+# C types
+# --------------------------------------------------------------------------
+
+c_size_t = ctypes.c_size_t
+c_uint32 = ctypes.c_uint32
+c_int32 = ctypes.c_int32
+c_int64 = ctypes.c_int64
+c_char_p = ctypes.c_char_p
+c_void_p = ctypes.c_void_p
+POINTER = ctypes.POINTER
+
+
+class Status(ctypes.Structure):
+    """Opaque qairt_status_t."""
+
+
+class GraphHandle(ctypes.Structure):
+    """Opaque qairt_graph_t."""
+
+
+class EncodingHandle(ctypes.Structure):
+    """Opaque qairt_encoding_t."""
+
+
+class DiagnosticsHandle(ctypes.Structure):
+    """Opaque qairt_diagnostics_t."""
+
+
+StatusP = POINTER(Status)
+GraphP = POINTER(GraphHandle)
+EncodingP = POINTER(EncodingHandle)
+DiagnosticsP = POINTER(DiagnosticsHandle)
+
+qairt_tensor_id = c_uint32
+qairt_op_id = c_uint32
+qairt_code_t = c_int32
+qairt_dtype_t = c_uint32
+qairt_tensor_role_t = c_uint32
+qairt_attr_type_t = c_uint32
+qairt_encoding_kind_t = c_uint32
+qairt_symmetry_t = c_uint32
+qairt_severity_t = c_uint32
+qairt_diag_kind_t = c_uint32
+
+
+class GraphOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("name", c_char_p),
+    ]
+
+
+class TensorDesc(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("dtype", qairt_dtype_t),
+        ("name", c_char_p),
+        ("rank", c_size_t),
+        ("dims", POINTER(c_int64)),
+        ("dim_symbols", POINTER(c_char_p)),
+        ("rank_known", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+class Attr(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("type", qairt_attr_type_t),
+        ("reserved", c_uint32),
+        ("count", c_size_t),
+        ("data", c_void_p),
+    ]
+
+
+class OpDesc(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("type", c_char_p),
+        ("name", c_char_p),
+        ("num_inputs", c_size_t),
+        ("inputs", POINTER(qairt_tensor_id)),
+        ("num_outputs", c_size_t),
+        ("outputs", POINTER(qairt_tensor_id)),
+        ("num_attrs", c_size_t),
+        ("attrs", POINTER(Attr)),
+        ("source_name", c_char_p),
+        ("source_op_type", c_char_p),
+    ]
+
+
+class Diagnostic(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("severity", qairt_severity_t),
+        ("kind", qairt_diag_kind_t),
+        ("op", qairt_op_id),
+        ("tensor", qairt_tensor_id),
+        ("reserved", c_uint32),
+        ("field", c_char_p),
+        ("message", c_char_p),
+    ]
+
+
+class TensorInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("dtype", qairt_dtype_t),
+        ("name", c_char_p),
+        ("role", qairt_tensor_role_t),
+        ("rank_known", c_uint32),
+        ("rank", c_size_t),
+        ("dims", POINTER(c_int64)),
+        ("producer", qairt_op_id),
+        ("producer_slot", c_uint32),
+        ("num_consumers", c_size_t),
+        ("has_encoding", c_uint32),
+        ("static_data_borrowed", c_uint32),
+        ("static_data_size", c_size_t),
+    ]
+
+
+class OpInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("reserved", c_uint32),
+        ("type", c_char_p),
+        ("name", c_char_p),
+        ("source_name", c_char_p),
+        ("source_op_type", c_char_p),
+        ("num_inputs", c_size_t),
+        ("inputs", POINTER(qairt_tensor_id)),
+        ("num_outputs", c_size_t),
+        ("outputs", POINTER(qairt_tensor_id)),
+        ("num_attrs", c_size_t),
+    ]
+
+
+def new_struct(cls):
+    """An instance of a public struct with struct_size set (as the *_init do)."""
+    s = cls()
+    if "struct_size" in dict(cls._fields_):
+        s.struct_size = ctypes.sizeof(cls)
+    return s
+
+
+# --------------------------------------------------------------------------
+# Locating and loading the library
+# --------------------------------------------------------------------------
+
+def _candidate_paths():
+    env = os.environ.get("QAIRT_LIBRARY")
+    if env:
+        # An explicit choice is final: do not silently load another library.
+        return [env], True
+    here = os.path.dirname(os.path.abspath(__file__))
+    paths = [os.path.normpath(os.path.join(here, "..", "..", "build", "libqairt.so"))]
+    found = ctypes.util.find_library("qairt")
+    if found:
+        paths.append(found)
+    return paths, False
+
+
+def _load():
+    paths, explicit = _candidate_paths()
+    errs = []
+    for path in paths:
+        if not explicit and os.sep in path and not os.path.exists(path):
+            errs.append("%s: no such file" % path)
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            errs.append("%s: %s" % (path, e))
+    hint = ("set QAIRT_LIBRARY to the full path of libqairt.so, or build the "
+            "library into <repo>/build")
+    if explicit:
+        raise ImportError("qairt: cannot load QAIRT_LIBRARY=%s (%s)" % (paths[0], "; ".join(errs)))
+    raise ImportError("qairt: libqairt.so not found (tried %s); %s" % ("; ".join(errs) or "nothing", hint))
+
+
+lib, library_path = _load()
+
+
+# --------------------------------------------------------------------------
+# Status handling
+# --------------------------------------------------------------------------
+
+def _status_errcheck(result, func, args):
+    if result:  # non-NULL qairt_status_t*
+        try:
+            code = lib.qairt_status_code(result)
+            raw = lib.qairt_status_message(result)
+            message = raw.decode("utf-8", "replace") if raw else ""
+        finally:
+            lib.qairt_status_free(result)
+        raise errors.from_code(code, message, func.__name__)
+    return args
+
+
+def _declare(name, restype, argtypes):
+    fn = getattr(lib, name)  # AttributeError here = symbol missing from the library
+    fn.restype = restype
+    fn.argtypes = argtypes
+    if restype is StatusP:
+        fn.errcheck = _status_errcheck
+    return fn
+
+
+_P = POINTER
+_DECLS = [
+    # Version and status
+    ("qairt_abi_version", c_uint32, []),
+    ("qairt_version_string", c_char_p, []),
+    ("qairt_status_code", qairt_code_t, [StatusP]),
+    ("qairt_status_message", c_char_p, [StatusP]),
+    ("qairt_status_free", None, [StatusP]),
+    # Data types and op vocabulary
+    ("qairt_dtype_name", c_char_p, [qairt_dtype_t]),
+    ("qairt_dtype_short_name", c_char_p, [qairt_dtype_t]),
+    ("qairt_dtype_bitwidth", c_uint32, [qairt_dtype_t]),
+    ("qairt_dtype_from_name", StatusP, [c_char_p, _P(qairt_dtype_t)]),
+    ("qairt_op_type_count", c_size_t, []),
+    ("qairt_op_type_name", c_char_p, [c_size_t]),
+    # Graph construction
+    ("qairt_graph_options_init", None, [_P(GraphOptions)]),
+    ("qairt_graph_create", StatusP, [_P(GraphOptions), _P(GraphP)]),
+    ("qairt_graph_clone", StatusP, [GraphP, _P(GraphP)]),
+    ("qairt_graph_destroy", None, [GraphP]),
+    ("qairt_tensor_desc_init", None, [_P(TensorDesc)]),
+    ("qairt_graph_add_input", StatusP, [GraphP, _P(TensorDesc), _P(qairt_tensor_id)]),
+    ("qairt_graph_add_constant", StatusP,
+     [GraphP, _P(TensorDesc), c_void_p, c_size_t, c_uint32, _P(qairt_tensor_id)]),
+    ("qairt_graph_add_tensor", StatusP, [GraphP, _P(TensorDesc), _P(qairt_tensor_id)]),
+    ("qairt_graph_mark_output", StatusP, [GraphP, qairt_tensor_id]),
+    ("qairt_op_desc_init", None, [_P(OpDesc)]),
+    ("qairt_graph_add_op", StatusP, [GraphP, _P(OpDesc), _P(qairt_op_id)]),
+    ("qairt_graph_set_op_input", StatusP, [GraphP, qairt_op_id, c_size_t, qairt_tensor_id]),
+    ("qairt_graph_infer_shapes", StatusP, [GraphP]),
+    # Validation and diagnostics
+    ("qairt_graph_validate", StatusP, [GraphP, _P(DiagnosticsP)]),
+    ("qairt_diagnostics_count", c_size_t, [DiagnosticsP]),
+    ("qairt_diagnostics_get", StatusP, [DiagnosticsP, c_size_t, _P(Diagnostic)]),
+    ("qairt_diagnostics_destroy", None, [DiagnosticsP]),
+    # Introspection
+    ("qairt_graph_name", c_char_p, [GraphP]),
+    ("qairt_graph_tensor_count", c_size_t, [GraphP]),
+    ("qairt_graph_op_count", c_size_t, [GraphP]),
+    ("qairt_graph_input_count", c_size_t, [GraphP]),
+    ("qairt_graph_output_count", c_size_t, [GraphP]),
+    ("qairt_graph_input", qairt_tensor_id, [GraphP, c_size_t]),
+    ("qairt_graph_output", qairt_tensor_id, [GraphP, c_size_t]),
+    ("qairt_graph_find_tensor", StatusP, [GraphP, c_char_p, _P(qairt_tensor_id)]),
+    ("qairt_graph_find_op", StatusP, [GraphP, c_char_p, _P(qairt_op_id)]),
+    ("qairt_graph_tensor_info", StatusP, [GraphP, qairt_tensor_id, _P(TensorInfo)]),
+    ("qairt_graph_tensor_dim_symbol", StatusP, [GraphP, qairt_tensor_id, c_size_t, _P(c_char_p)]),
+    ("qairt_graph_tensor_consumer", StatusP,
+     [GraphP, qairt_tensor_id, c_size_t, _P(qairt_op_id), _P(c_uint32)]),
+    ("qairt_graph_tensor_data", StatusP, [GraphP, qairt_tensor_id, _P(c_void_p), _P(c_size_t)]),
+    ("qairt_graph_op_info", StatusP, [GraphP, qairt_op_id, _P(OpInfo)]),
+    ("qairt_graph_op_attr", StatusP, [GraphP, qairt_op_id, c_size_t, _P(Attr)]),
+    ("qairt_graph_op_find_attr", StatusP, [GraphP, qairt_op_id, c_char_p, _P(Attr)]),
+    ("qairt_graph_topological_order", StatusP, [GraphP, _P(qairt_op_id), c_size_t, _P(c_size_t)]),
+    ("qairt_graph_summary_json", StatusP, [GraphP, c_char_p, c_size_t, _P(c_size_t)]),
+    ("qairt_graph_compare", StatusP, [GraphP, GraphP, _P(c_int32), c_char_p, c_size_t]),
+    # Encodings
+    ("qairt_encoding_create", StatusP, [qairt_encoding_kind_t, qairt_dtype_t, _P(EncodingP)]),
+    ("qairt_encoding_clone", StatusP, [EncodingP, _P(EncodingP)]),
+    ("qairt_encoding_destroy", None, [EncodingP]),
+    ("qairt_encoding_set_bitwidth", StatusP, [EncodingP, c_uint32]),
+    ("qairt_encoding_set_symmetry", StatusP, [EncodingP, qairt_symmetry_t]),
+    ("qairt_encoding_set_overridden", StatusP, [EncodingP, c_int32]),
+    ("qairt_encoding_set_axis", StatusP, [EncodingP, c_int32]),
+    ("qairt_encoding_set_scales", StatusP, [EncodingP, _P(ctypes.c_float), c_size_t]),
+    ("qairt_encoding_set_offsets", StatusP, [EncodingP, _P(c_int32), c_size_t]),
+    ("qairt_encoding_set_float_offsets", StatusP, [EncodingP, _P(ctypes.c_float), c_size_t]),
+    ("qairt_encoding_set_block_sizes", StatusP, [EncodingP, _P(c_int64), c_size_t]),
+    ("qairt_encoding_set_lpbq", StatusP, [EncodingP, _P(c_int32), c_size_t, c_uint32]),
+    ("qairt_encoding_set_index_tensor", StatusP, [EncodingP, c_char_p]),
+    ("qairt_encoding_add_sub_encoding", StatusP, [EncodingP, EncodingP]),
+    ("qairt_encoding_kind", qairt_encoding_kind_t, [EncodingP]),
+    ("qairt_encoding_dtype", qairt_dtype_t, [EncodingP]),
+    ("qairt_encoding_bitwidth", c_uint32, [EncodingP]),
+    ("qairt_encoding_symmetry", qairt_symmetry_t, [EncodingP]),
+    ("qairt_encoding_overridden", c_int32, [EncodingP]),
+    ("qairt_encoding_axis", c_int32, [EncodingP]),
+    ("qairt_encoding_decompressed_bitwidth", c_uint32, [EncodingP]),
+    ("qairt_encoding_scales", None, [EncodingP, _P(_P(ctypes.c_float)), _P(c_size_t)]),
+    ("qairt_encoding_offsets", None, [EncodingP, _P(_P(c_int32)), _P(c_size_t)]),
+    ("qairt_encoding_float_offsets", None, [EncodingP, _P(_P(ctypes.c_float)), _P(c_size_t)]),
+    ("qairt_encoding_block_sizes", None, [EncodingP, _P(_P(c_int64)), _P(c_size_t)]),
+    ("qairt_encoding_block_int_scales", None, [EncodingP, _P(_P(c_int32)), _P(c_size_t)]),
+    ("qairt_encoding_index_tensor", c_char_p, [EncodingP]),
+    ("qairt_encoding_sub_encoding_count", c_size_t, [EncodingP]),
+    ("qairt_encoding_sub_encoding", EncodingP, [EncodingP, c_size_t]),
+    ("qairt_encoding_equal", c_int32, [EncodingP, EncodingP]),
+    ("qairt_graph_set_encoding", StatusP, [GraphP, qairt_tensor_id, EncodingP]),
+    ("qairt_graph_get_encoding", StatusP, [GraphP, qairt_tensor_id, _P(EncodingP)]),
+    ("qairt_graph_clear_encoding", StatusP, [GraphP, qairt_tensor_id]),
+]
+
+# Names of every function declared (tests compare this with the header).
+DECLARED = tuple(d[0] for d in _DECLS)
+
+try:
+    for _name, _restype, _argtypes in _DECLS:
+        globals()[_name] = _declare(_name, _restype, _argtypes)
+except AttributeError as _e:
+    raise ImportError("qairt: %s does not export a symbol of qairt.h ABI %d.%d: %s"
+                      % (library_path, ABI_MAJOR, ABI_MINOR, _e)) from None
+
+_abi = lib.qairt_abi_version()
+if (_abi >> 16) != ABI_MAJOR:
+    raise ImportError(
+        "qairt: %s has ABI version %d.%d but this binding needs major version %d"
+        % (library_path, _abi >> 16, _abi & 0xFFFF, ABI_MAJOR))
+
+
+# --------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------
+
+def encode(s):
+    """str -> UTF-8 bytes for a const char* argument (None stays NULL)."""
+    if s is None:
+        return None
+    if isinstance(s, bytes):
+        return s
+    if not isinstance(s, str):
+        raise errors.InvalidArgumentError(
+            "expected a string, got %s" % type(s).__name__, code=errors.INVALID_ARGUMENT)
+    return s.encode("utf-8")
+
+
+def decode(b):
+    """const char* result (bytes or None) -> str ("" for NULL)."""
+    if b is None:
+        return ""
+    return b.decode("utf-8", "replace")

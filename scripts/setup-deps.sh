@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything qairt needs to build and test on a fresh Debian 12 machine.
+# Package sources: Debian's apt only (npm is used later for the ONNX Runtime cross-check).
+# Idempotent: packages already present are skipped quickly.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  clang llvm libclang-rt-14-dev
+  libflatbuffers-dev flatbuffers-compiler
+  libprotobuf-dev protobuf-compiler
+  libonnx-dev
+  libsimdjson-dev libfmt-dev libabsl-dev
+  catch2 libbenchmark-dev
+  python3 python3-numpy python3-onnx
+  binutils
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

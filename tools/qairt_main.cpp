@@ -1,0 +1,66 @@
+// qairt: command-line front end. Uses only the public C API (it is the first
+// client of libqairt.so). Exits 0 on success, 1 on a failed operation, 2 on a
+// usage error; messages go to stderr.
+#include <qairt/qairt.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: qairt <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  version     print the library version and ABI version\n"
+    "  ops         list the op types of the IR (QNN names)\n"
+    "  dtypes      list the element types with their TRACE-log tokens\n"
+    "  help        print this message\n";
+
+int PrintVersion() {
+  const uint32_t abi = qairt_abi_version();
+  std::printf("qairt %s (ABI %u.%u)\n", qairt_version_string(), abi >> 16, abi & 0xFFFFu);
+  return 0;
+}
+
+int PrintOps() {
+  const size_t n = qairt_op_type_count();
+  for (size_t i = 0; i < n; ++i) std::printf("%s\n", qairt_op_type_name(i));
+  std::fprintf(stderr, "%zu op types\n", n);
+  return 0;
+}
+
+int PrintDTypes() {
+  std::printf("%-18s %-6s %s\n", "name", "token", "bits");
+  for (qairt_dtype_t d = 1;; ++d) {
+    const uint32_t bits = qairt_dtype_bitwidth(d);
+    if (bits == 0) break;
+    std::printf("%-18s %-6s %u\n", qairt_dtype_name(d), qairt_dtype_short_name(d), bits);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  if ((qairt_abi_version() >> 16) != QAIRT_ABI_MAJOR) {
+    std::fprintf(stderr, "qairt: libqairt ABI %u does not match this tool's %d\n", qairt_abi_version() >> 16,
+                 QAIRT_ABI_MAJOR);
+    return 1;
+  }
+  if (command == "version" || command == "--version") return PrintVersion();
+  if (command == "ops") return PrintOps();
+  if (command == "dtypes") return PrintDTypes();
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "qairt: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}
