@@ -149,7 +149,7 @@ qairt_encoding_kind_t qairt_encoding_kind(const qairt_encoding_t* e) {
   return e ? static_cast<qairt_encoding_kind_t>(e->encoding.kind) : 0;
 }
 qairt_dtype_t qairt_encoding_dtype(const qairt_encoding_t* e) {
-  return e ? static_cast<qairt_dtype_t>(e->encoding.dtype) : QAIRT_DTYPE_UNDEFINED;
+  return e ? static_cast<qairt_dtype_t>(e->encoding.dtype) : qairt_dtype_t{QAIRT_DTYPE_UNDEFINED};
 }
 uint32_t qairt_encoding_bitwidth(const qairt_encoding_t* e) { return e ? e->encoding.effective_bitwidth() : 0; }
 qairt_symmetry_t qairt_encoding_symmetry(const qairt_encoding_t* e) {

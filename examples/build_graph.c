@@ -3,7 +3,7 @@
  * quantization encodings, validates it and prints a summary.
  *
  *   image[batch,3,32,32] -> Conv2d(3x3, 8 filters, pad 1) -> Relu
- *     -> PoolMax2d(2x2, stride 2) -> Reshape[batch, 2048]
+ *     -> PoolMax2d(2x2, stride 2) -> Reshape[batch, 2048] (shape [0, 2048])
  *     -> FullyConnected(10) -> Softmax -> probs[batch,10]
  *
  * The conv weight gets a per-channel symmetric int8 encoding and the Relu
@@ -166,7 +166,8 @@ int main(void) {
     fprintf(stderr, "error: out of memory\n");
     goto done;
   }
-  for (i = 0; i < (size_t)kFilters * kIn * kKernel * kKernel; ++i) conv_w[i] = (float)((int)(i % 17) - 8) / 64.0f;
+  for (i = 0; i < (size_t)kFilters * kIn * kKernel * kKernel; ++i) /* each filter gets its own range */
+    conv_w[i] = (float)((int)(i % 17) - 8) / (64.0f * (float)(1 + i / (kIn * kKernel * kKernel)));
   for (i = 0; i < (size_t)kFilters; ++i) conv_b[i] = 0.01f * (float)i;
   for (i = 0; i < (size_t)kClasses * kFeatures; ++i) fc_w[i] = (float)((int)(i % 13) - 6) / 512.0f;
   for (i = 0; i < (size_t)kClasses; ++i) fc_b[i] = 0.0f;
@@ -180,7 +181,7 @@ int main(void) {
     static const int64_t fc_w_dims[2] = {kClasses, kFeatures};
     static const int64_t fc_b_dims[1] = {kClasses};
     static const int64_t shape_dims[1] = {2};
-    static const int64_t new_shape[2] = {-1, kFeatures}; /* Reshape's static shape input */
+    static const int64_t new_shape[2] = {0, kFeatures}; /* Reshape shape: 0 copies the batch dim */
     static const int64_t strides1[2] = {1, 1}, pads1[4] = {1, 1, 1, 1};
     static const int64_t pool_kernel[2] = {2, 2}, pool_strides[2] = {2, 2};
     static const int64_t softmax_axis = -1;

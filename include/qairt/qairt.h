@@ -357,7 +357,9 @@ typedef struct qairt_diagnostic {
 /* Checks the whole graph and reports every problem at once. Returns NULL when
  * there is no error-severity problem, otherwise QAIRT_VALIDATION_FAILED whose
  * message lists the problems one per line. If out_diagnostics is non-NULL it
- * receives every diagnostic (also on success, possibly empty); free it with
+ * receives every diagnostic, whether the call returns NULL or
+ * QAIRT_VALIDATION_FAILED (the one exception to "out parameters untouched on
+ * error"); it is left untouched on any other error. Free it with
  * qairt_diagnostics_destroy. */
 QAIRT_API qairt_status_t* qairt_graph_validate(const qairt_graph_t* graph,
                                                qairt_diagnostics_t** out_diagnostics);
@@ -432,7 +434,8 @@ QAIRT_API qairt_status_t* qairt_graph_op_attr(const qairt_graph_t* graph, qairt_
 QAIRT_API qairt_status_t* qairt_graph_op_find_attr(const qairt_graph_t* graph, qairt_op_id op,
                                                    const char* name, qairt_attr* out_attr);
 
-/* Ops in a topological order (stable: ties broken by insertion order).
+/* Ops in a topological order (deterministic: breadth-first from the ops
+ * without produced inputs, in insertion order).
  * Query-then-fill on `ops`; QAIRT_VALIDATION_FAILED if the graph has a cycle. */
 QAIRT_API qairt_status_t* qairt_graph_topological_order(const qairt_graph_t* graph, qairt_op_id* ops,
                                                         size_t capacity, size_t* out_count);
@@ -498,7 +501,8 @@ QAIRT_API qairt_dtype_t qairt_encoding_dtype(const qairt_encoding_t* e);
 QAIRT_API uint32_t qairt_encoding_bitwidth(const qairt_encoding_t* e);
 QAIRT_API qairt_symmetry_t qairt_encoding_symmetry(const qairt_encoding_t* e);
 QAIRT_API int32_t qairt_encoding_overridden(const qairt_encoding_t* e);
-QAIRT_API int32_t qairt_encoding_axis(const qairt_encoding_t* e); /* -1 if none */
+/* Axes are stored normalised (>= 0); -1 means none. */
+QAIRT_API int32_t qairt_encoding_axis(const qairt_encoding_t* e);
 QAIRT_API uint32_t qairt_encoding_decompressed_bitwidth(const qairt_encoding_t* e); /* LPBQ, else 0 */
 /* Borrowed arrays; *out_count = 0 when absent. */
 QAIRT_API void qairt_encoding_scales(const qairt_encoding_t* e, const float** out, size_t* out_count);

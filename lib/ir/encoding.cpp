@@ -47,7 +47,7 @@ std::string Preview(const std::vector<T>& v) {
 }  // namespace
 
 bool Encoding::operator==(const Encoding& o) const {
-  return kind == o.kind && dtype == o.dtype && bitwidth == o.bitwidth && symmetry == o.symmetry &&
+  return kind == o.kind && dtype == o.dtype && effective_bitwidth() == o.effective_bitwidth() && symmetry == o.symmetry &&
          overridden == o.overridden && axis == o.axis && block_sizes == o.block_sizes &&
          FloatsBitEqual(scales, o.scales) && offsets == o.offsets && FloatsBitEqual(float_offsets, o.float_offsets) &&
          block_int_scales == o.block_int_scales && decompressed_bitwidth == o.decompressed_bitwidth &&
@@ -107,6 +107,7 @@ class EncodingChecker {
   void CheckScales(const Encoding& e, const std::string& prefix, const char* field, const std::vector<float>& v);
   void CheckOffsets(const Encoding& e, const std::string& prefix, size_t expected);
   void CheckCount(const std::string& prefix, const char* field, size_t got, size_t expected, const char* what);
+  void CheckFieldsFitKind(const Encoding& e, const std::string& prefix);
   // Validates block_sizes against the shape; returns the number of blocks and
   // the blocks along `axis`, or nullopt if unknown or invalid.
   std::optional<std::pair<uint64_t, uint64_t>> CheckBlockGrid(const Encoding& e, const Shape& shape,
@@ -209,6 +210,23 @@ std::optional<std::pair<uint64_t, uint64_t>> EncodingChecker::CheckBlockGrid(con
   return std::make_pair(blocks, along_axis);
 }
 
+void EncodingChecker::CheckFieldsFitKind(const Encoding& e, const std::string& prefix) {
+  // A field the kind does not use is a sign the producer meant another kind;
+  // accepting it silently would drop information.
+  const auto kind = e.kind;
+  const bool blocked = kind == EncodingKind::kPerBlock || kind == EncodingKind::kLpbq;
+  auto reject = [&](bool present, const char* field) {
+    if (present) Fail(prefix, field, "is set but a {} encoding does not use it", EncodingKindName(kind));
+  };
+  reject(!e.block_sizes.empty() && !blocked, "block_sizes");
+  reject(!e.float_offsets.empty() && kind != EncodingKind::kPerBlock, "float_offsets");
+  reject(!e.block_int_scales.empty() && kind != EncodingKind::kLpbq, "block_int_scales");
+  reject(e.decompressed_bitwidth != 0 && kind != EncodingKind::kLpbq, "decompressed_bitwidth");
+  reject(!e.index_tensor.empty() && kind != EncodingKind::kArrayOf, "index_tensor");
+  reject(!e.sub_encodings.empty() && kind != EncodingKind::kArrayOf, "sub_encodings");
+  reject(e.axis >= 0 && kind == EncodingKind::kPerTensor, "axis");
+}
+
 void EncodingChecker::Check(const Encoding& e, const Shape& shape, const std::string& prefix) {
   const uint32_t bits = DTypeBits(e.dtype);
   if (!IsValidDType(static_cast<uint32_t>(e.dtype)) || e.dtype == DType::kUndefined) {
@@ -233,6 +251,8 @@ void EncodingChecker::Check(const Encoding& e, const Shape& shape, const std::st
   }
   if (e.symmetry == Symmetry::kUnsignedSymmetric && IsSigned(e.dtype))
     Fail(prefix, "symmetry", "unsigned_symmetric needs an unsigned dtype, got {}", DTypeName(e.dtype));
+
+  CheckFieldsFitKind(e, prefix);
 
   switch (e.kind) {
     case EncodingKind::kPerTensor:

@@ -710,7 +710,23 @@ class Graph:
         otherwise an activation is declared (dtype/shape filled by inference).
         attrs: dict of int/bool/float/str or lists of ints/floats/strs.
         """
+        # Everything that can fail on the Python side is checked before output
+        # tensors are declared (the C API cannot remove a tensor again).
         in_ids = [INVALID_ID if x is None else self._tensor_id(x, "op input") for x in inputs]
+        count = self.tensor_count
+        for i, t in enumerate(in_ids):
+            if t != INVALID_ID and t >= count:
+                raise InvalidArgumentError("failed to add op '%s' (%s): inputs[%d]=%d is not a tensor of graph '%s'"
+                                    % (name, type, i, t, self.name))
+        keep = []
+        attr_list = [_build_attr(k, v, keep) for k, v in (attrs or {}).items()]
+        outputs = list(outputs)
+        for x in outputs:
+            if not isinstance(x, str):
+                t = self._tensor_id(x, "op output")
+                if t >= count:
+                    raise InvalidArgumentError("failed to add op '%s' (%s): output tensor id %d is not in graph '%s'"
+                                        % (name, type, t, self.name))
         out_ids = []
         for x in outputs:
             if isinstance(x, str):
@@ -722,8 +738,6 @@ class Graph:
                     out_ids.append(self.add_tensor(x))
             else:
                 out_ids.append(self._tensor_id(x, "op output"))
-        keep = []
-        attr_list = [_build_attr(k, v, keep) for k, v in (attrs or {}).items()]
         d = _ffi.new_struct(_ffi.OpDesc)
         _ffi.qairt_op_desc_init(ctypes.byref(d))
         d.type = _enc(type)

@@ -85,6 +85,10 @@ Dim TransposeOutputDim(InferContext& ctx, const Dim& in, int64_t kernel, size_t 
   const bool no_pads = w.pads[i] == 0 && w.pads[w.spatial_rank + i] == 0;
   if (kernel == 1 && stride == 1 && no_pads && output_padding == 0) return in;
   if (!in.known() || kernel < 0) return Dim();
+  if (kernel == 0) {
+    ctx.Error(DiagKind::kShapeMismatch, InputField(1), "kernel extent is 0");
+    return Dim();
+  }
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER")
     return ComputedDim(ctx, CheckedMul(in.value, stride), "strides", "output size");
   std::optional<int64_t> v = in.value == 0 ? std::optional<int64_t>(0) : CheckedMul(stride, in.value - 1);

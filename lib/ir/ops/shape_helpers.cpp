@@ -391,6 +391,10 @@ Dim WindowOutputDim(InferContext& ctx, const Dim& in, int64_t kernel, size_t i, 
   const int64_t pad_begin = w.pads[i], pad_end = w.pads[w.spatial_rank + i];
   const std::string field = fmt::format("spatial dim {}", i);
   if (kernel < 0) return Dim();
+  if (kernel == 0) {
+    ctx.Error(DiagKind::kShapeMismatch, field, "kernel extent is 0");
+    return Dim();
+  }
   // A 1-wide window with unit stride and no padding keeps the dim (symbol too).
   if (kernel == 1 && stride == 1 && pad_begin == 0 && pad_end == 0) return in;
   if (!in.known()) return Dim();
@@ -404,7 +408,7 @@ Dim WindowOutputDim(InferContext& ctx, const Dim& in, int64_t kernel, size_t i, 
               *effective_kernel, kernel, w.dilations[i], *padded);
     return Dim();
   }
-  const int64_t span = *padded - *effective_kernel;
+  const int64_t span = *padded - *effective_kernel;  // < INT64_MAX since effective_kernel >= 1
   int64_t out = span / stride + 1;
   if (w.ceil_mode && span % stride != 0) {
     ++out;

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "ir/graph.h"
+#include "support/json_writer.h"
+#include "support/static_data.h"
+
+namespace qairt {
+namespace {
+
+std::string TempFile(const std::string& contents) {
+  char path[] = "/tmp/qairt_test_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, contents.data(), contents.size()) == static_cast<ssize_t>(contents.size()));
+  close(fd);
+  return path;
+}
+
+TEST_CASE("static data can be memory-mapped without a copy", "[support]") {
+  std::string bytes(64, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i);
+  const std::string path = TempFile(bytes);
+  auto mapped = StaticData::MapFile(path, 16, 32);
+  REQUIRE(mapped.ok());
+  CHECK(mapped.value()->origin() == StaticDataOrigin::kMapped);
+  CHECK(mapped.value()->size() == 32);
+  CHECK(mapped.value()->data()[0] == 16);
+
+  // A graph constant over the mapping points into it, and clones share it.
+  Graph g;
+  auto t = g.AddConstant("w", DType::kFloat32, Shape{8}, mapped.value());
+  REQUIRE(t.ok());
+  CHECK(g.tensor(t.value()).data->data() == mapped.value()->data());
+  Graph copy = g;
+  CHECK(copy.tensor(t.value()).data->data() == mapped.value()->data());
+  std::remove(path.c_str());
+  // The mapping outlives the file's name.
+  CHECK(copy.tensor(t.value()).data->data()[31] == 47);
+}
+
+TEST_CASE("mapping rejects windows outside the file, naming it", "[support]") {
+  const std::string path = TempFile(std::string(10, 'x'));
+  auto past_end = StaticData::MapFile(path, 8, 4);
+  REQUIRE(!past_end.ok());
+  CHECK(past_end.status().message().find(path) != std::string::npos);
+  auto overflow = StaticData::MapFile(path, UINT64_MAX - 1, 4);
+  CHECK(!overflow.ok());
+  auto missing = StaticData::MapFile(path + ".missing", 0, 1);
+  REQUIRE(!missing.ok());
+  CHECK(missing.status().code() == StatusCode::kIoError);
+  auto dir = StaticData::MapFile("/tmp", 0, 0);
+  CHECK(!dir.ok());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("borrowed static data is not copied", "[support]") {
+  float values[4] = {1, 2, 3, 4};
+  auto borrowed = StaticData::Borrow(values, sizeof values);
+  CHECK(borrowed->data() == reinterpret_cast<const uint8_t*>(values));
+  CHECK(!borrowed->owned());
+  auto copied = StaticData::Copy(values, sizeof values);
+  CHECK(copied->data() != reinterpret_cast<const uint8_t*>(values));
+  CHECK(copied->owned());
+}
+
+TEST_CASE("JSON writer escapes hostile strings", "[support]") {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("name");
+  w.String(std::string("a\"b\\c\n\x01\xff\xc3\xa9", 10));
+  w.Key("nums");
+  w.BeginArray();
+  w.Double(1.5);
+  w.Double(std::numeric_limits<double>::infinity());
+  w.Int(-3);
+  w.EndArray();
+  w.EndObject();
+  CHECK(w.str() == "{\"name\":\"a\\\"b\\\\c\\n\\u0001\\ufffd\xc3\xa9\",\"nums\":[1.5,null,-3]}");
+}
+
+}  // namespace
+}  // namespace qairt
