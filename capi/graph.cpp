@@ -235,6 +235,25 @@ qairt_status_t* qairt_graph_add_constant(qairt_graph_t* graph, const qairt_tenso
   QAIRT_CAPI_END
 }
 
+qairt_status_t* qairt_graph_add_constant_mapped(qairt_graph_t* graph, const qairt_tensor_desc* desc, const char* path,
+                                                uint64_t offset, uint64_t length, qairt_tensor_id* out_id) {
+  QAIRT_CAPI_BEGIN
+  if (auto* s = CheckGraph(graph, "qairt_graph_add_constant_mapped")) return s;
+  if (!out_id || !path) return InvalidArg("qairt_graph_add_constant_mapped: path and out_id must not be NULL");
+  qairt_tensor_desc d;
+  Shape shape;
+  if (auto* s = ReadTensorDesc(desc, "constant", &d, &shape)) return s;
+  auto bytes = StaticData::MapFile(path, offset, length);
+  if (!bytes.ok())
+    return capi::MakeStatus(static_cast<qairt_code_t>(bytes.status().code()),
+                            fmt::format("failed to add constant '{}': {}", d.name, bytes.status().message()));
+  auto id = graph->graph.AddConstant(d.name, static_cast<DType>(d.dtype), std::move(shape), std::move(bytes.value()));
+  if (!id.ok()) return capi::FromStatus(id.status());
+  *out_id = id.value();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
 qairt_status_t* qairt_graph_add_tensor(qairt_graph_t* graph, const qairt_tensor_desc* desc, qairt_tensor_id* out_id) {
   QAIRT_CAPI_BEGIN
   if (auto* s = CheckGraph(graph, "qairt_graph_add_tensor")) return s;

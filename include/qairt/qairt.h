@@ -289,6 +289,15 @@ QAIRT_API qairt_status_t* qairt_graph_add_constant(qairt_graph_t* graph, const q
                                                    const void* data, size_t data_size, uint32_t flags,
                                                    qairt_tensor_id* out_id);
 
+/* Static tensor whose bytes are the window [offset, offset + length) of the
+ * file at `path` (UTF-8), memory-mapped read-only: weights are not copied and
+ * the mapping lives as long as any graph (or clone) using it. Fails naming
+ * the file if it cannot be opened or the window does not fit inside it, and
+ * naming the tensor if length does not match its shape and dtype. */
+QAIRT_API qairt_status_t* qairt_graph_add_constant_mapped(qairt_graph_t* graph, const qairt_tensor_desc* desc,
+                                                          const char* path, uint64_t offset, uint64_t length,
+                                                          qairt_tensor_id* out_id);
+
 /* Declares an activation tensor, to be produced by an op added later (or
  * already added: ops may reference tensors in any order). dtype and shape may
  * be left unknown; qairt_graph_add_op fills them by shape inference. */

@@ -23,6 +23,7 @@ numpy is optional: when it is importable, constants may be numpy arrays.
 """
 
 import ctypes
+import os
 import json
 import numbers
 import struct
@@ -673,6 +674,20 @@ class Graph:
         _ffi.qairt_graph_add_constant(self.handle, ctypes.byref(d), ptr, size, flags, ctypes.byref(out))
         if borrow:
             self._keepalive.append(owner)
+        return out.value
+
+    def add_constant_from_file(self, name: str, dtype, shape, path: str, offset: int = 0, length=None) -> int:
+        """Adds a static tensor whose bytes are memory-mapped from `path` (no copy).
+
+        length defaults to the rest of the file after offset.
+        """
+        if length is None:
+            length = os.path.getsize(path) - offset
+        keep = []
+        d = self._desc(name, dtype, shape, keep)
+        out = _ffi.qairt_tensor_id()
+        _ffi.qairt_graph_add_constant_mapped(self.handle, ctypes.byref(d), os.fsencode(path), int(offset),
+                                             int(length), ctypes.byref(out))
         return out.value
 
     def add_tensor(self, name: str, dtype=None, shape=None) -> int:

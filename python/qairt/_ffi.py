@@ -28,6 +28,7 @@ c_size_t = ctypes.c_size_t
 c_uint32 = ctypes.c_uint32
 c_int32 = ctypes.c_int32
 c_int64 = ctypes.c_int64
+c_uint64 = ctypes.c_uint64
 c_char_p = ctypes.c_char_p
 c_void_p = ctypes.c_void_p
 POINTER = ctypes.POINTER
@@ -256,6 +257,8 @@ _DECLS = [
     ("qairt_graph_add_input", StatusP, [GraphP, _P(TensorDesc), _P(qairt_tensor_id)]),
     ("qairt_graph_add_constant", StatusP,
      [GraphP, _P(TensorDesc), c_void_p, c_size_t, c_uint32, _P(qairt_tensor_id)]),
+    ("qairt_graph_add_constant_mapped", StatusP,
+     [GraphP, _P(TensorDesc), c_char_p, c_uint64, c_uint64, _P(qairt_tensor_id)]),
     ("qairt_graph_add_tensor", StatusP, [GraphP, _P(TensorDesc), _P(qairt_tensor_id)]),
     ("qairt_graph_mark_output", StatusP, [GraphP, qairt_tensor_id]),
     ("qairt_op_desc_init", None, [_P(OpDesc)]),

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -648,12 +649,26 @@ TEST_CASE("every schema survives random inputs and attributes", "[shape][robustn
   Fuzzer fuzz(std::getenv("SEED") ? std::atoi(std::getenv("SEED")) : 777);
   for (const OpSchema& s : AllOpSchemas()) {
     INFO(s.type);
+    // Mostly the attributes this op documents, so their validation is exercised.
+    std::vector<const char*> relevant;
+    for (const char* name : kAttrNames) {
+      const size_t at = s.summary.find(name);
+      const auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+      const size_t end = at + std::strlen(name);
+      if (at != std::string_view::npos && (at == 0 || !is_ident(s.summary[at - 1])) &&
+          (end >= s.summary.size() || !is_ident(s.summary[end])))
+        relevant.push_back(name);
+    }
     for (int iteration = 0; iteration < 4000; ++iteration) {
       Op op;
       op.type = std::string(s.type);
       op.name = "node";
       const size_t attr_count = fuzz.Pick(6);
-      for (size_t i = 0; i < attr_count; ++i) op.attrs[kAttrNames[fuzz.Pick(std::size(kAttrNames))]] = fuzz.Attr();
+      for (size_t i = 0; i < attr_count; ++i) {
+        const char* name = !relevant.empty() && fuzz.Chance(0.7) ? relevant[fuzz.Pick(relevant.size())]
+                                                                 : kAttrNames[fuzz.Pick(std::size(kAttrNames))];
+        op.attrs[name] = fuzz.Attr();
+      }
       const size_t extra_inputs = s.max_inputs == kVariadic ? fuzz.Pick(4) : fuzz.Pick(s.max_inputs - s.min_inputs + 1);
       std::vector<std::optional<TensorType>> inputs;
       for (size_t i = 0; i < s.min_inputs + extra_inputs; ++i) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -82,6 +83,49 @@ TEST_CASE("JSON writer escapes hostile strings", "[support]") {
   w.EndArray();
   w.EndObject();
   CHECK(w.str() == "{\"name\":\"a\\\"b\\\\c\\n\\u0001\\ufffd\xc3\xa9\",\"nums\":[1.5,null,-3]}");
+}
+
+}  // namespace
+}  // namespace qairt
+
+#include "capi/capi_internal.h"
+
+namespace qairt {
+namespace {
+
+TEST_CASE("C API maps constants from a file and names file or tensor on error", "[support][capi]") {
+  std::string bytes(8 + 16, '\0');
+  const float w[4] = {1.0f, -2.0f, 3.0f, 0.5f};
+  std::memcpy(&bytes[8], w, sizeof w);
+  const std::string path = TempFile(bytes);
+  qairt_graph_t* g = nullptr;
+  REQUIRE(qairt_graph_create(nullptr, &g) == nullptr);
+  qairt_tensor_desc d;
+  qairt_tensor_desc_init(&d);
+  d.name = "weight";
+  d.dtype = QAIRT_DTYPE_FLOAT32;
+  const int64_t dims[1] = {4};
+  d.rank = 1;
+  d.dims = dims;
+  qairt_tensor_id id = QAIRT_INVALID_ID;
+  REQUIRE(qairt_graph_add_constant_mapped(g, &d, path.c_str(), 8, 16, &id) == nullptr);
+  const void* data = nullptr;
+  size_t size = 0;
+  REQUIRE(qairt_graph_tensor_data(g, id, &data, &size) == nullptr);
+  CHECK(size == 16);
+  CHECK(static_cast<const float*>(data)[1] == -2.0f);
+
+  qairt_status_t* s = qairt_graph_add_constant_mapped(g, &d, path.c_str(), 16, 16, &id);  // past the end
+  CHECK(qairt_status_code(s) == QAIRT_INVALID_ARGUMENT);
+  CHECK(std::string(qairt_status_message(s)).find(path) != std::string::npos);
+  qairt_status_free(s);
+  d.name = "short";
+  s = qairt_graph_add_constant_mapped(g, &d, path.c_str(), 0, 12, &id);  // 12 bytes for 4 floats
+  CHECK(qairt_status_code(s) == QAIRT_INVALID_ARGUMENT);
+  CHECK(std::string(qairt_status_message(s)).find("'short'") != std::string::npos);
+  qairt_status_free(s);
+  qairt_graph_destroy(g);
+  std::remove(path.c_str());
 }
 
 }  // namespace
