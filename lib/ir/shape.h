@@ -33,6 +33,8 @@ class Shape {
   explicit Shape(std::vector<Dim> dims) : known_(true), dims_(std::move(dims)) {}
   static Shape FromExtents(const std::vector<int64_t>& extents);
   static Shape Unknown() { return Shape(); }
+  // Rank 0. Note: Shape{} is the unknown-rank shape, not a scalar.
+  static Shape Scalar() { return Shape(std::vector<Dim>{}); }
 
   bool rank_known() const { return known_; }
   size_t rank() const { return dims_.size(); }

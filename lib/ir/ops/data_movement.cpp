@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/ranges.h>  // fmt::join (moved out of format.h in fmt 11)
+
 #include "ir/ops/families.h"
 #include "ir/ops/shape_helpers.h"
 
@@ -256,6 +258,8 @@ void InferSplit(InferContext& ctx) {
           ctx.Error(DiagKind::kShapeMismatch, "split", "split sizes sum to {} but dim {} is {}", total.value_or(-1),
                     *axis, dim.value);
       }
+    } else if (ctx.has_input(1)) {
+      // Sizes from a non-static tensor: the split dims stay unknown.
     } else if (dim.known()) {
       // ONNX opset 18: equal chunks of ceil(dim / n); the last may be smaller.
       const auto count = static_cast<int64_t>(n);

@@ -1,6 +1,7 @@
 // Elementwise ops: unary activations and math (same shape as the input),
 // binary ops with numpy broadcasting, and the ternary ElementWiseSelect.
 #include <cmath>
+#include <limits>
 
 #include "ir/ops/families.h"
 #include "ir/ops/shape_helpers.h"
@@ -11,8 +12,9 @@ namespace {
 // ---- unary ---------------------------------------------------------------------
 
 void InferReluMinMax(InferContext& ctx) {
-  const double lo = ctx.Float("min_value", 0.0);
-  const double hi = ctx.Float("max_value", 6.0);
+  // Defaults as ONNX Clip (which lowers to ReluMinMax): unbounded.
+  const double lo = ctx.Float("min_value", -std::numeric_limits<double>::infinity());
+  const double hi = ctx.Float("max_value", std::numeric_limits<double>::infinity());
   if (std::isnan(lo) || std::isnan(hi) || lo > hi)
     ctx.Error(DiagKind::kAttribute, "min_value", "min_value {} must not exceed max_value {}", lo, hi);
   InferSameAsInput0(ctx);
@@ -108,7 +110,7 @@ constexpr Entry kUnary[] = {
     {"Relu", InferSameAsInput0, "x"},
     {"Relu1", InferSameAsInput0, "x; clamps to [-1, 1]"},
     {"Relu6", InferSameAsInput0, "x; clamps to [0, 6]"},
-    {"ReluMinMax", InferReluMinMax, "x; min_value (float, 0), max_value (float, 6)"},
+    {"ReluMinMax", InferReluMinMax, "x; min_value (float, -inf), max_value (float, +inf)"},
     {"HardSwish", InferSameAsInput0, "x"},
     {"Sigmoid", InferSameAsInput0, "x"},
     {"Tanh", InferSameAsInput0, "x"},

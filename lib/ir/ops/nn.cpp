@@ -42,7 +42,8 @@ void InferConv(InferContext& ctx, size_t n, bool depthwise) {
   const TensorType& x = InputOrUnknown(ctx, 0);
   const Shape& w = InputOrUnknown(ctx, 1).shape;
   CheckWeightDType(ctx, 0, 1);
-  const bool ranks_ok = CheckRank(ctx, 0, n + 2) & CheckRank(ctx, 1, n + 2);
+  const bool x_rank_ok = CheckRank(ctx, 0, n + 2);  // both checked, so both get reported
+  const bool ranks_ok = CheckRank(ctx, 1, n + 2) && x_rank_ok;
   if (!ranks_ok) return SetOutput(ctx, 0, x.dtype, Shape());
   const Dim channels = DimOr(x.shape, 1), weight_in = DimOr(w, 1), weight_out = DimOr(w, 0);
   if (depthwise) {
@@ -107,7 +108,8 @@ void InferTransposeConv(InferContext& ctx, size_t n) {
   const TensorType& x = InputOrUnknown(ctx, 0);
   const Shape& w = InputOrUnknown(ctx, 1).shape;
   CheckWeightDType(ctx, 0, 1);
-  const bool ranks_ok = CheckRank(ctx, 0, n + 2) & CheckRank(ctx, 1, n + 2);
+  const bool x_rank_ok = CheckRank(ctx, 0, n + 2);  // both checked, so both get reported
+  const bool ranks_ok = CheckRank(ctx, 1, n + 2) && x_rank_ok;
   if (!ranks_ok) return SetOutput(ctx, 0, x.dtype, Shape());
   const int64_t group = ctx.Int("group", 1);
   Dim out_channels;
@@ -181,7 +183,8 @@ void InferFullyConnected(InferContext& ctx) {
   const TensorType& x = InputOrUnknown(ctx, 0);
   const Shape& w = InputOrUnknown(ctx, 1).shape;
   CheckWeightDType(ctx, 0, 1);
-  const bool ranks_ok = CheckMinRank(ctx, 0, 1) & CheckRank(ctx, 1, 2);
+  const bool x_rank_ok = CheckMinRank(ctx, 0, 1);
+  const bool ranks_ok = CheckRank(ctx, 1, 2) && x_rank_ok;
   const Dim units = ranks_ok ? DimOr(w, 0) : Dim();
   if (ranks_ok && x.shape.rank_known() && !MergeDims(x.shape[x.shape.rank() - 1], DimOr(w, 1)))
     ctx.Error(DiagKind::kShapeMismatch, InputField(1), "input has K={} but weight [N, K] has K={}",
@@ -198,7 +201,8 @@ void InferMatMul(InferContext& ctx) {
   const Shape& b_in = InputOrUnknown(ctx, 1).shape;
   CheckWeightDType(ctx, 0, 1);
   const bool transpose_a = ctx.Int("transpose_in0", 0) != 0, transpose_b = ctx.Int("transpose_in1", 0) != 0;
-  const bool ranks_ok = CheckMinRank(ctx, 0, 1) & CheckMinRank(ctx, 1, 1);
+  const bool a_rank_ok = CheckMinRank(ctx, 0, 1);
+  const bool ranks_ok = CheckMinRank(ctx, 1, 1) && a_rank_ok;
   if (!ranks_ok || !a_in.shape.rank_known() || !b_in.rank_known()) return SetOutput(ctx, 0, a_in.dtype, Shape());
   // numpy.matmul: a 1-D operand is promoted to a matrix and its extra dim dropped afterwards.
   const bool a_vector = a_in.shape.rank() == 1, b_vector = b_in.rank() == 1;
