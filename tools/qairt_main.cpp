@@ -7,31 +7,24 @@
 #include <cstring>
 #include <string>
 
+#include "commands.h"
+
 namespace {
 
-constexpr const char* kUsage =
-    "usage: qairt <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  version     print the library version and ABI version\n"
-    "  ops         list the op types of the IR (QNN names)\n"
-    "  dtypes      list the element types with their TRACE-log tokens\n"
-    "  help        print this message\n";
-
-int PrintVersion() {
+int PrintVersion(int, char**) {
   const uint32_t abi = qairt_abi_version();
   std::printf("qairt %s (ABI %u.%u)\n", qairt_version_string(), abi >> 16, abi & 0xFFFFu);
   return 0;
 }
 
-int PrintOps() {
+int PrintOps(int, char**) {
   const size_t n = qairt_op_type_count();
   for (size_t i = 0; i < n; ++i) std::printf("%s\n", qairt_op_type_name(i));
   std::fprintf(stderr, "%zu op types\n", n);
   return 0;
 }
 
-int PrintDTypes() {
+int PrintDTypes(int, char**) {
   std::printf("%-18s %-6s %s\n", "name", "token", "bits");
   for (qairt_dtype_t d = 1;; ++d) {
     const uint32_t bits = qairt_dtype_bitwidth(d);
@@ -41,26 +34,44 @@ int PrintDTypes() {
   return 0;
 }
 
+int PrintHelp(int, char**);
+
+// One line per subcommand.
+constexpr qairt_cli::Command kCommands[] = {
+    {"version", PrintVersion, "print the library version and ABI version"},
+    {"ops", PrintOps, "list the op types of the IR (QNN names)"},
+    {"dtypes", PrintDTypes, "list the element types with their TRACE-log tokens"},
+    {"help", PrintHelp, "print this message"},
+};
+
+void PrintUsage(FILE* out) {
+  std::fputs("usage: qairt <command> [options]\n\ncommands:\n", out);
+  for (const auto& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+}
+
+int PrintHelp(int, char**) {
+  PrintUsage(stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fputs(kUsage, stderr);
+    PrintUsage(stderr);
     return 2;
   }
-  const std::string command = argv[1];
   if ((qairt_abi_version() >> 16) != QAIRT_ABI_MAJOR) {
     std::fprintf(stderr, "qairt: libqairt ABI %u does not match this tool's %d\n", qairt_abi_version() >> 16,
                  QAIRT_ABI_MAJOR);
     return 1;
   }
-  if (command == "version" || command == "--version") return PrintVersion();
-  if (command == "ops") return PrintOps();
-  if (command == "dtypes") return PrintDTypes();
-  if (command == "help" || command == "--help" || command == "-h") {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "qairt: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  std::string command = argv[1];
+  if (command == "--version") command = "version";
+  if (command == "--help" || command == "-h") command = "help";
+  for (const auto& c : kCommands)
+    if (command == c.name) return c.run(argc - 1, argv + 1);
+  std::fprintf(stderr, "qairt: unknown command '%s'\n\n", command.c_str());
+  PrintUsage(stderr);
   return 2;
 }
