@@ -50,6 +50,9 @@ qairt_status_t* InvalidArg(fmt::format_string<Args...> format, Args&&... args) {
   return MakeStatus(QAIRT_INVALID_ARGUMENT, fmt::format(format, std::forward<Args>(args)...));
 }
 
+// Query-then-fill for strings (see qairt.h, ownership rule 4).
+qairt_status_t* FillString(const std::string& s, char* buf, size_t capacity, size_t* out_length, const char* what);
+
 // Copies a caller's versioned struct into a zeroed full-size local, so fields
 // an older caller does not know about read as 0. Fails if struct_size is
 // smaller than the 1.0 layout.

@@ -137,20 +137,6 @@ qairt_status_t* CheckOp(const qairt_graph_t* g, qairt_op_id op, const char* fn) 
   return nullptr;
 }
 
-// Query-then-fill for strings.
-qairt_status_t* FillString(const std::string& s, char* buf, size_t capacity, size_t* out_length, const char* what) {
-  if (!out_length) return InvalidArg("{}: out_length must not be NULL", what);
-  if (buf) {
-    if (capacity < s.size() + 1)
-      return capi::MakeStatus(QAIRT_BUFFER_TOO_SMALL, fmt::format("{}: buffer of {} bytes is too small, need {}", what,
-                                                                  capacity, s.size() + 1));
-    std::memcpy(buf, s.data(), s.size());
-    buf[s.size()] = '\0';
-  }
-  *out_length = s.size();
-  return nullptr;
-}
-
 }  // namespace
 
 extern "C" {
@@ -537,7 +523,7 @@ qairt_status_t* qairt_graph_topological_order(const qairt_graph_t* graph, qairt_
 qairt_status_t* qairt_graph_summary_json(const qairt_graph_t* graph, char* buf, size_t capacity, size_t* out_length) {
   QAIRT_CAPI_BEGIN
   if (auto* s = CheckGraph(graph, "qairt_graph_summary_json")) return s;
-  return FillString(graph->graph.SummaryJson(), buf, capacity, out_length, "qairt_graph_summary_json");
+  return capi::FillString(graph->graph.SummaryJson(), buf, capacity, out_length, "qairt_graph_summary_json");
   QAIRT_CAPI_END
 }
 

@@ -24,6 +24,19 @@ qairt_status_t* MakeStatus(qairt_code_t code, std::string message) {
   return s;
 }
 
+qairt_status_t* FillString(const std::string& s, char* buf, size_t capacity, size_t* out_length, const char* what) {
+  if (!out_length) return InvalidArg("{}: out_length must not be NULL", what);
+  if (buf) {
+    if (capacity < s.size() + 1)
+      return MakeStatus(QAIRT_BUFFER_TOO_SMALL,
+                        fmt::format("{}: buffer of {} bytes is too small, need {}", what, capacity, s.size() + 1));
+    std::memcpy(buf, s.data(), s.size());
+    buf[s.size()] = '\0';
+  }
+  *out_length = s.size();
+  return nullptr;
+}
+
 qairt_status_t* FromStatus(const Status& s) {
   if (s.ok()) return nullptr;
   return MakeStatus(static_cast<qairt_code_t>(s.code()), s.message());

@@ -36,11 +36,20 @@ int PrintDTypes(int, char**) {
 
 int PrintHelp(int, char**);
 
+}  // namespace
+
+int RunInspect(int argc, char** argv);  // cmd_import.cpp
+int RunConvert(int argc, char** argv);  // cmd_import.cpp
+
+namespace {
+
 // One line per subcommand.
 constexpr qairt_cli::Command kCommands[] = {
     {"version", PrintVersion, "print the library version and ABI version"},
     {"ops", PrintOps, "list the op types of the IR (QNN names)"},
     {"dtypes", PrintDTypes, "list the element types with their TRACE-log tokens"},
+    {"inspect", RunInspect, "MODEL: inputs, outputs, ops, parameters, encodings, dynamic dims"},
+    {"convert", RunConvert, "-i MODEL [-d NAME DIMS] [--define_symbol NAME VALUE] --dry_run [--json]"},
     {"help", PrintHelp, "print this message"},
 };
 

@@ -30,6 +30,13 @@ std::shared_ptr<const StaticData> StaticData::Copy(const void* data, size_t size
   return std::make_shared<const StaticData>(ptr, size, StaticDataOrigin::kOwned, std::move(bytes));
 }
 
+std::shared_ptr<const StaticData> StaticData::Adopt(std::vector<uint8_t>&& bytes) {
+  auto owned = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  const uint8_t* ptr = owned->data();
+  const size_t size = owned->size();
+  return std::make_shared<const StaticData>(ptr, size, StaticDataOrigin::kOwned, std::move(owned));
+}
+
 std::shared_ptr<const StaticData> StaticData::Borrow(const void* data, size_t size) {
   return std::make_shared<const StaticData>(static_cast<const uint8_t*>(data), size, StaticDataOrigin::kBorrowed,
                                             nullptr);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "support/status.h"
 
@@ -18,6 +19,8 @@ class StaticData {
  public:
   // Copies `size` bytes.
   static std::shared_ptr<const StaticData> Copy(const void* data, size_t size);
+  // Takes ownership of `bytes` (no copy).
+  static std::shared_ptr<const StaticData> Adopt(std::vector<uint8_t>&& bytes);
   // Takes the caller's buffer; the caller guarantees it outlives every graph using it.
   static std::shared_ptr<const StaticData> Borrow(const void* data, size_t size);
   // A window [offset, offset+length) of a read-only mapping of `path`. Fails

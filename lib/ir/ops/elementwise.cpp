@@ -132,6 +132,8 @@ constexpr Entry kUnary[] = {
     {"ElementWiseRound", InferSameAsInput0, "x"},
     {"ElementWiseSign", InferSameAsInput0, "x"},
     {"ElementWiseSoftplus", InferSameAsInput0, "x; beta, threshold (floats)"},
+    // QNN's generic unary op; `operation` names the function (e.g. "erf").
+    {"ElementWiseUnary", InferSameAsInput0, "x; operation (string: erf, ...)"},
     {"ElementWiseNot", InferNot, "x (bool) -> bool"},
     {"IsNan", InferFloatPredicate, "x (float) -> bool"},
     {"IsInf", InferFloatPredicate, "x (float) -> bool; detect_negative, detect_positive (ints)"},

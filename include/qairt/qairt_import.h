@@ -1,0 +1,64 @@
+/*
+ * qairt_import.h - model import (ONNX) of the qairt C ABI.
+ * Same conventions as qairt.h (status objects, struct_size, ownership).
+ * Since ABI 1.0.
+ */
+#ifndef QAIRT_QAIRT_IMPORT_H_
+#define QAIRT_QAIRT_IMPORT_H_
+
+#include "qairt/qairt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qairt_import_report_t qairt_import_report_t; /* immutable */
+
+/* Flags of qairt_import_options.flags. */
+#define QAIRT_IMPORT_NO_BATCHNORM_FOLD 1u /* keep BatchNormalization as Batchnorm ops */
+#define QAIRT_IMPORT_REQUIRE_STATIC 2u    /* fail if any dim stays dynamic (dry run) */
+
+typedef struct qairt_import_options {
+  uint32_t struct_size; /* sizeof(qairt_import_options) */
+  uint32_t flags;       /* QAIRT_IMPORT_* */
+  /* --define_symbol NAME VALUE, num_define_symbols pairs. */
+  size_t num_define_symbols;
+  const char* const* define_symbol_names;
+  const int64_t* define_symbol_values;
+  /* --input_dim NAME DIMS: input_dims[i] has input_dim_ranks[i] entries. */
+  size_t num_input_dims;
+  const char* const* input_dim_names;
+  const size_t* input_dim_ranks;
+  const int64_t* const* input_dims;
+} qairt_import_options;
+
+QAIRT_API void qairt_import_options_init(qairt_import_options* options);
+
+/* Imports an ONNX model (float or Q-DQ) from a file; external data is read
+ * (memory-mapped) from the model's folder only. On success *out_graph is an
+ * owned graph. If out_report is non-NULL it receives the import report
+ * whether or not the import succeeds (free with qairt_import_report_destroy);
+ * on failure the status message lists every error. */
+QAIRT_API qairt_status_t* qairt_import_onnx_file(const char* path, const qairt_import_options* options,
+                                                 qairt_graph_t** out_graph, qairt_import_report_t** out_report);
+/* The same from bytes (models with external data are rejected). */
+QAIRT_API qairt_status_t* qairt_import_onnx_bytes(const void* data, size_t size, const qairt_import_options* options,
+                                                  qairt_graph_t** out_graph, qairt_import_report_t** out_report);
+
+/* 1 if the import succeeded (and, with QAIRT_IMPORT_REQUIRE_STATIC, no dim
+ * stayed dynamic). */
+QAIRT_API int32_t qairt_import_report_ok(const qairt_import_report_t* report);
+/* The report (inputs/outputs with shapes and dtypes, op histograms, parameter
+ * count, encodings, unsupported ops, dynamic dims, diagnostics) as JSON or as
+ * text. Query-then-fill. */
+QAIRT_API qairt_status_t* qairt_import_report_json(const qairt_import_report_t* report, char* buf, size_t capacity,
+                                                   size_t* out_length);
+QAIRT_API qairt_status_t* qairt_import_report_text(const qairt_import_report_t* report, char* buf, size_t capacity,
+                                                   size_t* out_length);
+QAIRT_API void qairt_import_report_destroy(qairt_import_report_t* report);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* QAIRT_QAIRT_IMPORT_H_ */

@@ -1,0 +1,508 @@
+// Lowering of ONNX's neural-network ops: convolutions (with BatchNorm
+// folding), Gemm/MatMul/Einsum, pooling, normalisations, softmax, recurrent
+// cells, resizing.
+#include <cmath>
+#include <cstring>
+
+#include "import/onnx/importer.h"
+
+namespace qairt::onnx_import {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// Explicit pads for ONNX auto_pad given a static input; nullopt if not computable.
+std::optional<Ints> ResolvePads(NodeContext& ctx, const Shape& x, const Ints& kernel, const Ints& strides,
+                                const Ints& dilations) {
+  const size_t n = kernel.size();
+  const std::string auto_pad = ctx.String("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET" || auto_pad.empty()) {
+    Ints pads = ctx.Ints("pads", Ints(2 * n, 0));
+    if (pads.size() != 2 * n) return std::nullopt;
+    return pads;
+  }
+  if (auto_pad == "VALID") return Ints(2 * n, 0);
+  if (!x.rank_known() || x.rank() != n + 2) return std::nullopt;
+  Ints pads(2 * n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!x[i + 2].known()) return std::nullopt;
+    const int64_t in = x[i + 2].value, s = strides[i], k = (kernel[i] - 1) * dilations[i] + 1;
+    const int64_t out = (in + s - 1) / s;
+    const int64_t total = std::max<int64_t>(0, (out - 1) * s + k - in);
+    const int64_t small = total / 2, big = total - small;
+    pads[i] = auto_pad == "SAME_LOWER" ? big : small;
+    pads[i + n] = auto_pad == "SAME_LOWER" ? small : big;
+  }
+  return pads;
+}
+
+// Reads float32 constant values (nullopt if not a float32 constant).
+std::optional<std::vector<float>> FloatConst(const Value& v) {
+  if (!v.is_const() || v.dtype != DType::kFloat32 || v.encoding) return std::nullopt;
+  return ReadAsFloats(v);
+}
+
+// Folds a following BatchNormalization into the conv's weights/bias. Returns
+// the BN node if folded (its output is then bound to the conv output).
+const onnx::NodeProto* TryFoldBatchNorm(NodeContext& ctx, std::vector<float>* weights, std::vector<float>* bias,
+                                        int64_t out_channels, int64_t out_axis_stride_outer, bool transposed) {
+  if (!ctx.importer().options().fold_batchnorm) return nullptr;
+  const onnx::NodeProto* bn = ctx.importer().SingleConsumer(ctx.output_name(0));
+  if (!bn || bn->op_type() != "BatchNormalization" || bn->input_size() < 5 || bn->output_size() > 1) return nullptr;
+  if (bn->input(0) != ctx.output_name(0)) return nullptr;
+  std::vector<std::vector<float>> p;
+  for (int k = 1; k <= 4; ++k) {
+    const Value* v = ctx.importer().Find(bn->input(k));
+    if (!v) return nullptr;
+    auto f = FloatConst(*v);
+    if (!f || static_cast<int64_t>(f->size()) != out_channels) return nullptr;
+    p.push_back(std::move(*f));
+  }
+  double eps = 1e-5;
+  for (const auto& a : bn->attribute())
+    if (a.name() == "epsilon") eps = a.f();
+  const auto& gamma = p[0], &beta = p[1], &mean = p[2], &var = p[3];
+  if (bias->empty()) bias->assign(static_cast<size_t>(out_channels), 0.0f);
+  const size_t per_channel = weights->size() / static_cast<size_t>(out_channels);
+  for (int64_t c = 0; c < out_channels; ++c) {
+    const auto ci = static_cast<size_t>(c);
+    const double scale = gamma[ci] / std::sqrt(static_cast<double>(var[ci]) + eps);
+    if (!transposed) {
+      for (size_t k = 0; k < per_channel; ++k) (*weights)[ci * per_channel + k] *= static_cast<float>(scale);
+    } else {
+      // ConvTranspose weights [C_in, C_out/g, ...]: scale the output-channel slices.
+      const size_t inner = static_cast<size_t>(out_axis_stride_outer);
+      const size_t blocks = weights->size() / (inner * static_cast<size_t>(out_channels));
+      for (size_t b = 0; b < blocks; ++b)
+        for (size_t k = 0; k < inner; ++k) (*weights)[(b * static_cast<size_t>(out_channels) + ci) * inner + k] *= static_cast<float>(scale);
+    }
+    (*bias)[ci] = static_cast<float>(((*bias)[ci] - mean[ci]) * scale + beta[ci]);
+  }
+  return bn;
+}
+
+Status LowerConvLike(NodeContext& ctx, bool transposed) {
+  const Value& x = ctx.in(0);
+  const Value& w = ctx.in(1);
+  if (!w.shape.rank_known() || w.shape.rank() < 3)
+    return ctx.Fail("inputs[1]", "weight must have rank >= 3, got {}", w.shape.ToString());
+  const size_t spatial = w.shape.rank() - 2;
+  Ints kernel = ctx.Ints("kernel_shape");
+  if (kernel.empty())
+    for (size_t i = 0; i < spatial; ++i) kernel.push_back(w.shape[i + 2].value);
+  const Ints strides = ctx.Ints("strides", Ints(spatial, 1));
+  const Ints dilations = ctx.Ints("dilations", Ints(spatial, 1));
+  const int64_t group = ctx.Int("group", 1);
+  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial)
+    return ctx.Fail("kernel_shape", "kernel_shape/strides/dilations must have {} entries", spatial);
+  AttributeMap attrs = {{"strides", strides}, {"dilations", dilations}, {"group", group}};
+  if (transposed) {
+    if (ctx.attr("output_padding")) attrs["output_padding"] = ctx.Ints("output_padding");
+    if (ctx.attr("output_shape")) attrs["output_shape"] = ctx.Ints("output_shape");
+    const std::string auto_pad = ctx.String("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID" && !ctx.attr("output_shape"))
+      return ctx.Fail("auto_pad", "auto_pad={} without output_shape is not supported for ConvTranspose", auto_pad);
+    attrs["pads"] = ctx.Ints("pads", Ints(2 * spatial, 0));
+  } else {
+    auto pads = ResolvePads(ctx, x.shape, kernel, strides, dilations);
+    if (!pads) return ctx.Fail("auto_pad", "cannot resolve auto_pad={} without a static input shape",
+                               ctx.String("auto_pad", "NOTSET"));
+    attrs["pads"] = *pads;
+  }
+
+  // Weights/bias, with a following BatchNormalization folded in when possible.
+  const int64_t out_channels = transposed ? (w.shape[1].value * group) : w.shape[0].value;
+  TensorId w_id = kInvalidId, b_id = kInvalidId;
+  const onnx::NodeProto* folded_bn = nullptr;
+  // Only a BatchNormalization consumer makes the weights worth reading.
+  const onnx::NodeProto* bn_next = ctx.importer().SingleConsumer(ctx.output_name(0));
+  const bool may_fold = ctx.importer().options().fold_batchnorm && bn_next &&
+                        bn_next->op_type() == "BatchNormalization";
+  if (auto wf = may_fold ? FloatConst(w) : std::nullopt; wf && out_channels > 0) {
+    std::vector<float> bias;
+    if (ctx.has_input(2)) {
+      auto bf = FloatConst(ctx.in(2));
+      if (bf) bias = *bf;
+    }
+    if (!ctx.has_input(2) || !bias.empty()) {
+      int64_t inner = 1;
+      for (size_t i = 2; i < w.shape.rank(); ++i) inner *= w.shape[i].value;
+      folded_bn = TryFoldBatchNorm(ctx, &*wf, &bias, out_channels, inner, transposed);
+      if (folded_bn) {
+        auto wt = ctx.Constant("weight_bn", DType::kFloat32, w.shape, VectorData(*wf));
+        auto bt = ctx.Constant("bias_bn", DType::kFloat32, Shape{out_channels}, VectorData(bias));
+        if (!wt.ok()) return wt.status();
+        if (!bt.ok()) return bt.status();
+        w_id = wt.value();
+        b_id = bt.value();
+      }
+    }
+  }
+  if (w_id == kInvalidId) {
+    w_id = ctx.in_tensor(1);
+    b_id = ctx.in_tensor(2);
+  }
+
+  const int64_t in_channels = x.shape.rank_known() && x.shape.rank() > 1 ? x.shape[1].value : -1;
+  std::string type;
+  if (spatial == 1) type = transposed ? "TransposeConv1d" : "Conv1d";
+  else if (spatial == 2) type = transposed ? "TransposeConv2d" : (group > 1 && group == in_channels ? "DepthWiseConv2d" : "Conv2d");
+  else if (spatial == 3) type = transposed ? "TransposeConv3d" : "Conv3d";
+  else return ctx.Fail("inputs[1]", "{}-D convolution is not supported", spatial);
+
+  std::vector<TensorId> inputs = {ctx.in_tensor(0), w_id};
+  if (b_id != kInvalidId) inputs.push_back(b_id);
+  auto out = ctx.Emit(type, inputs, attrs, std::vector<size_t>{0});
+  if (!out.ok()) return out.status();
+  if (folded_bn) {
+    ctx.importer().MarkConsumed(folded_bn);
+    Value v = *ctx.importer().Find(ctx.output_name(0));
+    ctx.importer().Bind(folded_bn->output(0), v);
+  }
+  return Status::Ok();
+}
+
+Status LowerConv(NodeContext& ctx) { return LowerConvLike(ctx, false); }
+Status LowerConvTranspose(NodeContext& ctx) { return LowerConvLike(ctx, true); }
+
+// Transposes a 2-D float32 constant.
+std::shared_ptr<const StaticData> Transpose2d(const std::vector<float>& src, int64_t rows, int64_t cols) {
+  std::vector<float> dst(src.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[static_cast<size_t>(c * rows + r)] = src[static_cast<size_t>(r * cols + c)];
+  return VectorData(dst);
+}
+
+Status LowerGemm(NodeContext& ctx) {
+  const double alpha = ctx.Float("alpha", 1.0), beta = ctx.Float("beta", 1.0);
+  const bool trans_a = ctx.Int("transA", 0) != 0, trans_b = ctx.Int("transB", 0) != 0;
+  TensorId a = ctx.in_tensor(0);
+  if (trans_a) {
+    auto t = ctx.EmitTemp("Transpose", "transA", {a}, {{"perm", Ints{1, 0}}});
+    if (!t.ok()) return t.status();
+    a = t.value();
+  }
+  const Value& b = ctx.in(1);
+  if (!b.shape.rank_known() || b.shape.rank() != 2) return ctx.Fail("inputs[1]", "B must be 2-D, got {}", b.shape.ToString());
+  TensorId w = kInvalidId;
+  int64_t n = trans_b ? b.shape[0].value : b.shape[1].value;
+  if (trans_b && alpha == 1.0) {
+    w = ctx.in_tensor(1);  // already [N, K]: shared, not copied
+  } else if (auto bf = FloatConst(b)) {
+    // FullyConnected takes weights as [N, K].
+    std::vector<float> values = *bf;
+    if (alpha != 1.0)
+      for (float& v : values) v = static_cast<float>(v * alpha);
+    const int64_t rows = b.shape[0].value, cols = b.shape[1].value;
+    auto data = trans_b ? VectorData(values) : Transpose2d(values, rows, cols);
+    auto t = ctx.Constant(trans_b ? "weight" : "weight_t", DType::kFloat32, Shape{n, trans_b ? cols : rows}, data);
+    if (!t.ok()) return t.status();
+    w = t.value();
+  } else {
+    w = ctx.in_tensor(1);
+    if (!trans_b) {
+      auto t = ctx.EmitTemp("Transpose", "transB", {w}, {{"perm", Ints{1, 0}}});
+      if (!t.ok()) return t.status();
+      w = t.value();
+    }
+    if (alpha != 1.0) return ctx.Fail("alpha", "alpha={} with a non-constant B is not supported", alpha);
+  }
+  TensorId bias = kInvalidId;
+  bool add_c_after = false;
+  if (ctx.has_input(2)) {
+    const Value& c = ctx.in(2);
+    auto cf = FloatConst(c);
+    const auto count = c.shape.element_count();
+    if (cf && count && static_cast<int64_t>(*count) == n && (c.shape.rank() <= 1 || c.shape[0].value == 1)) {
+      std::vector<float> values = *cf;
+      for (float& v : values) v = static_cast<float>(v * beta);
+      auto t = ctx.Constant("bias", DType::kFloat32, Shape{n}, VectorData(values));
+      if (!t.ok()) return t.status();
+      bias = t.value();
+    } else if (beta == 1.0) {
+      add_c_after = true;
+    } else {
+      return ctx.Fail("inputs[2]", "C of shape {} with beta={} is not supported", c.shape.ToString(), beta);
+    }
+  }
+  std::vector<TensorId> inputs = {a, w};
+  if (bias != kInvalidId) inputs.push_back(bias);
+  if (!add_c_after) {
+    auto out = ctx.Emit("FullyConnected", inputs);
+    return out.ok() ? Status::Ok() : out.status();
+  }
+  auto fc = ctx.EmitTemp("FullyConnected", "fc", inputs);
+  if (!fc.ok()) return fc.status();
+  auto out = ctx.Emit("ElementWiseAdd", {fc.value(), ctx.in_tensor(2)});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerMatMul(NodeContext& ctx) {
+  auto out = ctx.Emit("MatMul", {ctx.in_tensor(0), ctx.in_tensor(1)});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+// Einsum: the batched-matmul spellings exporters produce.
+Status LowerEinsum(NodeContext& ctx) {
+  std::string eq = ctx.String("equation", "");
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  const size_t arrow = eq.find("->"), comma = eq.find(',');
+  if (ctx.num_inputs() != 2 || arrow == std::string::npos || comma == std::string::npos || comma > arrow)
+    return ctx.Fail("equation", "only two-operand Einsum with an explicit output is supported, got '{}'", eq);
+  const std::string a = eq.substr(0, comma), b = eq.substr(comma + 1, arrow - comma - 1), o = eq.substr(arrow + 2);
+  if (a.size() < 2 || a.size() != b.size() || a.size() != o.size())
+    return ctx.Fail("equation", "Einsum '{}' is not a batched matrix product", eq);
+  const size_t r = a.size();
+  const std::string batch = a.substr(0, r - 2);
+  if (b.substr(0, r - 2) != batch || o.substr(0, r - 2) != batch)
+    return ctx.Fail("equation", "Einsum '{}' is not a batched matrix product", eq);
+  const char i = a[r - 2], j = a[r - 1];
+  bool ta = false, tb = false;
+  char k;
+  // a = (i, j) with j contracted, or (j, i) transposed.
+  if (o[r - 2] == i) {
+    k = o[r - 1];
+    if (!(b[r - 2] == j && b[r - 1] == k) && !(b[r - 2] == k && b[r - 1] == j))
+      return ctx.Fail("equation", "Einsum '{}' is not supported", eq);
+    tb = b[r - 2] == k;
+  } else if (o[r - 2] == j) {
+    ta = true;
+    k = o[r - 1];
+    if (!(b[r - 2] == i && b[r - 1] == k) && !(b[r - 2] == k && b[r - 1] == i))
+      return ctx.Fail("equation", "Einsum '{}' is not supported", eq);
+    tb = b[r - 2] == k;
+  } else {
+    return ctx.Fail("equation", "Einsum '{}' is not supported", eq);
+  }
+  auto out = ctx.Emit("MatMul", {ctx.in_tensor(0), ctx.in_tensor(1)},
+                      {{"transpose_in0", int64_t{ta}}, {"transpose_in1", int64_t{tb}}});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerPool(NodeContext& ctx, const char* type2d, const char* type3d) {
+  if (ctx.has_output(1)) return ctx.Fail("outputs[1]", "MaxPool's Indices output is not supported");
+  const Ints kernel = ctx.Ints("kernel_shape");
+  const size_t n = kernel.size();
+  if (n != 2 && n != 3) return ctx.Fail("kernel_shape", "{}-D pooling is not supported (2-D and 3-D are)", n);
+  const Ints strides = ctx.Ints("strides", Ints(n, 1));
+  const Ints dilations = ctx.Ints("dilations", Ints(n, 1));
+  auto pads = ResolvePads(ctx, ctx.in(0).shape, kernel, strides, dilations);
+  if (!pads) return ctx.Fail("auto_pad", "cannot resolve auto_pad without a static input shape");
+  AttributeMap attrs = {{"kernel_shape", kernel}, {"strides", strides}, {"pads", *pads},
+                        {"ceil_mode", ctx.Int("ceil_mode", 0)}};
+  if (ctx.attr("dilations")) attrs["dilations"] = dilations;
+  if (ctx.op_type() == "AveragePool") attrs["count_include_pad"] = ctx.Int("count_include_pad", 0);
+  auto out = ctx.Emit(n == 2 ? type2d : type3d, {ctx.in_tensor(0)}, attrs, std::vector<size_t>{0});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerMaxPool(NodeContext& ctx) { return LowerPool(ctx, "PoolMax2d", "PoolMax3d"); }
+Status LowerAveragePool(NodeContext& ctx) { return LowerPool(ctx, "PoolAvg2d", "PoolAvg3d"); }
+
+Status LowerGlobalPool(NodeContext& ctx) {
+  const Shape& x = ctx.in(0).shape;
+  if (!x.rank_known() || x.rank() < 4 || x.rank() > 5)
+    return ctx.Fail("inputs[0]", "global pooling needs a 4-D or 5-D input of known rank, got {}", x.ToString());
+  Ints kernel;
+  for (size_t i = 2; i < x.rank(); ++i) {
+    if (!x[i].known()) return ctx.Fail("inputs[0]", "global pooling needs static spatial dims, got {}", x.ToString());
+    kernel.push_back(x[i].value);
+  }
+  const bool avg = ctx.op_type() == "GlobalAveragePool";
+  const char* type = x.rank() == 4 ? (avg ? "PoolAvg2d" : "PoolMax2d") : (avg ? "PoolAvg3d" : "PoolMax3d");
+  auto out = ctx.Emit(type, {ctx.in_tensor(0)}, {{"kernel_shape", kernel}});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerBatchNorm(NodeContext& ctx) {
+  // Not folded into a conv: fold mean/variance into scale/bias of QNN's Batchnorm.
+  std::vector<std::vector<float>> p;
+  for (size_t k = 1; k <= 4; ++k) {
+    auto f = ctx.has_input(k) ? FloatConst(ctx.in(k)) : std::nullopt;
+    if (!f) return ctx.Fail(fmt::format("inputs[{}]", k), "BatchNormalization parameters must be float32 constants");
+    p.push_back(std::move(*f));
+  }
+  if (ctx.has_output(1) || ctx.has_output(2)) return ctx.Fail("outputs", "training-mode outputs are not supported");
+  const double eps = ctx.Float("epsilon", 1e-5);
+  const size_t c = p[0].size();
+  for (const auto& v : p)
+    if (v.size() != c) return ctx.Fail("inputs", "scale, bias, mean and var must have the same length");
+  std::vector<float> scale(c), bias(c);
+  for (size_t i = 0; i < c; ++i) {
+    const double s = p[0][i] / std::sqrt(static_cast<double>(p[3][i]) + eps);
+    scale[i] = static_cast<float>(s);
+    bias[i] = static_cast<float>(p[1][i] - p[2][i] * s);
+  }
+  auto st = ctx.Constant("scale", DType::kFloat32, Shape{static_cast<int64_t>(c)}, VectorData(scale));
+  auto bt = ctx.Constant("bias", DType::kFloat32, Shape{static_cast<int64_t>(c)}, VectorData(bias));
+  if (!st.ok()) return st.status();
+  if (!bt.ok()) return bt.status();
+  auto out = ctx.Emit("Batchnorm", {ctx.in_tensor(0), st.value(), bt.value()}, {}, std::vector<size_t>{0});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerSoftmaxLike(NodeContext& ctx, const char* type) {
+  const Shape& x = ctx.in(0).shape;
+  int64_t axis = ctx.Int("axis", ctx.opset() >= 13 ? -1 : 1);
+  if (ctx.opset() < 13 && x.rank_known()) {
+    // Before opset 13 the input is flattened to 2-D at `axis` and normalised
+    // over everything from `axis` on. Same as a plain softmax over `axis` when
+    // the dims after it are all 1; otherwise reshape around a 2-D softmax.
+    const auto r = static_cast<int64_t>(x.rank());
+    const int64_t a = axis < 0 ? axis + r : axis;
+    if (a < 0 || a >= r) return ctx.Fail("axis", "axis {} out of range for rank {}", axis, r);
+    bool trailing_ones = true;
+    for (int64_t k = a + 1; k < r; ++k) trailing_ones = trailing_ones && x[static_cast<size_t>(k)].known() && x[static_cast<size_t>(k)].value == 1;
+    if (!trailing_ones) {
+      if (!x.fully_known()) return ctx.Fail("axis", "opset {} {} coerces a dynamic input to 2-D", ctx.opset(), ctx.op_type());
+      int64_t lead = 1, tail = 1;
+      for (int64_t k = 0; k < r; ++k) (k < a ? lead : tail) *= x[static_cast<size_t>(k)].value;
+      auto flat = ctx.EmitTemp("Reshape", "flatten2d", {ctx.in_tensor(0)}, {{"shape", Ints{lead, tail}}});
+      if (!flat.ok()) return flat.status();
+      auto sm = ctx.EmitTemp(type, "softmax2d", {flat.value()}, {{"axis", int64_t{-1}}});
+      if (!sm.ok()) return sm.status();
+      auto out = ctx.Emit("Reshape", {sm.value()}, {{"shape", x.extents()}});
+      return out.ok() ? Status::Ok() : out.status();
+    }
+    axis = a;
+  }
+  auto out = ctx.Emit(type, {ctx.in_tensor(0)}, {{"axis", axis}});
+  return out.ok() ? Status::Ok() : out.status();
+}
+Status LowerSoftmax(NodeContext& ctx) { return LowerSoftmaxLike(ctx, "Softmax"); }
+Status LowerLogSoftmax(NodeContext& ctx) { return LowerSoftmaxLike(ctx, "LogSoftmax"); }
+
+Status LowerLrn(NodeContext& ctx) {
+  auto out = ctx.Emit("Lrn", {ctx.in_tensor(0)},
+                      {{"size", ctx.Int("size", 1)}, {"alpha", ctx.Float("alpha", 1e-4)},
+                       {"beta", ctx.Float("beta", 0.75)}, {"bias", ctx.Float("bias", 1.0)}});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerInstanceNorm(NodeContext& ctx) {
+  auto out = ctx.Emit("InstanceNorm", {ctx.in_tensor(0), ctx.in_tensor(1), ctx.in_tensor(2)},
+                      {{"epsilon", ctx.Float("epsilon", 1e-5)}});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerLayerNorm(NodeContext& ctx) {
+  if (ctx.has_output(1) || ctx.has_output(2)) return ctx.Fail("outputs", "Mean/InvStdDev outputs are not supported");
+  std::vector<TensorId> in = {ctx.in_tensor(0), ctx.in_tensor(1)};
+  if (ctx.has_input(2)) in.push_back(ctx.in_tensor(2));
+  auto out = ctx.Emit("LayerNorm", in, {{"axis", ctx.Int("axis", -1)}, {"epsilon", ctx.Float("epsilon", 1e-5)}},
+                      std::vector<size_t>{0});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerGroupNorm(NodeContext& ctx) {
+  auto out = ctx.Emit("GroupNorm", {ctx.in_tensor(0), ctx.in_tensor(1), ctx.in_tensor(2)},
+                      {{"num_groups", ctx.Int("num_groups", 1)}, {"epsilon", ctx.Float("epsilon", 1e-5)}});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerRecurrent(NodeContext& ctx) {
+  const bool lstm = ctx.op_type() == "LSTM";
+  if (ctx.attr("activations")) {
+    // Only the default activations map onto QNN's cells.
+    const auto* a = ctx.attr("activations");
+    static const std::vector<std::string> kLstm = {"Sigmoid", "Tanh", "Tanh"}, kGru = {"Sigmoid", "Tanh"};
+    const auto& want = lstm ? kLstm : kGru;
+    for (int i = 0; i < a->strings_size(); ++i)
+      if (a->strings(i) != want[static_cast<size_t>(i) % want.size()])
+        return ctx.Fail("activations", "non-default activation '{}' is not supported", a->strings(i));
+  }
+  if (ctx.attr("clip")) return ctx.Fail("clip", "cell clipping is not supported");
+  AttributeMap attrs = {{"hidden_size", ctx.Int("hidden_size", 0)},
+                        {"direction", ctx.String("direction", "forward")},
+                        {"layout", ctx.Int("layout", 0)}};
+  if (lstm) {
+    if (ctx.Int("input_forget", 0) != 0) return ctx.Fail("input_forget", "input_forget=1 is not supported");
+  } else {
+    attrs["linear_before_reset"] = ctx.Int("linear_before_reset", 0);
+  }
+  std::vector<TensorId> in;
+  for (size_t k = 0; k < ctx.num_inputs(); ++k) in.push_back(ctx.in_tensor(k));
+  auto out = ctx.Emit(lstm ? "Lstm" : "Gru", in, attrs);
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerResize(NodeContext& ctx) {
+  const bool upsample = ctx.op_type() == "Upsample";
+  const Shape& x = ctx.in(0).shape;
+  AttributeMap attrs = {{"mode", ctx.String("mode", "nearest")}};
+  if (!upsample) {
+    attrs["coordinate_transformation_mode"] = ctx.String("coordinate_transformation_mode", "half_pixel");
+    attrs["nearest_mode"] = ctx.String("nearest_mode", "round_prefer_floor");
+    attrs["cubic_coeff_a"] = ctx.Float("cubic_coeff_a", -0.75);
+    attrs["exclude_outside"] = ctx.Int("exclude_outside", 0);
+  } else {
+    attrs["coordinate_transformation_mode"] = std::string("asymmetric");
+    attrs["nearest_mode"] = std::string("floor");
+  }
+  // Inputs: Resize-10 (X, scales), Resize-11+ (X, roi, scales, sizes), Upsample (X, scales) or attr.
+  std::optional<std::vector<double>> scales;
+  std::optional<Ints> sizes;
+  if (upsample && ctx.opset() < 9) {
+    scales = ctx.Floats("scales");
+  } else if (upsample || ctx.opset() < 11) {
+    scales = ctx.in_floats(1);
+  } else {
+    if (ctx.has_input(3)) sizes = ctx.in_ints(3);
+    if (ctx.has_input(2) && (!sizes || sizes->empty())) scales = ctx.in_floats(2);
+    if (ctx.has_input(1) && ctx.in_is_const(1) && ctx.in(1).shape.element_count().value_or(0) > 0 &&
+        ctx.String("coordinate_transformation_mode", "") == "tf_crop_and_resize")
+      return ctx.Fail("roi", "tf_crop_and_resize is not supported");
+  }
+  if (sizes && !sizes->empty()) {
+    attrs["sizes"] = *sizes;
+  } else if (scales && !scales->empty()) {
+    // Output sizes from static dims (QNN wants sizes); keep scales otherwise.
+    if (x.fully_known() && scales->size() == x.rank()) {
+      Ints out;
+      for (size_t i = 0; i < x.rank(); ++i) out.push_back(static_cast<int64_t>(std::floor(x[i].value * (*scales)[i])));
+      attrs["sizes"] = out;
+    } else {
+      attrs["scales"] = *scales;
+    }
+  } else {
+    return ctx.Fail("inputs", "{} needs constant scales or sizes", ctx.op_type());
+  }
+  auto out = ctx.Emit("Resize", {ctx.in_tensor(0)}, attrs);
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+Status LowerDepthSpace(NodeContext& ctx) {
+  AttributeMap attrs = {{"block_size", ctx.Int("blocksize", 0)}};
+  if (ctx.op_type() == "DepthToSpace") attrs["mode"] = ctx.String("mode", "DCR");
+  auto out = ctx.Emit(ctx.op_type(), {ctx.in_tensor(0)}, attrs);
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+}  // namespace
+
+void RegisterNnLowerings(std::unordered_map<std::string, LowerFn>* t) {
+  (*t)["Conv"] = LowerConv;
+  (*t)["ConvTranspose"] = LowerConvTranspose;
+  (*t)["Gemm"] = LowerGemm;
+  (*t)["MatMul"] = LowerMatMul;
+  (*t)["Einsum"] = LowerEinsum;
+  (*t)["MaxPool"] = LowerMaxPool;
+  (*t)["AveragePool"] = LowerAveragePool;
+  (*t)["GlobalAveragePool"] = LowerGlobalPool;
+  (*t)["GlobalMaxPool"] = LowerGlobalPool;
+  (*t)["BatchNormalization"] = LowerBatchNorm;
+  (*t)["Softmax"] = LowerSoftmax;
+  (*t)["LogSoftmax"] = LowerLogSoftmax;
+  (*t)["LRN"] = LowerLrn;
+  (*t)["InstanceNormalization"] = LowerInstanceNorm;
+  (*t)["LayerNormalization"] = LowerLayerNorm;
+  (*t)["GroupNormalization"] = LowerGroupNorm;
+  (*t)["LSTM"] = LowerRecurrent;
+  (*t)["GRU"] = LowerRecurrent;
+  (*t)["Resize"] = LowerResize;
+  (*t)["Upsample"] = LowerResize;
+  (*t)["DepthToSpace"] = LowerDepthSpace;
+  (*t)["SpaceToDepth"] = LowerDepthSpace;
+}
+
+}  // namespace qairt::onnx_import

@@ -1,0 +1,189 @@
+// `qairt inspect` and `qairt convert`: import a model and report what is in it
+// and whether it will convert. Uses only the public C API.
+#include <qairt/qairt.h>
+#include <qairt/qairt_import.h>
+
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct ImportArgs {
+  std::string model;
+  std::string output_path;
+  bool json = false;
+  bool dry_run = false;
+  std::vector<std::string> symbol_names;
+  std::vector<int64_t> symbol_values;
+  std::vector<std::string> dim_names;
+  std::vector<std::vector<int64_t>> dims;
+};
+
+bool ParseInt(const std::string& s, int64_t* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno || *end != '\0' || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseDims(const std::string& s, std::vector<int64_t>* out) {
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    int64_t v;
+    if (!ParseInt(s.substr(start, comma - start), &v)) return false;
+    out->push_back(v);
+    start = comma + 1;
+  }
+  return !out->empty();
+}
+
+// Returns 0 on success, 2 (usage error) with a message otherwise.
+int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
+  auto need = [&](int i, int n, const char* flag) {
+    if (i + n >= argc) {
+      std::fprintf(stderr, "qairt %s: %s needs %d argument%s\n", argv[0], flag, n, n > 1 ? "s" : "");
+      return false;
+    }
+    return true;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") {
+      a->json = true;
+    } else if (convert && arg == "--dry_run") {
+      a->dry_run = true;
+    } else if (arg == "-i" || arg == "--input_network") {
+      if (!need(i, 1, arg.c_str())) return 2;
+      a->model = argv[++i];
+    } else if (convert && (arg == "-o" || arg == "--output_path")) {
+      if (!need(i, 1, arg.c_str())) return 2;
+      a->output_path = argv[++i];
+    } else if (arg == "-d" || arg == "--input_dim") {
+      if (!need(i, 2, arg.c_str())) return 2;
+      std::vector<int64_t> dims;
+      if (!ParseDims(argv[i + 2], &dims)) {
+        std::fprintf(stderr, "qairt %s: %s %s: '%s' is not a comma-separated list of dims\n", argv[0], arg.c_str(),
+                     argv[i + 1], argv[i + 2]);
+        return 2;
+      }
+      a->dim_names.push_back(argv[i + 1]);
+      a->dims.push_back(std::move(dims));
+      i += 2;
+    } else if (arg == "--define_symbol") {
+      if (!need(i, 2, arg.c_str())) return 2;
+      int64_t v;
+      if (!ParseInt(argv[i + 2], &v)) {
+        std::fprintf(stderr, "qairt %s: --define_symbol %s: '%s' is not a non-negative integer\n", argv[0], argv[i + 1],
+                     argv[i + 2]);
+        return 2;
+      }
+      a->symbol_names.push_back(argv[i + 1]);
+      a->symbol_values.push_back(v);
+      i += 2;
+    } else if (arg == "--onnx-define-symbol" || arg.rfind("-onnx-define-symbol=", 0) == 0) {
+      std::string spec;
+      if (arg == "--onnx-define-symbol") {
+        if (!need(i, 1, arg.c_str())) return 2;
+        spec = argv[++i];
+      } else {
+        spec = arg.substr(std::strlen("-onnx-define-symbol="));
+      }
+      const size_t comma = spec.find(',');
+      int64_t v;
+      if (comma == std::string::npos || !ParseInt(spec.substr(comma + 1), &v)) {
+        std::fprintf(stderr, "qairt %s: --onnx-define-symbol expects NAME,VALUE, got '%s'\n", argv[0], spec.c_str());
+        return 2;
+      }
+      a->symbol_names.push_back(spec.substr(0, comma));
+      a->symbol_values.push_back(v);
+    } else if (!convert && a->model.empty() && arg[0] != '-') {
+      a->model = arg;
+    } else {
+      std::fprintf(stderr, "qairt %s: unknown argument '%s'\n", argv[0], arg.c_str());
+      return 2;
+    }
+  }
+  if (a->model.empty()) {
+    std::fprintf(stderr, convert ? "usage: qairt convert -i MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
+                                   "--dry_run [--json]\n"
+                                 : "usage: qairt inspect MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... [--json]\n");
+    return 2;
+  }
+  return 0;
+}
+
+std::string ReportString(const qairt_import_report_t* r, bool json) {
+  size_t len = 0;
+  auto fill = json ? qairt_import_report_json : qairt_import_report_text;
+  qairt_status_t* s = fill(r, nullptr, 0, &len);
+  if (s) {
+    qairt_status_free(s);
+    return {};
+  }
+  std::string out(len + 1, '\0');
+  s = fill(r, out.data(), out.size(), &len);
+  qairt_status_free(s);
+  out.resize(len);
+  return out;
+}
+
+int RunImport(int argc, char** argv, bool convert) {
+  ImportArgs a;
+  if (int rc = Parse(argc, argv, convert, &a)) return rc;
+  if (convert && !a.dry_run) {
+    std::fprintf(stderr, "qairt convert: only --dry_run is available in this version (quantization and the .qairt "
+                         "container come with target-specific processing)\n");
+    return 2;
+  }
+  std::vector<const char*> symbol_names, dim_names;
+  for (const auto& n : a.symbol_names) symbol_names.push_back(n.c_str());
+  for (const auto& n : a.dim_names) dim_names.push_back(n.c_str());
+  std::vector<size_t> ranks;
+  std::vector<const int64_t*> dims;
+  for (const auto& d : a.dims) {
+    ranks.push_back(d.size());
+    dims.push_back(d.data());
+  }
+  qairt_import_options opts;
+  qairt_import_options_init(&opts);
+  if (convert) opts.flags |= QAIRT_IMPORT_REQUIRE_STATIC;
+  opts.num_define_symbols = symbol_names.size();
+  opts.define_symbol_names = symbol_names.data();
+  opts.define_symbol_values = a.symbol_values.data();
+  opts.num_input_dims = dim_names.size();
+  opts.input_dim_names = dim_names.data();
+  opts.input_dim_ranks = ranks.data();
+  opts.input_dims = dims.data();
+
+  qairt_graph_t* graph = nullptr;
+  qairt_import_report_t* report = nullptr;
+  qairt_status_t* s = qairt_import_onnx_file(a.model.c_str(), &opts, &graph, &report);
+  int rc = 0;
+  if (report) {
+    std::fputs(ReportString(report, a.json).c_str(), stdout);
+    if (a.json) std::fputc('\n', stdout);
+  }
+  if (s) {
+    // Parse and file errors come without a report; otherwise it said it all.
+    if (!report || !a.json) std::fprintf(stderr, "qairt %s: %s\n", argv[0], qairt_status_message(s));
+    qairt_status_free(s);
+    rc = 1;
+  }
+  qairt_import_report_destroy(report);
+  qairt_graph_destroy(graph);
+  return rc;
+}
+
+}  // namespace
+
+int RunInspect(int argc, char** argv) { return RunImport(argc, argv, false); }
+int RunConvert(int argc, char** argv) { return RunImport(argc, argv, true); }
