@@ -228,8 +228,6 @@ int Soc(const char* soc) {
 
 }  // namespace
 
-namespace qairt_cli {
-
 int RunTargets(int argc, char** argv) {
   std::vector<const char*> pos;
   const char* op = nullptr;
@@ -257,5 +255,3 @@ int RunTargets(int argc, char** argv) {
   if (sub == "soc" && pos.size() == 2 && !op && !json) return Soc(pos[1]);
   return Usage(("bad arguments for '" + sub + "'").c_str());
 }
-
-}  // namespace qairt_cli

@@ -40,6 +40,7 @@ int PrintHelp(int, char**);
 
 int RunInspect(int argc, char** argv);  // cmd_import.cpp
 int RunConvert(int argc, char** argv);  // cmd_import.cpp
+int RunTargets(int argc, char** argv);  // cmd_targets.cpp
 
 namespace {
 
@@ -50,6 +51,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"dtypes", PrintDTypes, "list the element types with their TRACE-log tokens"},
     {"inspect", RunInspect, "MODEL: inputs, outputs, ops, parameters, encodings, dynamic dims"},
     {"convert", RunConvert, "-i MODEL [-d NAME DIMS] [--define_symbol NAME VALUE] --dry_run [--json]"},
+    {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"help", PrintHelp, "print this message"},
 };
 

@@ -1,8 +1,9 @@
 /*
  * qairt.h - the stable C ABI of the qairt quantization compiler library.
  *
- * This header is the whole published API: a function that is not declared
- * here is not part of it. It compiles as C99 and as C++.
+ * This header and its siblings in include/qairt/ (qairt_import.h,
+ * qairt_target.h, ...) are the whole published API: a function that is not
+ * declared in them is not part of it. They compile as C99 and as C++.
  *
  * ---------------------------------------------------------------------------
  * ABI rules
@@ -59,7 +60,7 @@
 #include <stdint.h>
 
 #define QAIRT_ABI_MAJOR 1
-#define QAIRT_ABI_MINOR 0
+#define QAIRT_ABI_MINOR 1
 #define QAIRT_ABI_VERSION ((QAIRT_ABI_MAJOR << 16) | QAIRT_ABI_MINOR)
 
 #if defined(_WIN32)

@@ -1,7 +1,7 @@
 /*
  * qairt_import.h - model import (ONNX) of the qairt C ABI.
  * Same conventions as qairt.h (status objects, struct_size, ownership).
- * Since ABI 1.0.
+ * Since ABI 1.1.
  */
 #ifndef QAIRT_QAIRT_IMPORT_H_
 #define QAIRT_QAIRT_IMPORT_H_

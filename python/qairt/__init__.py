@@ -1044,3 +1044,21 @@ def _read_diagnostics(dh) -> List[Diagnostic]:
             message=_dec(d.message),
         ))
     return out
+
+
+# ONNX import/export (qairt_import.h, qairt_export.h): python/qairt/onnx.py.
+from .onnx import export_onnx, import_onnx  # noqa: E402
+
+
+def _graph_export_onnx(self, path=None, opset=17, **kwargs):
+    """Writes the graph as an ONNX model to `path` (atomically), or returns the
+    bytes when path is None. See qairt.export_onnx."""
+    return export_onnx(self, path, opset=opset, **kwargs)
+
+
+Graph.export_onnx = _graph_export_onnx
+__all__ += ["import_onnx", "export_onnx"]
+
+# Target descriptors (qairt_target.h): python/qairt/targets.py.
+from .targets import Target, builtin_targets  # noqa: E402
+__all__ += ["Target", "builtin_targets"]

@@ -16,7 +16,7 @@ import os
 from . import errors
 
 ABI_MAJOR = 1  # QAIRT_ABI_MAJOR this binding was written against
-ABI_MINOR = 0
+ABI_MINOR = 1
 INVALID_ID = 0xFFFFFFFF
 CONSTANT_BORROW = 1
 
@@ -161,6 +161,48 @@ class OpInfo(ctypes.Structure):
         ("num_attrs", c_size_t),
     ]
 
+
+
+class ImportReportHandle(ctypes.Structure):
+    """Opaque qairt_import_report_t (qairt_import.h)."""
+
+
+ImportReportP = POINTER(ImportReportHandle)
+
+
+class ImportOptions(ctypes.Structure):
+    """qairt_import_options (qairt_import.h)."""
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("num_define_symbols", c_size_t),
+        ("define_symbol_names", POINTER(c_char_p)),
+        ("define_symbol_values", POINTER(c_int64)),
+        ("num_input_dims", c_size_t),
+        ("input_dim_names", POINTER(c_char_p)),
+        ("input_dim_ranks", POINTER(c_size_t)),
+        ("input_dims", POINTER(POINTER(c_int64))),
+    ]
+
+
+IMPORT_NO_BATCHNORM_FOLD = 1
+IMPORT_REQUIRE_STATIC = 2
+
+
+class OnnxExportOptions(ctypes.Structure):
+    """qairt_onnx_export_options (qairt_export.h)."""
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("opset", c_int64),
+        ("producer_name", c_char_p),
+        ("graph_name", c_char_p),
+    ]
+
+
+EXPORT_VALUE_INFO = 1
+# qairt_write_fn: int32_t (*)(void* user_data, const void* data, size_t size)
+WriteFn = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
 
 def new_struct(cls):
     """An instance of a public struct with struct_size set (as the *_init do)."""
@@ -326,6 +368,34 @@ _DECLS = [
     ("qairt_graph_get_encoding", StatusP, [GraphP, qairt_tensor_id, _P(EncodingP)]),
     ("qairt_graph_clear_encoding", StatusP, [GraphP, qairt_tensor_id]),
 ]
+
+# qairt_import.h
+_IMPORT_DECLS = [
+    ("qairt_import_options_init", None, [_P(ImportOptions)]),
+    ("qairt_import_onnx_file", StatusP, [c_char_p, _P(ImportOptions), _P(GraphP), _P(ImportReportP)]),
+    ("qairt_import_onnx_bytes", StatusP,
+     [c_void_p, c_size_t, _P(ImportOptions), _P(GraphP), _P(ImportReportP)]),
+    ("qairt_import_report_ok", c_int32, [ImportReportP]),
+    ("qairt_import_report_json", StatusP, [ImportReportP, c_char_p, c_size_t, _P(c_size_t)]),
+    ("qairt_import_report_text", StatusP, [ImportReportP, c_char_p, c_size_t, _P(c_size_t)]),
+    ("qairt_import_report_destroy", None, [ImportReportP]),
+]
+
+# qairt_export.h
+_EXPORT_DECLS = [
+    ("qairt_onnx_export_options_init", None, [_P(OnnxExportOptions)]),
+    ("qairt_export_onnx_file", StatusP, [GraphP, c_char_p, _P(OnnxExportOptions)]),
+    ("qairt_export_onnx_bytes", StatusP, [GraphP, _P(OnnxExportOptions), c_void_p, c_size_t, _P(c_size_t)]),
+    ("qairt_export_onnx_write", StatusP, [GraphP, _P(OnnxExportOptions), WriteFn, c_void_p]),
+]
+
+# Declarations per public header (tests compare each with its header).
+DECLARED_BY_HEADER = {
+    "qairt.h": tuple(d[0] for d in _DECLS),
+    "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS),
+    "qairt_export.h": tuple(d[0] for d in _EXPORT_DECLS),
+}
+_DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS
 
 # Names of every function declared (tests compare this with the header).
 DECLARED = tuple(d[0] for d in _DECLS)

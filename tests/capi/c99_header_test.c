@@ -2,6 +2,7 @@
  * header is C-clean, and exercises the C-only calling conventions: NULL
  * handling, struct_size, query-then-fill and error statuses. */
 #include <qairt/qairt.h>
+#include <qairt/qairt_import.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,24 @@ int main(void) {
   qairt_status_free(s);
 
   qairt_graph_destroy(g);
+
+  /* Import: garbage bytes are a parse error, with no graph and no crash. */
+  {
+    const char junk[] = "\x08\x07\xff\xff\xff this is not an onnx model";
+    qairt_import_options io;
+    qairt_graph_t* imported = NULL;
+    qairt_import_report_t* report = NULL;
+    qairt_import_options_init(&io);
+    s = qairt_import_onnx_bytes(junk, sizeof junk, &io, &imported, &report);
+    EXPECT(qairt_status_code(s) == QAIRT_PARSE_ERROR);
+    EXPECT(imported == NULL);
+    qairt_status_free(s);
+    qairt_import_report_destroy(report);
+    s = qairt_import_onnx_file("/nonexistent/model.onnx", NULL, &imported, NULL);
+    EXPECT(qairt_status_code(s) == QAIRT_IO_ERROR);
+    EXPECT(strstr(qairt_status_message(s), "/nonexistent/model.onnx") != NULL);
+    qairt_status_free(s);
+  }
   if (failures) {
     fprintf(stderr, "%d failures\n", failures);
     return 1;

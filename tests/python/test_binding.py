@@ -56,6 +56,20 @@ if STRICT:
 
 HEADER = os.path.join(REPO, "include", "qairt", "qairt.h")
 EXPORTS = os.path.join(REPO, "capi", "qairt.exports")
+# Headers whose functions _ffi declares, with their export lists (qairt_target.h
+# is declared by qairt.targets and checked in test_targets.py).
+FFI_HEADERS = {
+    "qairt.h": EXPORTS,
+    "qairt_import.h": os.path.join(REPO, "capi", "import.exports"),
+    "qairt_export.h": os.path.join(REPO, "capi", "export.exports"),
+}
+
+
+def header_functions(header, status_only=False):
+    with open(os.path.join(REPO, "include", "qairt", header)) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    pattern = r"QAIRT_API\s+qairt_status_t\*\s*(qairt_\w+)\s*\(" if status_only else r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\("
+    return set(re.findall(pattern, text))
 
 
 def f32(x):
@@ -144,35 +158,35 @@ class ModuleTest(unittest.TestCase):
 
 
 class AbiDeclarationTest(unittest.TestCase):
-    """Every function of qairt.h is declared in _ffi with matching types."""
+    """Every function of qairt.h, qairt_import.h and qairt_export.h is declared in _ffi with matching types."""
 
     @classmethod
     def setUpClass(cls):
-        with open(HEADER) as f:
-            text = f.read()
-        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-        cls.header_functions = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
+        cls.header_functions = set(header_functions("qairt.h"))
+        cls.by_header = {h: header_functions(h) for h in FFI_HEADERS}
 
     def test_every_header_function_declared(self):
         self.assertGreater(len(self.header_functions), 70)
-        declared = set(_ffi.DECLARED)
-        self.assertEqual(self.header_functions - declared, set(), "functions of qairt.h missing from _ffi")
-        self.assertEqual(declared - self.header_functions, set(), "functions in _ffi not in qairt.h")
-        for name in declared:
+        all_declared = set(_ffi.DECLARED)
+        all_headers = set().union(*self.by_header.values())
+        self.assertEqual(all_headers - all_declared, set(), "header functions missing from _ffi")
+        self.assertEqual(all_declared - all_headers, set(), "functions in _ffi not in the headers")
+        for header, functions in self.by_header.items():
+            self.assertEqual(set(_ffi.DECLARED_BY_HEADER[header]), functions, header)
+        for name in all_declared:
             fn = getattr(_ffi, name)
             self.assertIsNotNone(fn.argtypes, name)
 
     def test_exports_list_matches(self):
-        if not os.path.exists(EXPORTS):
-            self.skipTest("no capi/qairt.exports")
-        with open(EXPORTS) as f:
-            exported = {line.strip() for line in f if line.startswith("qairt_")}
-        self.assertEqual(exported, set(_ffi.DECLARED))
+        for header, exports in FFI_HEADERS.items():
+            if not os.path.exists(exports):
+                self.skipTest("no " + exports)
+            with open(exports) as f:
+                exported = {line.strip() for line in f if line.startswith("qairt_")}
+            self.assertEqual(exported, set(_ffi.DECLARED_BY_HEADER[header]), exports)
 
     def test_status_functions_have_errcheck(self):
-        with open(HEADER) as f:
-            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        fallible = set(re.findall(r"QAIRT_API\s+qairt_status_t\*\s*(qairt_\w+)\s*\(", text))
+        fallible = set().union(*(header_functions(h, status_only=True) for h in FFI_HEADERS))
         self.assertGreaterEqual(len(fallible), 40)
         for name in fallible:
             self.assertIs(getattr(_ffi, name).restype, _ffi.StatusP, name)
@@ -187,8 +201,10 @@ class AbiDeclarationTest(unittest.TestCase):
             "qairt_graph_options": _ffi.GraphOptions, "qairt_tensor_desc": _ffi.TensorDesc,
             "qairt_attr": _ffi.Attr, "qairt_op_desc": _ffi.OpDesc, "qairt_diagnostic": _ffi.Diagnostic,
             "qairt_tensor_info": _ffi.TensorInfo, "qairt_op_info": _ffi.OpInfo,
+            "qairt_import_options": _ffi.ImportOptions, "qairt_onnx_export_options": _ffi.OnnxExportOptions,
         }
-        lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "qairt/qairt.h"', "int main(void) {"]
+        lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "qairt/qairt.h"',
+                 '#include "qairt/qairt_import.h"', '#include "qairt/qairt_export.h"', "int main(void) {"]
         expected = []
         for cname, cls in structs.items():
             lines.append('printf("%%zu\\n", sizeof(%s));' % cname)

