@@ -2,6 +2,9 @@
 // and whether it will convert. Uses only the public C API.
 #include <qairt/qairt.h>
 #include <qairt/qairt_import.h>
+#include <qairt/qairt_target.h>
+
+#include <map>
 
 #include <cstdio>
 #include <cerrno>
@@ -15,6 +18,8 @@ namespace {
 struct ImportArgs {
   std::string model;
   std::string output_path;
+  std::string target;      // --target NAME|FILE
+  std::string target_soc;  // --target_soc_model SM8550
   bool json = false;
   bool dry_run = false;
   std::vector<std::string> symbol_names;
@@ -67,6 +72,12 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
     } else if (convert && (arg == "-o" || arg == "--output_path")) {
       if (!need(i, 1, arg.c_str())) return 2;
       a->output_path = argv[++i];
+    } else if (arg == "--target" || arg == "--target_backend") {
+      if (!need(i, 1, arg.c_str())) return 2;
+      a->target = argv[++i];
+    } else if (arg == "--target_soc_model") {
+      if (!need(i, 1, arg.c_str())) return 2;
+      a->target_soc = argv[++i];
     } else if (arg == "-d" || arg == "--input_dim") {
       if (!need(i, 2, arg.c_str())) return 2;
       std::vector<int64_t> dims;
@@ -136,6 +147,48 @@ std::string ReportString(const qairt_import_report_t* r, bool json) {
   return out;
 }
 
+// Every op type of the graph must have at least one kernel on the target.
+// Returns false (and lists them) when some do not.
+bool TargetCheck(const qairt_graph_t* graph, const qairt_target_t* target, std::string* text, std::string* json) {
+  qairt_target_info info;
+  std::memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  qairt_status_t* s = qairt_target_get_info(target, &info);
+  qairt_status_free(s);
+  std::map<std::string, size_t> missing;  // op type -> op count
+  size_t ops_checked = 0;
+  for (size_t i = 0; i < qairt_graph_op_count(graph); ++i) {
+    qairt_op_info op;
+    std::memset(&op, 0, sizeof op);
+    op.struct_size = sizeof op;
+    if (qairt_status_t* e = qairt_graph_op_info(graph, static_cast<qairt_op_id>(i), &op)) {
+      qairt_status_free(e);
+      continue;
+    }
+    ++ops_checked;
+    size_t count = 0;
+    qairt_status_t* e = qairt_target_kernel_count(target, op.type, &count);
+    qairt_status_free(e);
+    if (count == 0) ++missing[op.type];
+  }
+  const char* name = info.name ? info.name : "?";
+  *text = "target: " + std::string(name);
+  *json = "{\"name\":\"" + std::string(name) + "\",\"ops_without_kernels\":[";
+  if (missing.empty()) {
+    *text += ": every op type has a kernel (" + std::to_string(ops_checked) + " ops)\n";
+  } else {
+    *text += ": " + std::to_string(missing.size()) + " op types have no kernel:\n";
+    bool first = true;
+    for (const auto& [type, n] : missing) {
+      *text += "  error: " + type + " (" + std::to_string(n) + " ops) has no kernel on " + name + "\n";
+      *json += (first ? "\"" : ",\"") + type + "\"";
+      first = false;
+    }
+  }
+  *json += "]}";
+  return missing.empty();
+}
+
 int RunImport(int argc, char** argv, bool convert) {
   ImportArgs a;
   if (int rc = Parse(argc, argv, convert, &a)) return rc;
@@ -164,14 +217,35 @@ int RunImport(int argc, char** argv, bool convert) {
   opts.input_dim_ranks = ranks.data();
   opts.input_dims = dims.data();
 
+  // The target is resolved before the (slower) import so a typo fails fast.
+  qairt_target_t* target = nullptr;
+  if (!a.target.empty() || !a.target_soc.empty()) {
+    qairt_status_t* ts = !a.target.empty() ? qairt_target_load(a.target.c_str(), &target)
+                                           : qairt_target_for_soc(a.target_soc.c_str(), &target);
+    if (ts) {
+      std::fprintf(stderr, "qairt %s: %s\n", argv[0], qairt_status_message(ts));
+      qairt_status_free(ts);
+      return 1;
+    }
+  }
+
   qairt_graph_t* graph = nullptr;
   qairt_import_report_t* report = nullptr;
   qairt_status_t* s = qairt_import_onnx_file(a.model.c_str(), &opts, &graph, &report);
   int rc = 0;
+  std::string target_text, target_json;
+  if (graph && target && !TargetCheck(graph, target, &target_text, &target_json)) rc = 1;
   if (report) {
-    std::fputs(ReportString(report, a.json).c_str(), stdout);
+    std::string text = ReportString(report, a.json);
+    if (a.json && !target_json.empty() && !text.empty() && text.back() == '}') {
+      text.pop_back();
+      text += ",\"target\":" + target_json + "}";
+    }
+    std::fputs(text.c_str(), stdout);
     if (a.json) std::fputc('\n', stdout);
+    if (!a.json) std::fputs(target_text.c_str(), stdout);
   }
+  qairt_target_destroy(target);
   if (s) {
     // Parse and file errors come without a report; otherwise it said it all.
     if (!report || !a.json) std::fprintf(stderr, "qairt %s: %s\n", argv[0], qairt_status_message(s));

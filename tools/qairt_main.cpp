@@ -50,7 +50,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"ops", PrintOps, "list the op types of the IR (QNN names)"},
     {"dtypes", PrintDTypes, "list the element types with their TRACE-log tokens"},
     {"inspect", RunInspect, "MODEL: inputs, outputs, ops, parameters, encodings, dynamic dims"},
-    {"convert", RunConvert, "-i MODEL [-d NAME DIMS] [--define_symbol NAME VALUE] --dry_run [--json]"},
+    {"convert", RunConvert, "-i MODEL [-d NAME DIMS] [--define_symbol NAME VALUE] [--target T] --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"help", PrintHelp, "print this message"},
 };

@@ -19,4 +19,28 @@ done
 err=$("$qairt" no-such-command 2>&1 >/dev/null)
 echo "$err" | grep -q "unknown command 'no-such-command'" || fail "unknown command message: $err"
 "$qairt" >/dev/null 2>&1; [ $? -eq 2 ] || fail "no command should exit 2"
+# inspect and dry run on the bundled example model
+here=$(cd "$(dirname "$0")" && pwd)
+model="$here/../../examples/models/squeezenet_light.onnx"
+out=$("$qairt" inspect "$model") || fail "inspect exited $?"
+echo "$out" | grep -q "data_0 .*float32 .*\[1, 3, 224, 224\]" || fail "inspect lacks the input: $out"
+echo "$out" | grep -q "result: OK" || fail "inspect result: $out"
+out=$("$qairt" convert -i "$model" --dry_run --target htp_v73) || fail "dry run exited $?: $out"
+echo "$out" | grep -q "target: htp_v73: every op type has a kernel" || fail "target check: $out"
+json=$("$qairt" convert --input_network "$model" --dry_run --json --target_soc_model SM8550) || fail "json dry run exited $?"
+echo "$json" | /usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["ok"] is True, r
+assert r["inputs"][0]["name"] == "data_0" and r["inputs"][0]["shape"] == [1, 3, 224, 224], r["inputs"]
+assert r["outputs"][0]["static"] is True
+assert r["target"]["name"] == "htp_v73" and r["target"]["ops_without_kernels"] == []
+' || fail "json report"
+"$qairt" convert -i "$model" --dry_run --target no_such_target >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "unknown target exited $rc, expected 1"
+"$qairt" convert -i "$model" >/dev/null 2>&1; [ $? -eq 2 ] || fail "convert without --dry_run should be a usage error"
+err=$("$qairt" convert -i /nonexistent.onnx --dry_run 2>&1 >/dev/null); rc=$?
+echo "$err" | grep -q "/nonexistent.onnx" || fail "missing model message: $err"
+[ $rc -eq 1 ] || fail "missing model exited $rc, expected 1"
+"$qairt" convert -i "$model" -d data_0 1,3,x --dry_run >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad -d should be a usage error"
 echo "OK: cli"
