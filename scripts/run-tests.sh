@@ -20,5 +20,5 @@ if [ "${QAIRT_SANITIZERS:-0}" = "1" ]; then
   # Python loads libqairt.so into an uninstrumented interpreter: left to the
   # normal build. Everything native runs instrumented.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure -j"$(nproc)" -LE python)
+    ctest --output-on-failure -j"$(nproc)" -LE "python|ort")
 fi
