@@ -19,9 +19,16 @@ if [ "$have_all" = 1 ]; then
   exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1; then
-  echo "setup-npm: npm not found (apt-get install nodejs npm)" >&2
-  exit 1
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+  # A fresh Debian 12 machine: Debian's nodejs (18) and npm are enough.
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "setup-npm: installing nodejs and npm with apt"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends nodejs npm || {
+    echo "setup-npm: node/npm not found and apt-get could not install them" >&2
+    exit 1
+  }
 fi
 mkdir -p "$dir"
 if [ ! -f "$dir/package.json" ]; then

@@ -1,6 +1,7 @@
 // `qairt inspect` and `qairt convert`: import a model and report what is in it
 // and whether it will convert. Uses only the public C API.
 #include <qairt/qairt.h>
+#include <qairt/qairt_encodings.h>
 #include <qairt/qairt_import.h>
 #include <qairt/qairt_target.h>
 
@@ -22,6 +23,8 @@ struct ImportArgs {
   std::string target_soc;  // --target_soc_model SM8550
   bool json = false;
   bool dry_run = false;
+  std::string overrides;          // --quantization_overrides FILE
+  bool ignore_overrides = false;  // --ignore_quantization_overrides
   std::vector<std::string> symbol_names;
   std::vector<int64_t> symbol_values;
   std::vector<std::string> dim_names;
@@ -66,6 +69,11 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
       a->json = true;
     } else if (convert && arg == "--dry_run") {
       a->dry_run = true;
+    } else if (convert && arg == "--quantization_overrides") {
+      if (!need(i, 1, arg.c_str())) return 2;
+      a->overrides = argv[++i];
+    } else if (convert && arg == "--ignore_quantization_overrides") {
+      a->ignore_overrides = true;
     } else if (arg == "-i" || arg == "--input_network") {
       if (!need(i, 1, arg.c_str())) return 2;
       a->model = argv[++i];
@@ -125,7 +133,7 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
   }
   if (a->model.empty()) {
     std::fprintf(stderr, convert ? "usage: qairt convert -i MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
-                                   "--dry_run [--json]\n"
+                                   "[--quantization_overrides FILE] [--ignore_quantization_overrides] --dry_run [--json]\n"
                                  : "usage: qairt inspect MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... [--json]\n");
     return 2;
   }
@@ -189,6 +197,42 @@ bool TargetCheck(const qairt_graph_t* graph, const qairt_target_t* target, std::
   return missing.empty();
 }
 
+std::string RenderEncodingsDiagnostics(const qairt_encodings_diagnostics_t* d, qairt_report_format_t format) {
+  size_t len = 0;
+  if (qairt_status_t* s = qairt_encodings_diagnostics_render(d, format, nullptr, 0, &len)) {
+    qairt_status_free(s);
+    return {};
+  }
+  std::string out(len + 1, '\0');
+  qairt_status_free(qairt_encodings_diagnostics_render(d, format, out.data(), out.size(), &len));
+  out.resize(len);
+  return out;
+}
+
+// Loads `path` and applies it to `graph` (overrides win over Q-DQ encodings).
+// Returns false when any error was reported.
+bool ApplyOverrides(qairt_graph_t* graph, const std::string& path, std::string* text, std::string* json) {
+  qairt_encodings_diagnostics_t* diags = nullptr;
+  qairt_status_free(qairt_encodings_diagnostics_create(&diags));
+  if (!diags) return false;
+  qairt_encodings_t* enc = nullptr;
+  qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
+  if (enc) qairt_status_free(qairt_encodings_apply(enc, graph, nullptr, diags));
+  const size_t errors = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_ERROR);
+  *text = "quantization overrides: " + path + ": " +
+          (errors ? std::to_string(errors) + " error(s), nothing applied" :
+                    std::to_string(qairt_encodings_entry_count(enc)) + " encodings applied") + "\n" +
+          RenderEncodingsDiagnostics(diags, QAIRT_REPORT_TEXT);
+  *json = RenderEncodingsDiagnostics(diags, QAIRT_REPORT_JSON);
+  if (!json->empty() && json->back() == '}') {
+    json->pop_back();
+    *json += ",\"applied\":" + std::string(errors ? "0" : std::to_string(qairt_encodings_entry_count(enc))) + "}";
+  }
+  qairt_encodings_destroy(enc);
+  qairt_encodings_diagnostics_destroy(diags);
+  return errors == 0;
+}
+
 int RunImport(int argc, char** argv, bool convert) {
   ImportArgs a;
   if (int rc = Parse(argc, argv, convert, &a)) return rc;
@@ -235,15 +279,29 @@ int RunImport(int argc, char** argv, bool convert) {
   int rc = 0;
   std::string target_text, target_json;
   if (graph && target && !TargetCheck(graph, target, &target_text, &target_json)) rc = 1;
+  // Encodings overrides: applied to the imported graph; their diagnostics
+  // join the dry-run result.
+  std::string enc_text, enc_json;
+  if (graph && !a.overrides.empty() && a.ignore_overrides) {
+    enc_text = "quantization overrides: " + a.overrides + " ignored (--ignore_quantization_overrides)\n";
+    enc_json = "{\"file\":null,\"ignored\":true}";
+  } else if (graph && !a.overrides.empty() && !ApplyOverrides(graph, a.overrides, &enc_text, &enc_json)) {
+    rc = 1;
+  }
   if (report) {
     std::string text = ReportString(report, a.json);
     if (a.json && !target_json.empty() && !text.empty() && text.back() == '}') {
       text.pop_back();
       text += ",\"target\":" + target_json + "}";
     }
+    if (a.json && !enc_json.empty() && !text.empty() && text.back() == '}') {
+      text.pop_back();
+      text += ",\"quantization_overrides\":" + enc_json + "}";
+    }
     std::fputs(text.c_str(), stdout);
     if (a.json) std::fputc('\n', stdout);
     if (!a.json) std::fputs(target_text.c_str(), stdout);
+    if (!a.json) std::fputs(enc_text.c_str(), stdout);
   }
   qairt_target_destroy(target);
   if (s) {

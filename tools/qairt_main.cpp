@@ -41,6 +41,7 @@ int PrintHelp(int, char**);
 int RunInspect(int argc, char** argv);  // cmd_import.cpp
 int RunConvert(int argc, char** argv);  // cmd_import.cpp
 int RunTargets(int argc, char** argv);  // cmd_targets.cpp
+int RunEncodings(int argc, char** argv);  // cmd_encodings.cpp
 
 namespace {
 
@@ -52,6 +53,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"inspect", RunInspect, "MODEL: inputs, outputs, ops, parameters, encodings, dynamic dims"},
     {"convert", RunConvert, "-i MODEL [-d NAME DIMS] [--define_symbol NAME VALUE] [--target T] --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
+    {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
     {"help", PrintHelp, "print this message"},
 };
 

@@ -11,7 +11,7 @@
  *
  * Same conventions as qairt.h (status objects, struct_size, query-then-fill,
  * ownership). The graph is only read: several exports of one graph may run
- * at once. Since ABI 1.0, with qairt_import.h.
+ * at once. Since ABI 1.1.
  */
 #ifndef QAIRT_QAIRT_EXPORT_H_
 #define QAIRT_QAIRT_EXPORT_H_

@@ -148,6 +148,24 @@ Status Graph::MarkOutput(TensorId tensor) {
   return Status::Ok();
 }
 
+Status Graph::RenameTensor(TensorId tensor, std::string new_name) {
+  if (!valid_tensor(tensor)) return InvalidArgument("failed to rename tensor: {} is not a tensor of this graph", tensor);
+  if (new_name.empty()) return InvalidArgument("failed to rename tensor '{}': new name is empty", tensors_[tensor].name);
+  Tensor& t = tensors_[tensor];
+  if (auto it = tensor_by_name_.find(t.name); it != tensor_by_name_.end() && it->second == tensor) {
+    tensor_by_name_.erase(it);
+    // Another tensor with the old name (a duplicate) becomes the one found.
+    for (TensorId other = 0; other < tensors_.size(); ++other)
+      if (other != tensor && tensors_[other].name == t.name) {
+        tensor_by_name_.emplace(t.name, other);
+        break;
+      }
+  }
+  t.name = std::move(new_name);
+  tensor_by_name_.emplace(t.name, tensor);
+  return Status::Ok();
+}
+
 Status Graph::SetOpInput(OpId op_id, size_t slot, TensorId tensor) {
   if (!valid_op(op_id)) return InvalidArgument("failed to set op input: {} is not an op of this graph", op_id);
   Op& op = ops_[op_id];

@@ -112,6 +112,9 @@ class Graph {
   Result<OpId> AddOp(std::string type, std::string name, std::vector<TensorId> inputs,
                      const std::vector<std::string>& output_names, AttributeMap attrs = {});
   Status MarkOutput(TensorId tensor);
+  // Renames a tensor (lookups by the old name stop finding it). A name that
+  // is already taken is allowed and reported by Validate().
+  Status RenameTensor(TensorId tensor, std::string new_name);
   Status SetOpInput(OpId op, size_t slot, TensorId tensor);
   // Runs shape inference over all ops in topological order (no-op on cycles).
   void InferShapes();

@@ -1062,3 +1062,4 @@ __all__ += ["import_onnx", "export_onnx"]
 # Target descriptors (qairt_target.h): python/qairt/targets.py.
 from .targets import Target, builtin_targets  # noqa: E402
 __all__ += ["Target", "builtin_targets"]
+from .encodings import Encodings, EncodingsDiagnostic  # noqa: E402,F401  (qairt_encodings.h)

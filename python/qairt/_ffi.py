@@ -389,7 +389,9 @@ _EXPORT_DECLS = [
     ("qairt_export_onnx_write", StatusP, [GraphP, _P(OnnxExportOptions), WriteFn, c_void_p]),
 ]
 
-# Declarations per public header (tests compare each with its header).
+# Declarations per public header: tests/python/test_binding.py compares each
+# list with its header and with capi/<name>.exports. A new header's functions
+# go in a list of their own and an entry here.
 DECLARED_BY_HEADER = {
     "qairt.h": tuple(d[0] for d in _DECLS),
     "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS),

@@ -3,6 +3,7 @@
  * handling, struct_size, query-then-fill and error statuses. */
 #include <qairt/qairt.h>
 #include <qairt/qairt_import.h>
+#include <qairt/qairt_export.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,36 @@ int main(void) {
   s = qairt_graph_tensor_info(g, 12345, &info);
   EXPECT(qairt_status_code(s) == QAIRT_NOT_FOUND);
   qairt_status_free(s);
+
+  /* Export: query-then-fill of the ONNX bytes (re-imported), a bad opset
+   * and an unwritable path fail cleanly. */
+  {
+    qairt_onnx_export_options eo;
+    size_t size = 0, size2 = 0;
+    unsigned char* bytes;
+    qairt_graph_t* back = NULL;
+    qairt_onnx_export_options_init(&eo);
+    EXPECT(eo.opset == QAIRT_ONNX_EXPORT_DEFAULT_OPSET);
+    EXPECT(ok(qairt_export_onnx_bytes(g, &eo, NULL, 0, &size)));
+    EXPECT(size > 20);
+    bytes = (unsigned char*)malloc(size);
+    s = qairt_export_onnx_bytes(g, &eo, bytes, size - 1, &size2);
+    EXPECT(qairt_status_code(s) == QAIRT_BUFFER_TOO_SMALL);
+    qairt_status_free(s);
+    EXPECT(ok(qairt_export_onnx_bytes(g, &eo, bytes, size, &size2)) && size2 == size);
+    EXPECT(ok(qairt_import_onnx_bytes(bytes, size, NULL, &back, NULL)));
+    EXPECT(back != NULL && qairt_graph_op_count(back) == 1);
+    qairt_graph_destroy(back);
+    free(bytes);
+    eo.opset = 7;
+    s = qairt_export_onnx_bytes(g, &eo, NULL, 0, &size);
+    EXPECT(qairt_status_code(s) == QAIRT_INVALID_ARGUMENT);
+    qairt_status_free(s);
+    s = qairt_export_onnx_file(g, "/nonexistent/dir/model.onnx", NULL);
+    EXPECT(qairt_status_code(s) == QAIRT_IO_ERROR);
+    EXPECT(s != NULL && strstr(qairt_status_message(s), "/nonexistent/dir/model.onnx") != NULL);
+    qairt_status_free(s);
+  }
 
   qairt_graph_destroy(g);
 

@@ -59,11 +59,13 @@ TEST_CASE("per-tensor uint8 activations fold into encodings", "[import][qdq]") {
   CHECK(x.encoding->scales == std::vector<float>{0.02f});
   CHECK(x.encoding->offsets == std::vector<int32_t>{-128});
   CHECK(x.encoding->symmetry == Symmetry::kSymmetric);  // zero point at the grid centre
-  const Tensor& y = Find(g, "y");
+  // The DQ output aliases the Relu's output, which takes the graph output's name.
+  CHECK(!g.FindTensor("y").has_value());
+  const Tensor& y = Find(g, "out");
   REQUIRE(y.encoding);
   CHECK(y.encoding->offsets == std::vector<int32_t>{-3});
   CHECK(y.encoding->symmetry == Symmetry::kAsymmetric);
-  CHECK(y.is_output);  // the DQ output aliases y
+  CHECK(y.is_output);
 }
 
 TEST_CASE("uint16 activations at opset 21", "[import][qdq]") {
@@ -171,6 +173,18 @@ TEST_CASE("com.microsoft Q/DQ at opset 13", "[import][qdq]") {
   CHECK(x.encoding->symmetry == Symmetry::kSymmetric);
 }
 
+TEST_CASE("outputs behind Identity keep their ONNX names", "[import]") {
+  OnnxModelBuilder b(13);
+  b.Input("x", P::FLOAT, {2});
+  b.Node("Relu", {"x"}, {"r"});
+  b.Node("Identity", {"r"}, {"features"});
+  b.Output("features", P::FLOAT, {2});
+  Graph g = Import(b);
+  REQUIRE(g.outputs().size() == 1);
+  CHECK(g.tensor(g.outputs()[0]).name == "features");
+  CHECK(g.FindTensor("features") == g.outputs()[0]);
+}
+
 TEST_CASE("requantization becomes an explicit Convert", "[import][qdq]") {
   OnnxModelBuilder b(13);
   b.Input("x", P::FLOAT, {4});
@@ -189,6 +203,7 @@ TEST_CASE("requantization becomes an explicit Convert", "[import][qdq]") {
   REQUIRE(g.op_count() == 2);
   CHECK(g.op(0).type == "Convert");
   const Tensor& converted = g.tensor(g.op(0).outputs[0]);
+  CHECK(converted.dtype == DType::kFloat32);
   REQUIRE(converted.encoding);
   CHECK(converted.encoding->offsets == std::vector<int32_t>{-10});
   CHECK(Find(g, "x").encoding->scales == std::vector<float>{0.1f});

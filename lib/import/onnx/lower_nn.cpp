@@ -479,9 +479,16 @@ Status LowerResize(NodeContext& ctx) {
     attrs["sizes"] = *sizes;
   } else if (scales && !scales->empty()) {
     // Output sizes from static dims (QNN wants sizes); keep scales otherwise.
-    if (x.fully_known() && scales->size() == x.rank()) {
-      Ints out;
-      for (size_t i = 0; i < x.rank(); ++i) out.push_back(static_cast<int64_t>(std::floor(x[i].value * (*scales)[i])));
+    // Sizes only when exact: ONNX Runtime derives the scale back as out/in,
+    // which differs from the given scale when in*scale is not an integer.
+    bool exact = x.fully_known() && scales->size() == x.rank();
+    Ints out;
+    for (size_t i = 0; exact && i < x.rank(); ++i) {
+      const double v = x[i].value * (*scales)[i];
+      exact = v == std::floor(v);
+      out.push_back(static_cast<int64_t>(std::floor(v)));
+    }
+    if (exact) {
       attrs["sizes"] = out;
     } else {
       attrs["scales"] = *scales;

@@ -105,7 +105,7 @@ Status LowerQuantize(NodeContext& ctx) {
   const Tensor& t = ctx.importer().graph().tensor(target->tensor);
   if (t.encoding && *t.encoding != enc.value()) {
     // Requantization (Q-DQ-Q with other parameters): an explicit Convert.
-    auto out = ctx.Emit("Convert", {target->tensor});
+    auto out = ctx.Emit("Convert", {target->tensor}, {{"output_dtype", static_cast<int64_t>(t.dtype)}});
     if (!out.ok()) return out.status();
     Status s = ctx.importer().graph().SetEncoding(out.value()[0], enc.value());
     return s.ok() ? Status::Ok() : ctx.Fail("", "{}", s.message());

@@ -1,0 +1,64 @@
+// Parse + apply throughput of the encodings reader on a synthetic LLM-scale
+// 2.0.0 file (benchmarks/encodings/gen_synthetic.py). Not a test: prints
+// MB/s; run_bench.sh puts Python's json module next to it.
+//
+//   bench_encodings FILE.json FILE.tensors [repeats]
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "import/encodings/encodings.h"
+
+using namespace qairt;  // NOLINT
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: bench_encodings FILE.json FILE.tensors [repeats]\n");
+    return 2;
+  }
+  const int repeats = argc > 3 ? std::atoi(argv[3]) : 3;
+  // The graph: one activation per listed tensor, with its shape.
+  Graph base("synthetic");
+  std::ifstream shapes(argv[2]);
+  std::string line;
+  while (std::getline(shapes, line)) {
+    const size_t sp = line.rfind(' ');
+    std::vector<Dim> dims;
+    std::stringstream ss(line.substr(sp + 1));
+    std::string d;
+    while (std::getline(ss, d, ',')) dims.emplace_back(std::stoll(d));
+    if (!base.AddInput(line.substr(0, sp), DType::kFloat32, Shape(dims)).ok()) return 1;
+  }
+  std::ifstream probe(argv[1], std::ios::binary | std::ios::ate);
+  const double mb = static_cast<double>(probe.tellg()) / 1e6;
+  double best_parse = 1e30, best_total = 1e30;
+  size_t entries = 0, applied = 0;
+  for (int r = 0; r < repeats; ++r) {
+    Graph g = base;
+    const auto t0 = std::chrono::steady_clock::now();
+    encodings::Diags diags;
+    auto file = encodings::ReadEncodingsFile(argv[1], {}, &diags);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!file.ok()) {
+      std::fprintf(stderr, "%s\n", file.status().message().c_str());
+      return 1;
+    }
+    encodings::ApplyOptions ao;
+    auto stats = encodings::ApplyEncodings(file.value(), &g, ao, &diags);
+    const auto t2 = std::chrono::steady_clock::now();
+    if (!stats.ok()) {
+      std::fprintf(stderr, "%s\n", stats.status().message().c_str());
+      return 1;
+    }
+    entries = file.value().entries.size();
+    applied = stats.value().applied;
+    best_parse = std::min(best_parse, std::chrono::duration<double>(t1 - t0).count());
+    best_total = std::min(best_total, std::chrono::duration<double>(t2 - t0).count());
+  }
+  std::printf("file: %.1f MB, %zu entries, %zu applied\n", mb, entries, applied);
+  std::printf("qairt parse:         %.3f s  %.0f MB/s\n", best_parse, mb / best_parse);
+  std::printf("qairt parse+apply:   %.3f s  %.0f MB/s\n", best_total, mb / best_total);
+  return 0;
+}

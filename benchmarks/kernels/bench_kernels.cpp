@@ -1,0 +1,221 @@
+// Kernel throughput against memory bandwidth (issue 7). Bytes are counted as
+// read + written (memcpy of B bytes = 2B), so "bytes_per_second" of a
+// quantize case divided by that of BM_Memcpy is its "% of memcpy".
+// Arg 0 = threads (1 or 2), arg 1 (where present) = ISA level
+// (0 scalar, 1 sse41, 2 avx2, 3 avx512; -1 = dispatched).
+// Run: build/benchmarks/bench_kernels (or benchmarks/kernels_vs_numpy.py).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "kernels/ops.h"
+
+namespace {
+
+namespace k = qairt::kernels;
+
+constexpr size_t k64M = size_t{64} << 20;
+
+// Random normal data, generated once per size and shared by the cases.
+const std::vector<float>& Data(size_t n) {
+  static std::vector<float> d;
+  if (d.size() < n) {
+    d.resize(n);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    for (auto& v : d) v = g(rng);
+  }
+  return d;
+}
+
+struct Env {
+  std::unique_ptr<k::ThreadPool> pool;
+  k::ExecOptions opt;
+  explicit Env(const benchmark::State& state) {
+    const auto threads = static_cast<size_t>(state.range(0));
+    if (threads > 1) pool = std::make_unique<k::ThreadPool>(threads);
+    opt.pool = pool.get();
+    if (state.range(1) >= 0) opt.config = &k::GetKernelConfig(static_cast<k::Isa>(state.range(1)));
+    opt.chunk = size_t{1} << 18;
+  }
+};
+
+void Label(benchmark::State& state, const Env& e) {
+  const k::KernelConfig& c = e.opt.config ? *e.opt.config : k::GetKernelConfig();
+  state.SetLabel(std::string(k::IsaName(c.level)) + " threads=" + std::to_string(state.range(0)));
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  Env e(state);
+  const size_t n = k64M;
+  const std::vector<float>& x = Data(n);
+  std::vector<float> y(n, 1.0f);
+  const size_t tasks = n / e.opt.chunk;
+  for (auto _ : state) {
+    k::ParallelFor(e.opt.pool, tasks, [&](size_t t, size_t) {
+      std::memcpy(y.data() + t * e.opt.chunk, x.data() + t * e.opt.chunk, e.opt.chunk * sizeof(float));
+    });
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 8));
+  Label(state, e);
+}
+
+// per-tensor u8 asymmetric, 64M elements
+void BM_QuantU8PerTensor(benchmark::State& state) {
+  Env e(state);
+  const size_t n = k64M;
+  const std::vector<float>& x = Data(n);
+  std::vector<uint8_t> y(n, 1);
+  const float scale = 10.0f / 255;
+  const int32_t offset = -128;
+  k::QuantArgs a;
+  a.scales = &scale;
+  a.offsets = &offset;
+  a.qmin = 0;
+  a.qmax = 255;
+  const k::Grid g = k::Grid::PerTensor({static_cast<int64_t>(n)});
+  for (auto _ : state) {
+    k::QuantizeGrid(k::InType::kF32, x.data(), g, a, k::QStorage::kQ8, y.data(), e.opt);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 5));
+  Label(state, e);
+}
+
+// per-channel s8 symmetric, [4096, 16384] axis 0
+void BM_QuantS8PerChannel(benchmark::State& state) {
+  Env e(state);
+  const int64_t c = 4096, kk = 16384;
+  const size_t n = static_cast<size_t>(c * kk);
+  const std::vector<float>& x = Data(n);
+  std::vector<int8_t> y(n, 1);
+  std::vector<float> scales(static_cast<size_t>(c));
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.02f + 0.00001f * static_cast<float>(i);
+  k::QuantArgs a;
+  a.scales = scales.data();
+  a.qmin = -128;
+  a.qmax = 127;
+  const k::Grid g = k::Grid::PerChannel({c, kk}, 0);
+  for (auto _ : state) {
+    k::QuantizeGrid(k::InType::kF32, x.data(), g, a, k::QStorage::kQ8, y.data(), e.opt);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 5));
+  Label(state, e);
+}
+
+// int4 block-64 symmetric with packing, [4096, 4096] (blocks along the last axis)
+void BM_QuantS4Block64(benchmark::State& state) {
+  Env e(state);
+  const int64_t c = 4096, kk = 4096, b = 64;
+  const size_t n = static_cast<size_t>(c * kk);
+  const std::vector<float>& x = Data(n);
+  std::vector<uint8_t> y(n / 2, 1);
+  std::vector<float> scales(n / static_cast<size_t>(b));
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.3f + 0.001f * static_cast<float>(i % 97);
+  k::QuantArgs a;
+  a.scales = scales.data();
+  a.qmin = -8;
+  a.qmax = 7;
+  const k::Grid g = k::Grid::PerBlock({c, kk}, {1, b});
+  for (auto _ : state) {
+    k::QuantizeGrid(k::InType::kF32, x.data(), g, a, k::QStorage::kQ4, y.data(), e.opt);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + n / 2)));
+  Label(state, e);
+}
+
+// LPBQ 4 -> 8 bit, block 64, [4096, 4096]: block min/max, per-channel float
+// scale and per-block integer scales, then quantize + pack (fused per row).
+void BM_LpbqS4Block64(benchmark::State& state) {
+  Env e(state);
+  const size_t c = 4096, kk = 4096, b = 64;
+  const size_t n = c * kk;
+  const std::vector<float>& x = Data(n);
+  std::vector<uint8_t> y(n / 2, 1);
+  std::vector<float> cs(c);
+  std::vector<int32_t> is(n / b);
+  for (auto _ : state) {
+    k::QuantizeLpbqRows(x.data(), c, kk, b, 4, 8, k::kDefaultMinRange, cs.data(), is.data(), y.data(), e.opt);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + n / 2)));
+  Label(state, e);
+}
+
+// 2048-bin histogram of 64M elements
+void BM_Hist2048(benchmark::State& state) {
+  Env e(state);
+  const size_t n = k64M;
+  const std::vector<float>& x = Data(n);
+  std::vector<uint64_t> h(2048);
+  for (auto _ : state) {
+    k::Histogram(x.data(), n, -4.0f, 4.0f, 2048, h.data(), e.opt);
+    benchmark::DoNotOptimize(h.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 4));
+  Label(state, e);
+}
+
+// per-tensor min/max of 64M elements (calibration / encoding computation)
+void BM_MinMax(benchmark::State& state) {
+  Env e(state);
+  const size_t n = k64M;
+  const std::vector<float>& x = Data(n);
+  const k::Grid g = k::Grid::PerTensor({static_cast<int64_t>(n)});
+  float mn, mx;
+  for (auto _ : state) {
+    k::MinMaxGrid(x.data(), g, &mn, &mx, e.opt);
+    benchmark::DoNotOptimize(mn);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 4));
+  Label(state, e);
+}
+
+// u8 -> f32 per-tensor dequantize, 64M elements
+void BM_DequantU8PerTensor(benchmark::State& state) {
+  Env e(state);
+  const size_t n = k64M;
+  std::vector<uint8_t> q(n);
+  for (size_t i = 0; i < n; ++i) q[i] = static_cast<uint8_t>(i * 7);
+  std::vector<float> y(n, 1.0f);
+  const float scale = 0.01f;
+  const int32_t offset = -128;
+  k::QuantArgs a;
+  a.scales = &scale;
+  a.offsets = &offset;
+  const k::Grid g = k::Grid::PerTensor({static_cast<int64_t>(n)});
+  for (auto _ : state) {
+    k::DequantizeGrid(k::QKind::kU8, q.data(), g, a, y.data(), e.opt);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * n * 5));
+  Label(state, e);
+}
+
+void Threads(benchmark::internal::Benchmark* b) {
+  b->Args({1, -1})->Args({2, -1})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+void ThreadsAndIsas(benchmark::internal::Benchmark* b) {
+  Threads(b);
+  for (int isa = 0; isa < 4; ++isa) b->Args({1, isa});
+}
+
+BENCHMARK(BM_Memcpy)->Apply(Threads);
+BENCHMARK(BM_QuantU8PerTensor)->Apply(ThreadsAndIsas);
+BENCHMARK(BM_QuantS8PerChannel)->Apply(Threads);
+BENCHMARK(BM_QuantS4Block64)->Apply(Threads);
+BENCHMARK(BM_LpbqS4Block64)->Apply(Threads);
+BENCHMARK(BM_Hist2048)->Apply(Threads);
+BENCHMARK(BM_MinMax)->Apply(Threads);
+BENCHMARK(BM_DequantU8PerTensor)->Apply(Threads);
+
+}  // namespace
+
+BENCHMARK_MAIN();

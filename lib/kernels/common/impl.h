@@ -1,0 +1,367 @@
+// Generic kernel bodies, written once against the vector traits `V` of one
+// ISA (kernels/isa/<isa>.h, included first, defines QAIRT_ISA_NS and V) and
+// compiled once per ISA namespace with that file's flags (simdjson-style).
+// Only the tile is per ISA; outer loops, run tracking and tails are here.
+// Tails go through a zero-padded stack tile so they run the same vector
+// instructions as the body (bit-exact with no scalar fallback to keep in sync).
+#ifndef QAIRT_ISA_NS
+#error "include kernels/isa/<isa>.h first"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/scalar.h"
+
+namespace qairt::kernels::QAIRT_ISA_NS {
+
+using F = V::F;
+using I = V::I;
+constexpr size_t kW = V::kW;
+
+// Which run (scale / offset) the elements of a call belong to.
+struct Runs {
+  const float* scales;
+  const int32_t* offsets;
+  size_t block;
+  size_t first;
+  size_t r;    // current run
+  size_t end;  // index (relative to the call) one past the current run
+
+  explicit Runs(const QuantParams& p) : scales(p.scales), offsets(p.offsets), block(p.block), first(p.first) {
+    r = first / block;
+    end = (r + 1) * block - first;
+  }
+  // Moves to the run holding element i (i never decreases).
+  void Seek(size_t i) {
+    if (i < end) return;
+    const size_t adv = (i - end < block) ? 1 : (i - end) / block + 1;
+    r += adv;
+    end += adv * block;
+  }
+  float scale() const { return scales[r]; }
+  int32_t offset() const { return offsets ? offsets[r] : 0; }
+  float zp() const { return 0.0f - static_cast<float>(offset()); }
+};
+
+// Per-lane scale/zero point for a tile that straddles runs (or a tail).
+static inline void FillLanes(Runs& rt, size_t i, size_t cnt, float* s, float* z, int32_t* o) {
+  for (size_t j = 0; j < kW; ++j) {
+    if (j < cnt) {
+      rt.Seek(i + j);
+      s[j] = rt.scale();
+      z[j] = rt.zp();
+      o[j] = rt.offset();
+    } else {
+      s[j] = 1.0f;
+      z[j] = 0.0f;
+      o[j] = 0;
+    }
+  }
+}
+
+template <int kBits>
+static inline I QuantVec(F x, F s, F z, F lo, F hi) {
+  F v = V::RoundEven(V::Div(V::NanToZero(x), s));
+  v = V::Min(V::Max(V::Add(v, z), lo), hi);
+  I q = V::CvtF2I(v);
+  if constexpr (kBits == 32) q = V::FixI32Max(v, q);
+  return q;
+}
+
+// Copies the first `bits` bits of a staged tile out, clearing unused high bits.
+static inline void CopyBits(uint8_t* dst, uint8_t* src, size_t bits) {
+  const size_t nbytes = (bits + 7) / 8;
+  if (bits % 8) src[nbytes - 1] = static_cast<uint8_t>(src[nbytes - 1] & ((1u << (bits % 8)) - 1u));
+  __builtin_memcpy(dst, src, nbytes);
+}
+
+template <class In, int kBits>
+void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
+  const In* x = static_cast<const In*>(xv);
+  uint8_t* y = static_cast<uint8_t*>(yv);
+  const F lo = V::Set1(static_cast<float>(p->qmin));
+  const F hi = V::Set1(static_cast<float>(p->qmax));
+  alignas(64) float sb[kW];
+  alignas(64) float zb[kW];
+  alignas(64) int32_t ob[kW];
+  Runs rt(*p);
+  size_t i = 0;
+  if (p->block == 1) {
+    const float* sc = p->scales + p->first;
+    const int32_t* of = p->offsets ? p->offsets + p->first : nullptr;
+    const F zero = V::Set1(0.0f);
+    for (; i + kW <= n; i += kW) {
+      const F z = of ? V::Sub(zero, V::CvtI2F(V::LoadI32(of + i))) : zero;
+      V::template StoreQ<kBits>(y + i * kBits / 8, QuantVec<kBits>(V::Load(x + i), V::Load(sc + i), z, lo, hi));
+    }
+  } else {
+    F s = V::Set1(rt.scale());
+    F z = V::Set1(rt.zp());
+    for (; i + kW <= n; i += kW) {
+      if (i >= rt.end) {
+        rt.Seek(i);
+        s = V::Set1(rt.scale());
+        z = V::Set1(rt.zp());
+      }
+      I q;
+      if (i + kW <= rt.end) {
+        q = QuantVec<kBits>(V::Load(x + i), s, z, lo, hi);
+      } else {
+        FillLanes(rt, i, kW, sb, zb, ob);
+        q = QuantVec<kBits>(V::Load(x + i), V::Load(sb), V::Load(zb), lo, hi);
+        s = V::Set1(rt.scale());
+        z = V::Set1(rt.zp());
+      }
+      V::template StoreQ<kBits>(y + i * kBits / 8, q);
+    }
+  }
+  if (i < n) {
+    const size_t cnt = n - i;
+    In xb[kW] = {};
+    __builtin_memcpy(xb, x + i, cnt * sizeof(In));
+    FillLanes(rt, i, cnt, sb, zb, ob);
+    alignas(64) uint8_t yb[kW * 4];
+    V::template StoreQ<kBits>(yb, QuantVec<kBits>(V::Load(xb), V::Load(sb), V::Load(zb), lo, hi));
+    CopyBits(y + i * kBits / 8, yb, cnt * kBits);
+  }
+}
+
+template <int kBits, bool kSigned>
+static inline F DequantVec(const uint8_t* q, I off, F s) {
+  const I v = V::template LoadQ<kBits, kSigned>(q);
+  if constexpr (kBits == 32) {
+    return V::DequantS32(v, off, s);
+  } else {
+    return V::Mul(V::CvtI2F(V::AddI(v, off)), s);
+  }
+}
+
+template <int kBits, bool kSigned>
+void Dequant(size_t n, const void* qv, float* y, const QuantParams* p) {
+  const uint8_t* q = static_cast<const uint8_t*>(qv);
+  alignas(64) float sb[kW];
+  alignas(64) float zb[kW];
+  alignas(64) int32_t ob[kW];
+  Runs rt(*p);
+  size_t i = 0;
+  if (p->block == 1) {
+    const float* sc = p->scales + p->first;
+    const int32_t* of = p->offsets ? p->offsets + p->first : nullptr;
+    for (; i + kW <= n; i += kW) {
+      const I o = of ? V::LoadI32(of + i) : V::Set1I(0);
+      V::Store(y + i, DequantVec<kBits, kSigned>(q + i * kBits / 8, o, V::Load(sc + i)));
+    }
+  } else {
+    F s = V::Set1(rt.scale());
+    I o = V::Set1I(rt.offset());
+    for (; i + kW <= n; i += kW) {
+      if (i >= rt.end) {
+        rt.Seek(i);
+        s = V::Set1(rt.scale());
+        o = V::Set1I(rt.offset());
+      }
+      if (i + kW <= rt.end) {
+        V::Store(y + i, DequantVec<kBits, kSigned>(q + i * kBits / 8, o, s));
+      } else {
+        FillLanes(rt, i, kW, sb, zb, ob);
+        V::Store(y + i, DequantVec<kBits, kSigned>(q + i * kBits / 8, V::LoadI32(ob), V::Load(sb)));
+        s = V::Set1(rt.scale());
+        o = V::Set1I(rt.offset());
+      }
+    }
+  }
+  if (i < n) {
+    const size_t cnt = n - i;
+    alignas(64) uint8_t qb[kW * 4] = {};
+    __builtin_memcpy(qb, q + i * kBits / 8, (cnt * kBits + 7) / 8);
+    FillLanes(rt, i, cnt, sb, zb, ob);
+    alignas(64) float yb[kW];
+    V::Store(yb, DequantVec<kBits, kSigned>(qb, V::LoadI32(ob), V::Load(sb)));
+    __builtin_memcpy(y + i, yb, cnt * sizeof(float));
+  }
+}
+
+static inline void BiasQuant(size_t n, const float* b, int32_t* y, const BiasParams* p) {
+  const F lo = V::Set1(-2147483648.0f);
+  const F hi = V::Set1(2147483648.0f);
+  const F zero = V::Set1(0.0f);
+  const F in = V::Set1(p->input_scale);
+  const F s0 = V::Set1(p->input_scale * p->weight_scales[0]);
+  uint8_t* out = reinterpret_cast<uint8_t*>(y);
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    const F s = p->per_channel ? V::Mul(in, V::Load(p->weight_scales + i)) : s0;
+    V::template StoreQ<32>(out + 4 * i, QuantVec<32>(V::Load(b + i), s, zero, lo, hi));
+  }
+  if (i < n) {
+    const size_t cnt = n - i;
+    alignas(64) float xb[kW] = {};
+    alignas(64) float wb[kW];
+    for (size_t j = 0; j < kW; ++j) wb[j] = p->per_channel ? (j < cnt ? p->weight_scales[i + j] : 1.0f) : p->weight_scales[0];
+    __builtin_memcpy(xb, b + i, cnt * sizeof(float));
+    alignas(64) uint8_t yb[kW * 4];
+    V::template StoreQ<32>(yb, QuantVec<32>(V::Load(xb), V::Mul(in, V::Load(wb)), zero, lo, hi));
+    __builtin_memcpy(out + 4 * i, yb, cnt * 4);
+  }
+}
+
+// ----- statistics -----------------------------------------------------------
+
+static inline void MinMax(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs) {
+  const float inf = __builtin_inff();
+  size_t i = 0;
+  size_t r = first / block;
+  size_t run_end = (r + 1) * block - first;  // relative end of run r
+  for (; i < n; ++r, run_end += block) {
+    const size_t end = run_end < n ? run_end : n;
+    F vmin0 = V::Set1(inf), vmax0 = V::Set1(-inf), vmin1 = vmin0, vmax1 = vmax0;
+    for (; i + 2 * kW <= end; i += 2 * kW) {
+      const F a = V::Load(x + i);
+      const F b = V::Load(x + i + kW);
+      vmin0 = V::Min(a, vmin0);
+      vmax0 = V::Max(a, vmax0);
+      vmin1 = V::Min(b, vmin1);
+      vmax1 = V::Max(b, vmax1);
+    }
+    for (; i + kW <= end; i += kW) {
+      const F a = V::Load(x + i);
+      vmin0 = V::Min(a, vmin0);
+      vmax0 = V::Max(a, vmax0);
+    }
+    float mn = V::ReduceMin(V::Min(vmin1, vmin0));
+    float mx = V::ReduceMax(V::Max(vmax1, vmax0));
+    for (; i < end; ++i) {
+      mn = MinPs(x[i], mn);
+      mx = MaxPs(x[i], mx);
+    }
+    mins[r] = CanonicalZero(MinPs(mn, mins[r]));
+    maxs[r] = CanonicalZero(MaxPs(mx, maxs[r]));
+  }
+}
+
+static inline void VMinMax(size_t n, const float* x, float* mins, float* maxs) {
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    const F a = V::Load(x + i);
+    V::Store(mins + i, V::Min(a, V::Load(mins + i)));
+    V::Store(maxs + i, V::Max(a, V::Load(maxs + i)));
+  }
+  for (; i < n; ++i) {
+    mins[i] = MinPs(x[i], mins[i]);
+    maxs[i] = MaxPs(x[i], maxs[i]);
+  }
+}
+
+static inline void Hist(size_t n, const float* x, const HistParams* p, uint64_t* counts) {
+  const F lo = V::Set1(p->lo), hi = V::Set1(p->hi), sc = V::Set1(p->scale);
+  const int32_t maxbin = static_cast<int32_t>(p->bins) - 1;
+  alignas(64) int32_t idx[2 * kW];
+  size_t i = 0;
+  for (; i + 2 * kW <= n; i += 2 * kW) {
+    V::HistIdx(V::Load(x + i), lo, hi, sc, maxbin, idx);
+    V::HistIdx(V::Load(x + i + kW), lo, hi, sc, maxbin, idx + kW);
+    for (size_t j = 0; j < 2 * kW; ++j)
+      if (idx[j] >= 0) ++counts[idx[j]];
+  }
+  for (; i < n; ++i) {
+    const float v = x[i];
+    if (!(v >= p->lo && v <= p->hi)) continue;
+    const int32_t b = static_cast<int32_t>((v - p->lo) * p->scale);
+    ++counts[b < maxbin ? b : maxbin];
+  }
+}
+
+static inline void QdqErr(size_t n, const float* x, const QdqErrParams* p, double* acc) {
+  const F lo = V::Set1(static_cast<float>(p->qmin)), hi = V::Set1(static_cast<float>(p->qmax));
+  const F s = V::Set1(p->scale);
+  const F z = V::Set1(0.0f - static_cast<float>(p->offset));
+  typename V::D e2 = V::ZeroD(), x2 = V::ZeroD();
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    const F xv = V::NanToZero(V::Load(x + i));
+    F v = V::RoundEven(V::Div(xv, s));
+    v = V::Min(V::Max(V::Add(v, z), lo), hi);
+    const F dq = V::Mul(V::Sub(v, z), s);
+    e2 = V::AccSq(e2, V::Sub(xv, dq));
+    x2 = V::AccSq(x2, xv);
+  }
+  double se = V::ReduceD(e2), sx = V::ReduceD(x2);
+  const float zs = 0.0f - static_cast<float>(p->offset);
+  for (; i < n; ++i) {
+    const float xv = NanToZero(x[i]);
+    float v = RoundEven(xv / p->scale) + zs;
+    v = MinPs(MaxPs(v, static_cast<float>(p->qmin)), static_cast<float>(p->qmax));
+    const float e = xv - (v - zs) * p->scale;
+    se += static_cast<double>(e) * e;
+    sx += static_cast<double>(xv) * xv;
+  }
+  acc[0] += se;
+  acc[1] += sx;
+}
+
+static inline size_t NonFinite(size_t n, const float* x) {
+  size_t c = 0, i = 0;
+  for (; i + kW <= n; i += kW) c += V::CountNonFinite(V::Load(x + i));
+  for (; i < n; ++i) c += (BitsOf(x[i]) & 0x7f800000u) == 0x7f800000u;
+  return c;
+}
+
+// ----- fp16 conversion (instantiated only where V::StoreF16 exists) --------
+
+template <class VV = V>
+void F32ToF16(size_t n, const float* x, Half* y) {
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) VV::StoreF16(y + i, VV::Load(x + i));
+  if (i < n) {
+    alignas(64) float xb[kW] = {};
+    Half yb[kW];
+    __builtin_memcpy(xb, x + i, (n - i) * sizeof(float));
+    VV::StoreF16(yb, VV::Load(xb));
+    __builtin_memcpy(y + i, yb, (n - i) * sizeof(Half));
+  }
+}
+
+static inline void F16ToF32(size_t n, const Half* x, float* y) {
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) V::Store(y + i, V::Load(x + i));
+  if (i < n) {
+    Half xb[kW] = {};
+    alignas(64) float yb[kW];
+    __builtin_memcpy(xb, x + i, (n - i) * sizeof(Half));
+    V::Store(yb, V::Load(xb));
+    __builtin_memcpy(y + i, yb, (n - i) * sizeof(float));
+  }
+}
+
+// ----- packing --------------------------------------------------------------
+
+template <int kBits>
+void Pack(size_t n, const int8_t* q, uint8_t* y) {
+  const uint8_t* src = reinterpret_cast<const uint8_t*>(q);
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) V::template StoreQ<kBits>(y + i * kBits / 8, V::template LoadQ<8, true>(src + i));
+  if (i < n) {
+    alignas(64) uint8_t qb[kW * 4] = {};
+    alignas(64) uint8_t yb[kW * 4];
+    __builtin_memcpy(qb, src + i, n - i);
+    V::template StoreQ<kBits>(yb, V::template LoadQ<8, true>(qb));
+    CopyBits(y + i * kBits / 8, yb, (n - i) * kBits);
+  }
+}
+
+template <int kBits, bool kSigned>
+void Unpack(size_t n, const uint8_t* p, int8_t* q) {
+  uint8_t* dst = reinterpret_cast<uint8_t*>(q);
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) V::template StoreQ<8>(dst + i, V::template LoadQ<kBits, kSigned>(p + i * kBits / 8));
+  if (i < n) {
+    alignas(64) uint8_t pb[kW * 4] = {};
+    alignas(64) uint8_t qb[kW * 4];
+    __builtin_memcpy(pb, p + i * kBits / 8, ((n - i) * kBits + 7) / 8);
+    V::template StoreQ<8>(qb, V::template LoadQ<kBits, kSigned>(pb));
+    __builtin_memcpy(dst + i, qb, n - i);
+  }
+}
+
+}  // namespace qairt::kernels::QAIRT_ISA_NS

@@ -1,0 +1,12 @@
+// f32-dequant kernels, sse41 level (compiled with: -msse4.1; see CMakeLists.txt).
+// The bodies are the generic tiles of common/impl.h on the sse41 vector traits.
+#include "kernels/isa/sse41.h"
+//
+#include "kernels/common/impl.h"
+#include "kernels/common/instantiate.h"
+
+namespace qairt::kernels {
+#define QAIRT_KERNEL QAIRT_DEQUANT_KERNEL_DEF
+#include "kernels/f32-dequant/kernels.inc"
+#undef QAIRT_KERNEL
+}  // namespace qairt::kernels

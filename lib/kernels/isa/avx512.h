@@ -1,0 +1,158 @@
+// AVX-512 F/BW/VL vector traits (16 lanes). Uses no AVX512DQ instruction.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/scalar.h"
+
+#define QAIRT_ISA_NS avx512
+#define QAIRT_IF_scalar(...)
+#define QAIRT_IF_sse41(...)
+#define QAIRT_IF_avx2(...)
+#define QAIRT_IF_avx512(...) __VA_ARGS__
+
+namespace qairt::kernels::avx512 {
+
+struct V {
+  static constexpr size_t kW = 16;
+  using F = __m512;
+  using I = __m512i;
+  struct D {
+    __m512d lo, hi;
+  };
+
+  static F Load(const float* p) { return _mm512_loadu_ps(p); }
+  static F Load(const Half* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static F Load(const BFloat16* p) {
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+  }
+  static void Store(float* p, F a) { _mm512_storeu_ps(p, a); }
+  static void StoreF16(Half* p, F a) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  static F Set1(float s) { return _mm512_set1_ps(s); }
+  static I Set1I(int32_t s) { return _mm512_set1_epi32(s); }
+  static F Add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F Div(F a, F b) { return _mm512_div_ps(a, b); }
+  static F Max(F a, F b) { return _mm512_max_ps(a, b); }
+  static F Min(F a, F b) { return _mm512_min_ps(a, b); }
+  static F RoundEven(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static F NanToZero(F a) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, a, _CMP_ORD_Q), a); }
+  static I CvtF2I(F a) { return _mm512_cvtps_epi32(a); }
+  static F CvtI2F(I a) { return _mm512_cvtepi32_ps(a); }
+  static I LoadI32(const int32_t* p) { return _mm512_loadu_si512(p); }
+  static void StoreI32(int32_t* p, I a) { _mm512_storeu_si512(p, a); }
+  static I AddI(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I FixI32Max(F v, I q) {
+    return _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask(v, _mm512_set1_ps(2147483648.0f), _CMP_GE_OQ),
+                                 _mm512_set1_epi32(INT32_MAX));
+  }
+  template <int kBits>
+  static void StoreQ(uint8_t* p, I q) {
+    if constexpr (kBits == 32) {
+      _mm512_storeu_si512(p, q);
+    } else if constexpr (kBits == 16) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(q));
+    } else {
+      const __m128i b = _mm512_cvtepi32_epi8(q);
+      if constexpr (kBits == 8) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), b);
+      } else if constexpr (kBits == 4) {
+        const __m128i t = _mm_or_si128(_mm_and_si128(b, _mm_set1_epi16(0x000f)),
+                                       _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi16(0x00f0)));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(t, t));
+      } else {
+        static_assert(kBits == 2);
+        __m128i t = _mm_and_si128(b, _mm_set1_epi8(3));
+        t = _mm_or_si128(t, _mm_srli_epi32(t, 6));
+        t = _mm_or_si128(t, _mm_srli_epi32(t, 12));
+        t = _mm_shuffle_epi8(t, _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+        const int32_t v = _mm_cvtsi128_si32(t);
+        __builtin_memcpy(p, &v, 4);
+      }
+    }
+  }
+  template <int kBits, bool kSigned>
+  static I LoadQ(const uint8_t* p) {
+    if constexpr (kBits == 32) {
+      return _mm512_loadu_si512(p);
+    } else if constexpr (kBits == 16) {
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      return kSigned ? _mm512_cvtepi16_epi32(b) : _mm512_cvtepu16_epi32(b);
+    } else if constexpr (kBits == 8) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      return kSigned ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+    } else if constexpr (kBits == 4) {
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+      const __m128i lo = _mm_and_si128(b, _mm_set1_epi8(0x0f));
+      const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0f));
+      I r = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi));
+      if (kSigned) r = _mm512_sub_epi32(_mm512_xor_si512(r, _mm512_set1_epi32(8)), _mm512_set1_epi32(8));
+      return r;
+    } else {
+      static_assert(kBits == 2);
+      int32_t v;
+      __builtin_memcpy(&v, p, 4);
+      const __m128i b = _mm_shuffle_epi8(_mm_cvtsi32_si128(v),
+                                         _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+      I r = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(b),
+                              _mm512_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6));
+      r = _mm512_and_si512(r, _mm512_set1_epi32(3));
+      if (kSigned) r = _mm512_sub_epi32(_mm512_xor_si512(r, _mm512_set1_epi32(2)), _mm512_set1_epi32(2));
+      return r;
+    }
+  }
+  static F DequantS32(I q, I off, F s) {
+    const __m512d lo = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(q)),
+                                     _mm512_cvtepi32_pd(_mm512_castsi512_si256(off)));
+    const __m512d hi = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(q, 1)),
+                                     _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(off, 1)));
+    const __m256 flo = _mm512_cvtpd_ps(lo);
+    const __m256 fhi = _mm512_cvtpd_ps(hi);
+    const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(flo)), _mm256_castps_pd(fhi), 1);
+    return _mm512_mul_ps(_mm512_castpd_ps(both), s);
+  }
+  static float ReduceMin(F a) {
+    __m256 h = _mm256_min_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)), _mm512_castps512_ps256(a));
+    __m128 m = _mm_min_ps(_mm256_extractf128_ps(h, 1), _mm256_castps256_ps128(h));
+    m = _mm_min_ps(_mm_movehl_ps(m, m), m);
+    m = _mm_min_ps(_mm_shuffle_ps(m, m, 1), m);
+    return _mm_cvtss_f32(m);
+  }
+  static float ReduceMax(F a) {
+    __m256 h = _mm256_max_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)), _mm512_castps512_ps256(a));
+    __m128 m = _mm_max_ps(_mm256_extractf128_ps(h, 1), _mm256_castps256_ps128(h));
+    m = _mm_max_ps(_mm_movehl_ps(m, m), m);
+    m = _mm_max_ps(_mm_shuffle_ps(m, m, 1), m);
+    return _mm_cvtss_f32(m);
+  }
+  static size_t CountNonFinite(F a) {
+    const I e = _mm512_set1_epi32(0x7f800000);
+    const __mmask16 m = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(a), e), e);
+    return static_cast<size_t>(__builtin_popcount(static_cast<unsigned>(m)));
+  }
+  static void HistIdx(F x, F lo, F hi, F sc, int32_t maxbin, int32_t* out) {
+    const __mmask16 ok = _mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, hi, _CMP_LE_OQ);
+    I b = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_sub_ps(x, lo), sc));
+    b = _mm512_min_epi32(b, _mm512_set1_epi32(maxbin));
+    b = _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), ok, b);
+    _mm512_storeu_si512(out, b);
+  }
+  static D ZeroD() { return D{_mm512_setzero_pd(), _mm512_setzero_pd()}; }
+  static D AccSq(D acc, F e) {
+    const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
+    const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+    acc.lo = _mm512_add_pd(acc.lo, _mm512_mul_pd(lo, lo));
+    acc.hi = _mm512_add_pd(acc.hi, _mm512_mul_pd(hi, hi));
+    return acc;
+  }
+  static double ReduceD(D a) { return _mm512_reduce_add_pd(_mm512_add_pd(a.lo, a.hi)); }
+};
+
+}  // namespace qairt::kernels::avx512

@@ -1,0 +1,159 @@
+// Prototypes of every micro-kernel: one declaration per line of each family's
+// kernels.inc (no kernel exists outside those lists), their parameter structs
+// and the scalar reference functions the tests compare against.
+//
+// Kernels are pure (style.md §7.7): no allocation, no globals, no OS calls,
+// reentrant. They work on one contiguous range; layouts, threads and the
+// bad-value policy live above them (kernels/ops.h, quant/quantize.h).
+//
+// Numeric spec shared by every quantize kernel (reference.cc is the
+// executable form; SIMD kernels match it bit for bit):
+//   x' = isnan(x) ? 0 : x                 (f16/bf16 inputs are widened first)
+//   v  = roundeven(x' / s)                (IEEE float division, ties to even)
+//   v  = v + zp                           zp = -offset (QNN: real = (q + offset) * s)
+//   v  = v > qmin ? v : qmin ; v = v < qmax ? v : qmax   (x86 MAXPS/MINPS order)
+//   q  = (int32)v                         (32-bit: v >= 2^31 gives INT32_MAX)
+// Dequantize: y = float(int64(q) + offset) * s.
+// Sub-byte outputs are packed in element order, low bits first (element 0 in
+// the low nibble of byte 0), as ONNX and QNN store INT4/INT2; a partial last
+// byte has its unused high bits cleared.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace qairt::kernels {
+
+// Storage element types that are not plain C++ types.
+struct Half {  // IEEE binary16 bits
+  uint16_t bits;
+};
+struct BFloat16 {  // bfloat16 bits (upper half of a float32)
+  uint16_t bits;
+};
+
+// Scale / offset runs. Element i of a call belongs to run (first + i) / block
+// and uses scales[run] and offsets[run] (offsets == nullptr: all 0). Per-tensor
+// is one run (block >= n), a channel or block is one run, and block == 1 gives
+// a scale per element (per-channel along the innermost axis).
+struct QuantParams {
+  const float* scales = nullptr;
+  const int32_t* offsets = nullptr;
+  size_t block = 1;
+  size_t first = 0;
+  int32_t qmin = 0;  // clamp range of the quantized grid (quantize only)
+  int32_t qmax = 0;
+};
+
+// Preconditions (checked by the callers in ops.cpp): block >= 1, scales
+// finite and > 0 (denormals allowed), |offset| <= 2^24.
+using QuantFn = void (*)(size_t n, const void* x, void* y, const QuantParams* p);
+using DequantFn = void (*)(size_t n, const void* q, float* y, const QuantParams* p);
+
+// int32 bias: q = sat32(roundeven(b / (input_scale * weight_scales[i or 0]))),
+// the scale product taken in float (as numpy does in ONNX Runtime's quantizer).
+struct BiasParams {
+  float input_scale = 1.0f;
+  const float* weight_scales = nullptr;
+  bool per_channel = false;  // weight_scales has n entries (else 1)
+};
+using BiasQuantFn = void (*)(size_t n, const float* b, int32_t* y, const BiasParams* p);
+
+// Statistics. MinMax updates mins[r]/maxs[r] for every run r touched (same
+// run numbering as QuantParams: first, block); NaN values are ignored; a zero
+// result is always +0.0 so results do not depend on evaluation order.
+using MinMaxFn = void (*)(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs);
+// Element-wise: mins[i] = min(mins[i], x[i]) (NaN ignored), same for maxs.
+using VMinMaxFn = void (*)(size_t n, const float* x, float* mins, float* maxs);
+// Histogram over [lo, hi] with `bins` equal bins: t = (x - lo) * scale, where
+// scale = bins / (hi - lo) in float; bin = min((int)t, bins - 1); values
+// outside [lo, hi] and NaN are not counted (numpy.histogram's rule).
+struct HistParams {
+  float lo = 0;
+  float hi = 0;
+  float scale = 0;
+  uint32_t bins = 0;
+};
+using HistFn = void (*)(size_t n, const float* x, const HistParams* p, uint64_t* counts);
+// Quantize-dequantize error of a per-tensor grid, for MSE / SQNR searches:
+// acc[0] += sum (x' - dq(q(x)))^2 and acc[1] += sum x'^2, squares and sums in
+// double (x' as in the quantize spec). Not bit-exact across ISAs (summation order).
+struct QdqErrParams {
+  float scale = 1.0f;
+  int32_t offset = 0;
+  int32_t qmin = 0;
+  int32_t qmax = 0;
+};
+using QdqErrFn = void (*)(size_t n, const float* x, const QdqErrParams* p, double* acc);
+// Number of NaN / +-Inf values.
+using NonFiniteFn = size_t (*)(size_t n, const float* x);
+
+// fp32 <-> fp16, round to nearest even, NaN kept quiet (F16C semantics).
+using F32ToF16Fn = void (*)(size_t n, const float* x, Half* y);
+using F16ToF32Fn = void (*)(size_t n, const Half* x, float* y);
+
+// int8 values -> packed 4/2-bit (low bits first; the value's low bits are
+// kept), and packed -> int8 (sign- or zero-extended).
+using PackFn = void (*)(size_t n, const int8_t* q, uint8_t* y);
+using UnpackFn = void (*)(size_t n, const uint8_t* p, int8_t* q);
+
+}  // namespace qairt::kernels
+
+// ---------------------------------------------------------------------------
+// Declarations generated from the kernel lists.
+// ---------------------------------------------------------------------------
+namespace qairt::kernels {
+#define QAIRT_KERNEL(isa, name, in, out) void name(size_t n, const void* x, void* y, const QuantParams* p);
+#include "kernels/f32-quant/kernels.inc"
+#undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name, kind) void name(size_t n, const void* q, float* y, const QuantParams* p);
+#include "kernels/f32-dequant/kernels.inc"
+#undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name) void name(size_t n, const float* b, int32_t* y, const BiasParams* p);
+#include "kernels/bias-quant/kernels.inc"
+#undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name, op) QAIRT_STATS_DECL_##op(name)
+#define QAIRT_STATS_DECL_minmax(name) \
+  void name(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs);
+#define QAIRT_STATS_DECL_vminmax(name) void name(size_t n, const float* x, float* mins, float* maxs);
+#define QAIRT_STATS_DECL_hist(name) void name(size_t n, const float* x, const HistParams* p, uint64_t* counts);
+#define QAIRT_STATS_DECL_qdqerr(name) void name(size_t n, const float* x, const QdqErrParams* p, double* acc);
+#define QAIRT_STATS_DECL_nonfinite(name) size_t name(size_t n, const float* x);
+#include "kernels/stats/kernels.inc"
+#undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name, dir) QAIRT_CVT_DECL_##dir(name)
+#define QAIRT_CVT_DECL_f32_f16(name) void name(size_t n, const float* x, Half* y);
+#define QAIRT_CVT_DECL_f16_f32(name) void name(size_t n, const Half* x, float* y);
+#include "kernels/f16-convert/kernels.inc"
+#undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name, op) QAIRT_PACK_DECL_##op(name)
+#define QAIRT_PACK_DECL_pack4(name) void name(size_t n, const int8_t* q, uint8_t* y);
+#define QAIRT_PACK_DECL_pack2(name) void name(size_t n, const int8_t* q, uint8_t* y);
+#define QAIRT_PACK_DECL_unpacks4(name) void name(size_t n, const uint8_t* p, int8_t* q);
+#define QAIRT_PACK_DECL_unpacku4(name) void name(size_t n, const uint8_t* p, int8_t* q);
+#define QAIRT_PACK_DECL_unpacks2(name) void name(size_t n, const uint8_t* p, int8_t* q);
+#define QAIRT_PACK_DECL_unpacku2(name) void name(size_t n, const uint8_t* p, int8_t* q);
+#include "kernels/pack/kernels.inc"
+#undef QAIRT_KERNEL
+}  // namespace qairt::kernels
+
+// ---------------------------------------------------------------------------
+// Scalar references (reference.cc of each family): the executable spec the
+// tests compare against. Never dispatched.
+// ---------------------------------------------------------------------------
+namespace qairt::kernels::ref {
+// in: 0 f32, 1 f16, 2 bf16. bits: 2, 4, 8, 16 or 32.
+void Quant(int in, int bits, size_t n, const void* x, void* y, const QuantParams* p);
+// bits 2/4/8/16/32, is_signed (32 is always signed).
+void Dequant(int bits, bool is_signed, size_t n, const void* q, float* y, const QuantParams* p);
+void BiasQuant(size_t n, const float* b, int32_t* y, const BiasParams* p);
+void MinMax(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs);
+void VMinMax(size_t n, const float* x, float* mins, float* maxs);
+void Hist(size_t n, const float* x, const HistParams* p, uint64_t* counts);
+void QdqErr(size_t n, const float* x, const QdqErrParams* p, double* acc);
+size_t NonFinite(size_t n, const float* x);
+void F32ToF16(size_t n, const float* x, Half* y);
+void F16ToF32(size_t n, const Half* x, float* y);
+void Pack(int bits, size_t n, const int8_t* q, uint8_t* y);
+void Unpack(int bits, bool is_signed, size_t n, const uint8_t* p, int8_t* q);
+}  // namespace qairt::kernels::ref

@@ -1,0 +1,470 @@
+#include "kernels/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/common/scalar.h"
+
+namespace qairt::kernels {
+
+// ----- Grid -----------------------------------------------------------------
+
+Grid Grid::PerTensor(std::vector<int64_t> dims) {
+  Grid g;
+  g.blocks = dims;
+  for (auto& b : g.blocks) b = std::max<int64_t>(b, 1);
+  g.dims = std::move(dims);
+  return g;
+}
+
+Grid Grid::PerChannel(std::vector<int64_t> dims, size_t axis) {
+  Grid g = PerTensor(std::move(dims));
+  g.blocks[axis] = 1;
+  return g;
+}
+
+Grid Grid::PerBlock(std::vector<int64_t> dims, std::vector<int64_t> blocks) {
+  Grid g;
+  g.dims = std::move(dims);
+  g.blocks = std::move(blocks);
+  return g;
+}
+
+size_t Grid::NumElements() const {
+  size_t n = 1;
+  for (auto d : dims) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::vector<int64_t> Grid::ScaleDims() const {
+  std::vector<int64_t> s(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t b = std::min(std::max<int64_t>(blocks[d], 1), std::max<int64_t>(dims[d], 1));
+    s[d] = (dims[d] + b - 1) / b;
+  }
+  return s;
+}
+
+size_t Grid::NumScales() const {
+  size_t n = 1;
+  for (auto d : ScaleDims()) n *= static_cast<size_t>(d);
+  return n;
+}
+
+namespace {
+
+// The tensor seen as rows: dims [0, k) are the outer dims (one kernel call
+// per row, each with its own base in the scale grid); dims [k, r) form a row
+// whose runs (elements sharing a scale) have `run` elements.
+struct RowPlan {
+  size_t rows = 1;
+  size_t row = 0;
+  size_t run = 1;
+  std::vector<size_t> odims, oblocks, ostrides;  // outer dims, blocks, scale strides
+
+  size_t ScaleBase(size_t o) const {
+    size_t base = 0;
+    for (size_t d = odims.size(); d-- > 0;) {
+      const size_t i = o % odims[d];
+      o /= odims[d];
+      base += (i / oblocks[d]) * ostrides[d];
+    }
+    return base;
+  }
+};
+
+RowPlan Plan(const Grid& g) {
+  RowPlan p;
+  const size_t r = g.dims.size();
+  const std::vector<int64_t> sd = g.ScaleDims();
+  // k: innermost dim whose scale extent is > 1.
+  size_t k = r;
+  for (size_t d = r; d-- > 0;)
+    if (sd[d] > 1) {
+      k = d;
+      break;
+    }
+  const size_t n = g.NumElements();
+  if (k == r) {  // one scale
+    p.rows = 1;
+    p.row = n;
+    p.run = std::max<size_t>(n, 1);
+    return p;
+  }
+  size_t inner = 1;
+  for (size_t d = k + 1; d < r; ++d) inner *= static_cast<size_t>(g.dims[d]);
+  const size_t bk = static_cast<size_t>(std::min(std::max<int64_t>(g.blocks[k], 1), g.dims[k]));
+  p.row = static_cast<size_t>(g.dims[k]) * inner;
+  p.run = std::max<size_t>(bk * inner, 1);
+  size_t stride = static_cast<size_t>(sd[k]);
+  p.odims.resize(k);
+  p.oblocks.resize(k);
+  p.ostrides.resize(k);
+  for (size_t d = k; d-- > 0;) {
+    p.odims[d] = static_cast<size_t>(g.dims[d]);
+    p.oblocks[d] = static_cast<size_t>(std::min(std::max<int64_t>(g.blocks[d], 1), std::max<int64_t>(g.dims[d], 1)));
+    p.ostrides[d] = stride;
+    stride *= static_cast<size_t>(sd[d]);
+  }
+  p.rows = 1;
+  for (size_t d = 0; d < k; ++d) p.rows *= p.odims[d];
+  return p;
+}
+
+const KernelConfig& Cfg(const ExecOptions& o) { return o.config ? *o.config : GetKernelConfig(); }
+
+size_t InSize(InType in) { return in == InType::kF32 ? 4 : 2; }
+
+// Calls fn(o, pos, len, flat) for every row piece of [a, b).
+template <class Fn>
+void ForPieces(const RowPlan& p, size_t a, size_t b, Fn&& fn) {
+  while (a < b) {
+    const size_t o = p.row ? a / p.row : 0;
+    const size_t pos = a - o * p.row;
+    const size_t len = std::min(b, (o + 1) * p.row) - a;
+    fn(o, pos, len, a);
+    a += len;
+  }
+}
+
+size_t Tasks(size_t n, size_t chunk) { return (n + chunk - 1) / chunk; }
+
+// Writes `len` values of `bits` bits at element index `at` (read-modify-write
+// of the partial bytes).
+void PackAt(const int8_t* q, size_t len, int bits, size_t at, uint8_t* y) {
+  const size_t per = 8 / static_cast<size_t>(bits);
+  const unsigned mask = (1u << bits) - 1u;
+  for (size_t i = 0; i < len; ++i) {
+    const size_t e = at + i;
+    const unsigned sh = static_cast<unsigned>(bits) * static_cast<unsigned>(e % per);
+    uint8_t& byte = y[e / per];
+    byte = static_cast<uint8_t>((byte & ~(mask << sh)) | ((static_cast<unsigned>(q[i]) & mask) << sh));
+  }
+}
+
+void UnpackAt(const uint8_t* y, size_t len, int bits, bool is_signed, size_t at, int8_t* q) {
+  const size_t per = 8 / static_cast<size_t>(bits);
+  const int mask = (1 << bits) - 1;
+  for (size_t i = 0; i < len; ++i) {
+    const size_t e = at + i;
+    const int u = (y[e / per] >> (bits * static_cast<int>(e % per))) & mask;
+    q[i] = static_cast<int8_t>(is_signed && u >= (1 << (bits - 1)) ? u - (1 << bits) : u);
+  }
+}
+
+}  // namespace
+
+// ----- quantize / dequantize --------------------------------------------------
+
+void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, QStorage out, void* y,
+                  const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  const RowPlan p = Plan(g);
+  const size_t n = g.NumElements();
+  const int bits = StorageBits(out);
+  const size_t isz = InSize(in);
+  const auto* xb = static_cast<const uint8_t*>(x);
+  auto* yb = static_cast<uint8_t*>(y);
+  auto params = [&](size_t row, size_t pos) {
+    QuantParams qp;
+    const size_t base = p.ScaleBase(row);
+    qp.scales = a.scales + base;
+    qp.offsets = a.offsets ? a.offsets + base : nullptr;
+    qp.block = p.run;
+    qp.first = pos;
+    qp.qmin = a.qmin;
+    qp.qmax = a.qmax;
+    return qp;
+  };
+  const size_t per = bits < 8 ? static_cast<size_t>(8 / bits) : 1;
+  if (per > 1 && p.row % per != 0) {
+    // Rows do not start on byte boundaries: quantize to int8 in pieces and
+    // pack at bit offsets, on the calling thread (bytes are shared by rows).
+    const QuantFn q8 = c.Quant(in, QStorage::kQ8);
+    int8_t buf[4096];
+    ForPieces(p, 0, n, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      for (size_t done = 0; done < len;) {
+        const size_t m = std::min(len - done, sizeof(buf));
+        const QuantParams qp = params(row, pos + done);
+        q8(m, xb + (flat + done) * isz, buf, &qp);
+        PackAt(buf, m, bits, flat + done, yb);
+        done += m;
+      }
+    });
+    if ((n * static_cast<size_t>(bits)) % 8) {  // clear the unused high bits of the last byte
+      const size_t last = n * static_cast<size_t>(bits) / 8;
+      yb[last] = static_cast<uint8_t>(yb[last] & ((1u << ((n * static_cast<size_t>(bits)) % 8)) - 1u));
+    }
+    return;
+  }
+  const QuantFn fn = c.Quant(in, out);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
+    const size_t b = std::min(n, (t + 1) * o.chunk);
+    ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      const QuantParams qp = params(row, pos);
+      fn(len, xb + flat * isz, yb + flat * static_cast<size_t>(bits) / 8, &qp);
+    });
+  });
+}
+
+void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  const RowPlan p = Plan(g);
+  const size_t n = g.NumElements();
+  const int bits = KindBits(kind);
+  const auto* qb = static_cast<const uint8_t*>(q);
+  auto params = [&](size_t row, size_t pos) {
+    QuantParams qp;
+    const size_t base = p.ScaleBase(row);
+    qp.scales = a.scales + base;
+    qp.offsets = a.offsets ? a.offsets + base : nullptr;
+    qp.block = p.run;
+    qp.first = pos;
+    return qp;
+  };
+  const size_t per = bits < 8 ? static_cast<size_t>(8 / bits) : 1;
+  if (per > 1 && p.row % per != 0) {
+    const DequantFn s8 = c.Dequant(QKind::kS8);
+    int8_t buf[4096];
+    ForPieces(p, 0, n, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      for (size_t done = 0; done < len;) {
+        const size_t m = std::min(len - done, sizeof(buf));
+        UnpackAt(qb, m, bits, KindSigned(kind), flat + done, buf);
+        const QuantParams qp = params(row, pos + done);
+        s8(m, buf, y + flat + done, &qp);
+        done += m;
+      }
+    });
+    return;
+  }
+  const DequantFn fn = c.Dequant(kind);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
+    const size_t b = std::min(n, (t + 1) * o.chunk);
+    ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      const QuantParams qp = params(row, pos);
+      fn(len, qb + flat * static_cast<size_t>(bits) / 8, y + flat, &qp);
+    });
+  });
+}
+
+// ----- statistics ---------------------------------------------------------------
+
+void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  const RowPlan p = Plan(g);
+  const size_t n = g.NumElements();
+  const size_t ns = g.NumScales();
+  const size_t workers = PoolSize(o.pool);
+  const float inf = std::numeric_limits<float>::infinity();
+  // Per-worker partials: min/max is order-independent (NaN ignored, zeros
+  // canonical), so the merge gives the same bits for any thread count.
+  std::vector<float> pmin(workers * ns, inf), pmax(workers * ns, -inf);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t w) {
+    float* wmin = pmin.data() + w * ns;
+    float* wmax = pmax.data() + w * ns;
+    const size_t b = std::min(n, (t + 1) * o.chunk);
+    ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      const size_t base = p.ScaleBase(row);
+      if (p.run == 1) {
+        c.vminmax(len, x + flat, wmin + base + pos, wmax + base + pos);
+      } else {
+        c.minmax(len, x + flat, pos, p.run, wmin + base, wmax + base);
+      }
+    });
+  });
+  for (size_t s = 0; s < ns; ++s) {
+    float mn = inf, mx = -inf;
+    for (size_t w = 0; w < workers; ++w) {
+      mn = MinPs(pmin[w * ns + s], mn);
+      mx = MaxPs(pmax[w * ns + s], mx);
+    }
+    mins[s] = CanonicalZero(mn);
+    maxs[s] = CanonicalZero(mx);
+  }
+}
+
+void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint64_t* counts, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  HistParams hp;
+  hp.lo = lo;
+  hp.hi = hi;
+  hp.bins = bins;
+  hp.scale = static_cast<float>(bins) / (hi - lo);
+  const size_t workers = PoolSize(o.pool);
+  std::vector<uint64_t> part(workers * bins, 0);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t w) {
+    const size_t a = t * o.chunk;
+    c.hist(std::min(n, a + o.chunk) - a, x + a, &hp, part.data() + w * bins);
+  });
+  for (uint32_t b = 0; b < bins; ++b) {
+    uint64_t s = 0;
+    for (size_t w = 0; w < workers; ++w) s += part[w * bins + b];
+    counts[b] = s;
+  }
+}
+
+size_t CountNonFinite(const float* x, size_t n, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  std::vector<size_t> part(Tasks(n, o.chunk), 0);
+  ParallelFor(o.pool, part.size(), [&](size_t t, size_t) {
+    const size_t a = t * o.chunk;
+    part[t] = c.nonfinite(std::min(n, a + o.chunk) - a, x + a);
+  });
+  size_t s = 0;
+  for (auto v : part) s += v;
+  return s;
+}
+
+void QdqError(const float* x, size_t n, const QdqErrParams& qp, double out[2], const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  std::vector<double> part(2 * Tasks(n, o.chunk), 0.0);
+  ParallelFor(o.pool, part.size() / 2, [&](size_t t, size_t) {
+    const size_t a = t * o.chunk;
+    c.qdqerr(std::min(n, a + o.chunk) - a, x + a, &qp, part.data() + 2 * t);
+  });
+  out[0] = out[1] = 0.0;
+  for (size_t t = 0; t < part.size() / 2; ++t) {  // fixed order: same sum for any thread count
+    out[0] += part[2 * t];
+    out[1] += part[2 * t + 1];
+  }
+}
+
+void QuantizeBias(const float* b, size_t n, const BiasParams& bp, int32_t* y, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
+    const size_t a = t * o.chunk;
+    BiasParams p = bp;
+    if (p.per_channel) p.weight_scales += a;
+    c.bias(std::min(n, a + o.chunk) - a, b + a, y + a, &p);
+  });
+}
+
+void ConvertF32ToF16(const float* x, size_t n, Half* y, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
+    const size_t a = t * o.chunk;
+    c.f32_to_f16(std::min(n, a + o.chunk) - a, x + a, y + a);
+  });
+}
+
+void ConvertF16ToF32(const Half* x, size_t n, float* y, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
+    const size_t a = t * o.chunk;
+    c.f16_to_f32(std::min(n, a + o.chunk) - a, x + a, y + a);
+  });
+}
+
+// ----- encoding math ---------------------------------------------------------------
+
+void ClampRange(uint32_t bitwidth, bool is_signed, Schema schema, int32_t* qmin, int32_t* qmax) {
+  const int64_t levels = int64_t{1} << bitwidth;
+  int64_t lo = is_signed ? -levels / 2 : 0;
+  const int64_t hi = is_signed ? levels / 2 - 1 : levels - 1;
+  if (schema == Schema::kStrictSymmetric) lo += 1;
+  *qmin = static_cast<int32_t>(lo);
+  *qmax = static_cast<int32_t>(hi);
+}
+
+GridParams ComputeGrid(float fmin, float fmax, uint32_t bitwidth, bool is_signed, Schema schema, float min_range) {
+  double mn = std::min<double>(fmin, 0.0);
+  double mx = std::max<double>(fmax, 0.0);
+  if (mx - mn < min_range) mx = mn + min_range;
+  const double levels = std::ldexp(1.0, static_cast<int>(bitwidth));
+  double steps = levels - 1;
+  const bool strict = schema == Schema::kStrictSymmetric;
+  if (strict) steps -= 1;
+  const bool unsigned_sym = schema == Schema::kUnsignedSymmetric && mn >= 0;
+  const bool symmetric = schema != Schema::kAsymmetric && !unsigned_sym;
+  double delta;
+  double offset;  // on the unsigned grid [0, levels - 1], AIMET's convention
+  if (symmetric) {
+    const double pos = std::floor(steps / 2);
+    const double neg = steps - pos;
+    const double extra = steps == 3 ? 1 : 0;
+    delta = std::max(mx / (pos + extra), -mn / neg);
+    offset = -neg;
+    if (strict) offset = -(levels / 2);  // zero point at the centre; the clamp drops the lowest code
+  } else {
+    delta = (mx - mn) / steps;
+    offset = std::clamp(std::nearbyint(mn / delta), -steps, 0.0);
+  }
+  GridParams g;
+  g.scale = static_cast<float>(delta);
+  // Signed storage: q_signed = q_unsigned - levels / 2.
+  g.offset = static_cast<int32_t>(is_signed ? offset + levels / 2 : offset);
+  ClampRange(bitwidth, is_signed, schema, &g.qmin, &g.qmax);
+  g.min = static_cast<float>((static_cast<double>(g.qmin) + g.offset) * g.scale);
+  g.max = static_cast<float>((static_cast<double>(g.qmax) + g.offset) * g.scale);
+  return g;
+}
+
+void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const size_t* block_channel,
+                 size_t nchannels, uint32_t bitwidth, uint32_t decompressed_bitwidth, float min_range,
+                 float* channel_scales, int32_t* int_scales, float* effective_scales) {
+  const float levels = std::ldexp(1.0f, static_cast<int>(decompressed_bitwidth - bitwidth));
+  // ComputeGrid's signed symmetric case, with its constants hoisted (this runs
+  // once per block of LLM-sized weights).
+  const double steps = std::ldexp(1.0, static_cast<int>(bitwidth)) - 1;
+  const double pos = std::floor(steps / 2) + (steps == 3 ? 1 : 0);
+  const double neg = steps - std::floor(steps / 2);
+  std::fill(channel_scales, channel_scales + nchannels, 0.0f);
+  for (size_t b = 0; b < nblocks; ++b) {
+    const double mn = std::min<double>(bmins[b], 0.0);
+    double mx = std::max<double>(bmaxs[b], 0.0);
+    if (mx - mn < min_range) mx = mn + min_range;
+    const float bs = static_cast<float>(std::max(mx / pos, -mn / neg));
+    effective_scales[b] = bs;  // block scale for now
+    float& cs = channel_scales[block_channel[b]];
+    cs = std::max(cs, bs);
+  }
+  for (size_t ch = 0; ch < nchannels; ++ch) channel_scales[ch] /= levels;
+  for (size_t b = 0; b < nblocks; ++b) {
+    const float cs = channel_scales[block_channel[b]];
+    const float r = RoundEven(effective_scales[b] / cs);
+    const int32_t k = static_cast<int32_t>(std::clamp(r, 1.0f, levels));
+    int_scales[b] = k;
+    effective_scales[b] = static_cast<float>(k) * cs;
+  }
+}
+
+void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uint32_t bitwidth,
+                      uint32_t decompressed_bitwidth, float min_range, float* channel_scales, int32_t* int_scales,
+                      void* y, const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  const size_t nb = (row + block - 1) / block;
+  const QStorage st = bitwidth <= 2 ? QStorage::kQ2 : bitwidth <= 4 ? QStorage::kQ4 : bitwidth <= 8 ? QStorage::kQ8 : QStorage::kQ16;
+  const int bits = StorageBits(st);
+  const QuantFn fn = c.Quant(InType::kF32, st);
+  int32_t qmin, qmax;
+  ClampRange(bitwidth, true, Schema::kSymmetric, &qmin, &qmax);
+  auto* yb = static_cast<uint8_t*>(y);
+  // Rows per task so a task is about one chunk.
+  const size_t rows_per_task = std::max<size_t>(1, o.chunk / std::max<size_t>(row, 1));
+  const size_t workers = PoolSize(o.pool);
+  std::vector<float> scratch(workers * 3 * nb);
+  std::vector<size_t> zero_channel(nb, 0);
+  ParallelFor(o.pool, Tasks(rows, rows_per_task), [&](size_t t, size_t w) {
+    float* bmin = scratch.data() + w * 3 * nb;
+    float* bmax = bmin + nb;
+    float* eff = bmax + nb;
+    for (size_t r = t * rows_per_task; r < std::min(rows, (t + 1) * rows_per_task); ++r) {
+      const float* xr = x + r * row;
+      std::fill(bmin, bmin + nb, std::numeric_limits<float>::infinity());
+      std::fill(bmax, bmax + nb, -std::numeric_limits<float>::infinity());
+      c.minmax(row, xr, 0, block, bmin, bmax);
+      ComputeLpbq(nb, bmin, bmax, zero_channel.data(), 1, bitwidth, decompressed_bitwidth, min_range,
+                  channel_scales + r, int_scales + r * nb, eff);
+      QuantParams qp;
+      qp.scales = eff;
+      qp.block = block;
+      qp.qmin = qmin;
+      qp.qmax = qmax;
+      fn(row, xr, yb + r * row * static_cast<size_t>(bits) / 8, &qp);
+    }
+  });
+}
+
+}  // namespace qairt::kernels

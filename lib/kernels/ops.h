@@ -1,0 +1,116 @@
+// Tensor-level operators over the kernels, independent of the IR: a dense
+// row-major tensor, a scale grid (block size per dim), the kernel table and an
+// optional thread pool. They split the work into fixed chunks (the split never
+// depends on the thread count) so every result is identical for any number
+// of threads. Preconditions are the caller's (quant/quantize.cpp checks them
+// and reports errors with the tensor's name).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/config.h"
+#include "kernels/threadpool.h"
+
+namespace qairt::kernels {
+
+// Which scale each element uses: element (i_0..i_{r-1}) uses scale index
+// sum_d (i_d / blocks[d]) * stride_d over the scale grid of extents
+// ceil(dims[d] / blocks[d]) (row-major). A block >= its dim means one scale
+// along that dim: per-tensor = all blocks full, per-channel = block 1 on the
+// channel axis, per-block = the block sizes.
+struct Grid {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> blocks;
+
+  static Grid PerTensor(std::vector<int64_t> dims);
+  static Grid PerChannel(std::vector<int64_t> dims, size_t axis);
+  static Grid PerBlock(std::vector<int64_t> dims, std::vector<int64_t> blocks);
+
+  size_t NumElements() const;
+  size_t NumScales() const;
+  std::vector<int64_t> ScaleDims() const;
+};
+
+struct QuantArgs {
+  const float* scales = nullptr;    // Grid::NumScales() entries, finite, > 0
+  const int32_t* offsets = nullptr;  // same count, or nullptr for all 0; |offset| <= 2^24
+  int32_t qmin = 0;                  // clamp range (quantize only)
+  int32_t qmax = 0;
+};
+
+struct ExecOptions {
+  ThreadPool* pool = nullptr;              // null: the calling thread only
+  const KernelConfig* config = nullptr;    // null: GetKernelConfig()
+  size_t chunk = size_t{1} << 16;          // elements per task (multiple of 64)
+};
+
+// x: NumElements() values of `in`; y: StorageBytes of the output (sub-byte
+// packed in element order, low bits first).
+void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, QStorage out, void* y,
+                  const ExecOptions& o = {});
+void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y,
+                    const ExecOptions& o = {});
+
+// Per-scale min and max (NumScales() each); NaN ignored; +inf/-inf when a
+// scale saw no value; zeros are +0.
+void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o = {});
+
+// counts[bins] = histogram over [lo, hi] (see HistParams); counts are set, not added.
+void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint64_t* counts,
+               const ExecOptions& o = {});
+size_t CountNonFinite(const float* x, size_t n, const ExecOptions& o = {});
+// Per-tensor quantize-dequantize error: out[0] = sum of squared errors,
+// out[1] = sum of squares of the input (SQNR = out[1] / out[0]).
+void QdqError(const float* x, size_t n, const QdqErrParams& p, double out[2], const ExecOptions& o = {});
+void QuantizeBias(const float* b, size_t n, const BiasParams& p, int32_t* y, const ExecOptions& o = {});
+void ConvertF32ToF16(const float* x, size_t n, Half* y, const ExecOptions& o = {});
+void ConvertF16ToF32(const Half* x, size_t n, float* y, const ExecOptions& o = {});
+
+// ----- encoding math (AIMET's getComputedEncodings, formats.md §1.5) --------
+
+enum class Schema : uint32_t { kAsymmetric = 0, kSymmetric = 1, kStrictSymmetric = 2, kUnsignedSymmetric = 3 };
+
+// One grid in QNN convention for storage of `bitwidth` bits and the given
+// signedness: real = (q + offset) * scale, q clamped to [qmin, qmax].
+struct GridParams {
+  float scale = 1.0f;
+  int32_t offset = 0;
+  int32_t qmin = 0;
+  int32_t qmax = 0;
+  float min = 0;  // represented range: (qmin + offset) * scale .. (qmax + offset) * scale
+  float max = 0;
+};
+
+// The clamp range of a grid: full signed / unsigned range, strict symmetric
+// drops the lowest code so the grid is symmetric around the zero point.
+void ClampRange(uint32_t bitwidth, bool is_signed, Schema schema, int32_t* qmin, int32_t* qmax);
+
+// From an observed [min, max] (finite). The range is first widened to contain
+// 0, then to at least `min_range` (max = min + min_range), the minimum range
+// for min == max (ONNX Runtime's MinimumRealRange, 1e-4 for QNN).
+GridParams ComputeGrid(float min, float max, uint32_t bitwidth, bool is_signed, Schema schema, float min_range);
+
+inline constexpr float kDefaultMinRange = 1e-4f;
+
+// LPBQ: per-block symmetric scales at `bitwidth` from block min/max, then per
+// channel float scale = max block scale / 2^(decompressed - bitwidth) and per
+// block integer scale = clamp(roundeven(block scale / channel scale), 1,
+// 2^(decompressed - bitwidth)); the effective block scale is int x channel.
+// block_channel[b] names the channel of block b.
+void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const size_t* block_channel,
+                 size_t nchannels, uint32_t bitwidth, uint32_t decompressed_bitwidth, float min_range,
+                 float* channel_scales, int32_t* int_scales, float* effective_scales);
+
+// Fused LPBQ for the common layout where every channel is one contiguous row
+// of `row` elements split into blocks of `block` (weights [C, K] blocked
+// along K, or [O, I, kh, kw] blocked along I): per row block min/max, scales,
+// quantize and pack, while the row is still in cache. Signed `bitwidth`
+// storage (4 -> packed s4). Writes channel_scales[rows], int_scales[rows *
+// ceil(row / block)].
+void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uint32_t bitwidth,
+                      uint32_t decompressed_bitwidth, float min_range, float* channel_scales, int32_t* int_scales,
+                      void* y, const ExecOptions& o = {});
+
+}  // namespace qairt::kernels

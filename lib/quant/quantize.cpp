@@ -1,0 +1,382 @@
+#include "quant/quantize.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ir/diagnostic.h"
+#include "ir/shape.h"
+
+namespace qairt::quant {
+
+namespace k = kernels;
+
+namespace {
+
+Status Invalid(std::string_view name, const std::string& what) {
+  return InvalidArgument("tensor '{}': {}", name, what);
+}
+
+Result<size_t> CountOf(std::string_view name, const std::vector<int64_t>& dims) {
+  uint64_t n = 1;
+  for (auto d : dims) {
+    if (d < 0) return Invalid(name, "shape has an unknown dim; quantization needs a static shape");
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))
+      return Invalid(name, "element count overflows");
+    n *= static_cast<uint64_t>(d);
+  }
+  return static_cast<size_t>(n);
+}
+
+k::ExecOptions Exec(const QuantizeOptions& o) {
+  k::ExecOptions e;
+  e.pool = o.pool;
+  return e;
+}
+
+bool IsNonFiniteBits(uint32_t exp_bits, uint32_t mask) { return (exp_bits & mask) == mask; }
+
+// Counts NaN/Inf of a float buffer and remembers the first one.
+struct NonFiniteScan {
+  size_t count = 0;
+  size_t first = 0;
+  bool first_is_nan = false;
+};
+
+NonFiniteScan Scan(DType t, const void* data, size_t n, const k::ExecOptions& e) {
+  NonFiniteScan s;
+  const bool f32 = t == DType::kFloat32;
+  if (f32 && (s.count = k::CountNonFinite(static_cast<const float*>(data), n, e)) == 0) return s;
+  // Slow path only when something is wrong (float32) or for 16-bit inputs.
+  const uint32_t mask = f32 ? 0x7f800000u : t == DType::kFloat16 ? 0x7c00u : 0x7f80u;
+  const uint32_t mant = f32 ? 0x7fffffu : t == DType::kFloat16 ? 0x3ffu : 0x7fu;
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t u = 0;
+    std::memcpy(&u, static_cast<const uint8_t*>(data) + (f32 ? 4 : 2) * i, f32 ? 4 : 2);
+    if (!IsNonFiniteBits(u, mask)) continue;
+    if (count++ == 0) {
+      s.first = i;
+      s.first_is_nan = (u & mant) != 0;
+      if (f32) return s;  // count already known
+    }
+  }
+  s.count = count;
+  return s;
+}
+
+Status ApplyPolicy(std::string_view name, const NonFiniteScan& s, size_t n, const QuantizeOptions& o) {
+  if (s.count == 0) return Status::Ok();
+  const std::string msg = fmt::format("tensor '{}': {} of {} values are not finite (first: {} at index {})", name,
+                                      s.count, n, s.first_is_nan ? "NaN" : "Inf", s.first);
+  if (o.nonfinite == NonFinitePolicy::kError)
+    return Status(StatusCode::kInvalidArgument,
+                  msg + "; pass NonFinitePolicy::kWarnNanAsZero to quantize NaN as 0 instead");
+  if (o.warnings) o.warnings->push_back(msg + "; NaN quantized as 0, Inf saturated");
+  return Status::Ok();
+}
+
+Result<k::InType> InTypeOf(std::string_view name, DType t) {
+  switch (t) {
+    case DType::kFloat32: return k::InType::kF32;
+    case DType::kFloat16: return k::InType::kF16;
+    case DType::kBFloat16: return k::InType::kBF16;
+    default: return Invalid(name, fmt::format("source dtype {} is not float32, float16 or bfloat16", DTypeName(t)));
+  }
+}
+
+// Everything the ops need for one fixed-point encoding.
+struct Plan {
+  k::Grid grid;
+  std::vector<float> scales;     // effective scale per grid cell
+  std::vector<int32_t> offsets;  // empty: all 0
+  int32_t qmin = 0, qmax = 0;
+  int bits = 0;
+  bool is_signed = false;
+};
+
+Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, const Encoding& enc) {
+  Diagnostics diags;
+  if (!ValidateEncoding(enc, std::string(name), Shape::FromExtents(dims), kInvalidId, &diags))
+    return Status(StatusCode::kInvalidArgument, JoinMessages(diags));
+  if (!enc.is_fixed_point() && !IsInteger(enc.dtype))
+    return Invalid(name, fmt::format("encoding dtype {} is not fixed-point", DTypeName(enc.dtype)));
+  Plan p;
+  p.bits = static_cast<int>(DTypeBits(enc.dtype));
+  p.is_signed = IsSigned(enc.dtype);
+  if (p.bits != 2 && p.bits != 4 && p.bits != 8 && p.bits != 16 && p.bits != 32)
+    return Status(StatusCode::kUnsupported,
+                  fmt::format("tensor '{}': {}-bit storage is not supported", name, p.bits));
+  if (p.bits == 32 && !p.is_signed)
+    return Status(StatusCode::kUnsupported, fmt::format("tensor '{}': unsigned 32-bit storage is not supported", name));
+  const QuantRange r = QuantRangeOf(enc.dtype, enc.effective_bitwidth());
+  p.qmin = static_cast<int32_t>(r.qmin + (enc.symmetry == Symmetry::kStrictSymmetric ? 1 : 0));
+  p.qmax = static_cast<int32_t>(r.qmax);
+  switch (enc.kind) {
+    case EncodingKind::kPerTensor: p.grid = k::Grid::PerTensor(dims); break;
+    case EncodingKind::kPerChannel: p.grid = k::Grid::PerChannel(dims, static_cast<size_t>(enc.axis)); break;
+    case EncodingKind::kPerBlock:
+    case EncodingKind::kLpbq: p.grid = k::Grid::PerBlock(dims, enc.block_sizes); break;
+    default:
+      return Status(StatusCode::kUnsupported, fmt::format("tensor '{}': {} encodings cannot be applied by the kernels",
+                                                          name, EncodingKindName(enc.kind)));
+  }
+  if (enc.kind == EncodingKind::kLpbq) {
+    // Effective block scale = integer block scale x channel scale; the
+    // channel of a block is its grid index without the block axis.
+    const std::vector<int64_t> sd = p.grid.ScaleDims();
+    const size_t nb = p.grid.NumScales();
+    p.scales.resize(nb);
+    const auto axis = static_cast<size_t>(enc.axis);
+    for (size_t b = 0; b < nb; ++b) {
+      size_t rem = b, ch = 0, ch_stride = 1;
+      for (size_t d = sd.size(); d-- > 0;) {
+        const size_t i = rem % static_cast<size_t>(sd[d]);
+        rem /= static_cast<size_t>(sd[d]);
+        if (d == axis) continue;
+        ch += i * ch_stride;
+        ch_stride *= static_cast<size_t>(sd[d]);
+      }
+      p.scales[b] = static_cast<float>(enc.block_int_scales[b]) * enc.scales[ch];
+    }
+  } else {
+    p.scales = enc.scales;
+    if (!enc.float_offsets.empty()) {
+      p.offsets.resize(enc.float_offsets.size());
+      for (size_t i = 0; i < p.offsets.size(); ++i) {
+        const float f = enc.float_offsets[i];
+        if (f != std::nearbyint(f))
+          return Status(StatusCode::kUnsupported,
+                        fmt::format("tensor '{}': float_offsets[{}] = {} is not an integer", name, i, f));
+        p.offsets[i] = static_cast<int32_t>(f);
+      }
+    } else {
+      p.offsets = enc.offsets;
+    }
+  }
+  if (p.scales.size() != p.grid.NumScales())
+    return Invalid(name, fmt::format("{} scales for a grid of {}", p.scales.size(), p.grid.NumScales()));
+  if (!p.offsets.empty() && p.offsets.size() != p.scales.size())
+    return Invalid(name, fmt::format("{} offsets for {} scales", p.offsets.size(), p.scales.size()));
+  for (size_t i = 0; i < p.scales.size(); ++i)
+    if (!(p.scales[i] > 0.0f) || !std::isfinite(p.scales[i]))
+      return Invalid(name, fmt::format("scale {} is {}; scales must be finite and > 0", i, p.scales[i]));
+  for (size_t i = 0; i < p.offsets.size(); ++i)
+    if (p.offsets[i] > (1 << 24) || p.offsets[i] < -(1 << 24))
+      return Invalid(name, fmt::format("offset {} is {}; |offset| must be <= 2^24", i, p.offsets[i]));
+  return p;
+}
+
+k::QStorage StorageOf(int bits) {
+  switch (bits) {
+    case 2: return k::QStorage::kQ2;
+    case 4: return k::QStorage::kQ4;
+    case 8: return k::QStorage::kQ8;
+    case 16: return k::QStorage::kQ16;
+    default: return k::QStorage::kQ32;
+  }
+}
+
+k::QKind KindOf(int bits, bool is_signed) {
+  switch (bits) {
+    case 2: return is_signed ? k::QKind::kS2 : k::QKind::kU2;
+    case 4: return is_signed ? k::QKind::kS4 : k::QKind::kU4;
+    case 8: return is_signed ? k::QKind::kS8 : k::QKind::kU8;
+    case 16: return is_signed ? k::QKind::kS16 : k::QKind::kU16;
+    default: return k::QKind::kS32;
+  }
+}
+
+size_t Bytes(int bits, size_t n) { return (n * static_cast<size_t>(bits) + 7) / 8; }
+
+}  // namespace
+
+Status QuantizeTensor(std::string_view name, DType src_dtype, const void* src, const std::vector<int64_t>& dims,
+                      const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options) {
+  auto n = CountOf(name, dims);
+  if (!n.ok()) return n.status();
+  auto in = InTypeOf(name, src_dtype);
+  if (!in.ok()) return in.status();
+  if ((!src || !dst) && n.value() != 0) return Invalid(name, "null data pointer");
+  const k::ExecOptions e = Exec(options);
+
+  if (enc.kind == EncodingKind::kFloat) {
+    if (enc.dtype != DType::kFloat16 || src_dtype != DType::kFloat32)
+      return Status(StatusCode::kUnsupported, fmt::format("tensor '{}': only float32 -> float16 is converted", name));
+    if (dst_bytes != 2 * n.value())
+      return Invalid(name, fmt::format("destination has {} bytes, float16 needs {}", dst_bytes, 2 * n.value()));
+    QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(src_dtype, src, n.value(), e), n.value(), options));
+    k::ConvertF32ToF16(static_cast<const float*>(src), n.value(), static_cast<k::Half*>(dst), e);
+    return Status::Ok();
+  }
+  auto plan = MakePlan(name, dims, enc);
+  if (!plan.ok()) return plan.status();
+  const Plan& p = plan.value();
+  if (dst_bytes != Bytes(p.bits, n.value()))
+    return Invalid(name, fmt::format("destination has {} bytes, {} x {} needs {}", dst_bytes, n.value(),
+                                     DTypeName(enc.dtype), Bytes(p.bits, n.value())));
+  QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(src_dtype, src, n.value(), e), n.value(), options));
+  k::QuantArgs a;
+  a.scales = p.scales.data();
+  a.offsets = p.offsets.empty() ? nullptr : p.offsets.data();
+  a.qmin = p.qmin;
+  a.qmax = p.qmax;
+  k::QuantizeGrid(in.value(), src, p.grid, a, StorageOf(p.bits), dst, e);
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, DType src_dtype, const void* src,
+                                            const std::vector<int64_t>& dims, const Encoding& enc,
+                                            const QuantizeOptions& options) {
+  auto n = CountOf(name, dims);
+  if (!n.ok()) return n.status();
+  const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
+  std::vector<uint8_t> out(Bytes(static_cast<int>(bits), n.value()));
+  QAIRT_RETURN_IF_ERROR(QuantizeTensor(name, src_dtype, src, dims, enc, out.data(), out.size(), options));
+  return out;
+}
+
+Status DequantizeTensor(std::string_view name, const void* src, size_t src_bytes, const std::vector<int64_t>& dims,
+                        const Encoding& enc, float* dst, const QuantizeOptions& options) {
+  auto n = CountOf(name, dims);
+  if (!n.ok()) return n.status();
+  if ((!src || !dst) && n.value() != 0) return Invalid(name, "null data pointer");
+  const k::ExecOptions e = Exec(options);
+  if (enc.kind == EncodingKind::kFloat) {
+    if (enc.dtype != DType::kFloat16)
+      return Status(StatusCode::kUnsupported, fmt::format("tensor '{}': only float16 -> float32 is converted", name));
+    if (src_bytes != 2 * n.value()) return Invalid(name, "source size does not match float16 data");
+    k::ConvertF16ToF32(static_cast<const k::Half*>(src), n.value(), dst, e);
+    return Status::Ok();
+  }
+  auto plan = MakePlan(name, dims, enc);
+  if (!plan.ok()) return plan.status();
+  const Plan& p = plan.value();
+  if (src_bytes != Bytes(p.bits, n.value()))
+    return Invalid(name, fmt::format("source has {} bytes, {} x {} needs {}", src_bytes, n.value(),
+                                     DTypeName(enc.dtype), Bytes(p.bits, n.value())));
+  k::QuantArgs a;
+  a.scales = p.scales.data();
+  a.offsets = p.offsets.empty() ? nullptr : p.offsets.data();
+  k::DequantizeGrid(KindOf(p.bits, p.is_signed), src, p.grid, a, dst, e);
+  return Status::Ok();
+}
+
+Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const std::vector<int64_t>& dims,
+                                 const EncodingRequest& req, const QuantizeOptions& options) {
+  auto n = CountOf(name, dims);
+  if (!n.ok()) return n.status();
+  if (!data && n.value() != 0) return Invalid(name, "null data pointer");
+  if (!IsFixedPoint(req.dtype)) return Invalid(name, fmt::format("{} is not a fixed-point dtype", DTypeName(req.dtype)));
+  const k::ExecOptions e = Exec(options);
+  const NonFiniteScan scan = Scan(DType::kFloat32, data, n.value(), e);
+  QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, scan, n.value(), options));
+
+  Encoding enc;
+  enc.kind = req.kind;
+  enc.dtype = req.dtype;
+  enc.bitwidth = req.bitwidth;
+  enc.symmetry = req.symmetry;
+  const uint32_t bw = enc.effective_bitwidth();
+  const bool is_signed = IsSigned(req.dtype);
+  k::Grid grid;
+  switch (req.kind) {
+    case EncodingKind::kPerTensor: grid = k::Grid::PerTensor(dims); break;
+    case EncodingKind::kPerChannel:
+      if (req.axis < 0 || static_cast<size_t>(req.axis) >= dims.size())
+        return Invalid(name, fmt::format("channel axis {} out of range for rank {}", req.axis, dims.size()));
+      grid = k::Grid::PerChannel(dims, static_cast<size_t>(req.axis));
+      enc.axis = req.axis;
+      break;
+    case EncodingKind::kPerBlock:
+    case EncodingKind::kLpbq:
+      if (req.block_sizes.size() != dims.size())
+        return Invalid(name, fmt::format("{} block sizes for rank {}", req.block_sizes.size(), dims.size()));
+      for (size_t d = 0; d < dims.size(); ++d)
+        if (req.block_sizes[d] < 1 || dims[d] % req.block_sizes[d] != 0)
+          return Invalid(name, fmt::format("block size {} does not divide dim {} ({})", req.block_sizes[d], d, dims[d]));
+      if (req.axis < 0 || static_cast<size_t>(req.axis) >= dims.size())
+        return Invalid(name, fmt::format("block axis {} out of range for rank {}", req.axis, dims.size()));
+      grid = k::Grid::PerBlock(dims, req.block_sizes);
+      enc.axis = req.axis;
+      enc.block_sizes = req.block_sizes;
+      break;
+    default:
+      return Status(StatusCode::kUnsupported,
+                    fmt::format("tensor '{}': cannot compute a {} encoding", name, EncodingKindName(req.kind)));
+  }
+  const size_t ns = grid.NumScales();
+  std::vector<float> mins(ns), maxs(ns);
+  k::MinMaxGrid(data, grid, mins.data(), maxs.data(), e);
+  for (size_t i = 0; i < ns; ++i) {
+    if (std::isinf(mins[i]) || std::isinf(maxs[i])) {
+      if (mins[i] == std::numeric_limits<float>::infinity()) {  // only NaN (treated as 0) in this cell
+        mins[i] = maxs[i] = 0.0f;
+        continue;
+      }
+      return Invalid(name, "data contains +-Inf, which has no finite quantization range");
+    }
+  }
+  if (req.kind == EncodingKind::kLpbq) {
+    if (!is_signed || req.symmetry == Symmetry::kAsymmetric)
+      return Invalid(name, "LPBQ encodings are signed and symmetric");
+    if (req.decompressed_bitwidth <= bw || req.decompressed_bitwidth > 16)
+      return Invalid(name, fmt::format("decompressed bitwidth {} must be in ({}, 16]", req.decompressed_bitwidth, bw));
+    const std::vector<int64_t> sd = grid.ScaleDims();
+    const auto axis = static_cast<size_t>(req.axis);
+    std::vector<size_t> block_channel(ns);
+    size_t nch = 1;
+    for (size_t d = 0; d < sd.size(); ++d)
+      if (d != axis) nch *= static_cast<size_t>(sd[d]);
+    for (size_t b = 0; b < ns; ++b) {
+      size_t rem = b, ch = 0, ch_stride = 1;
+      for (size_t d = sd.size(); d-- > 0;) {
+        const size_t i = rem % static_cast<size_t>(sd[d]);
+        rem /= static_cast<size_t>(sd[d]);
+        if (d == axis) continue;
+        ch += i * ch_stride;
+        ch_stride *= static_cast<size_t>(sd[d]);
+      }
+      block_channel[b] = ch;
+    }
+    enc.scales.resize(nch);
+    enc.block_int_scales.resize(ns);
+    std::vector<float> eff(ns);
+    k::ComputeLpbq(ns, mins.data(), maxs.data(), block_channel.data(), nch, bw, req.decompressed_bitwidth,
+                   options.min_range, enc.scales.data(), enc.block_int_scales.data(), eff.data());
+    enc.decompressed_bitwidth = req.decompressed_bitwidth;
+    enc.offsets.assign(nch, 0);
+    return enc;
+  }
+  const auto schema = static_cast<k::Schema>(static_cast<uint32_t>(req.symmetry));
+  enc.scales.resize(ns);
+  enc.offsets.resize(ns);
+  for (size_t i = 0; i < ns; ++i) {
+    const k::GridParams g = k::ComputeGrid(mins[i], maxs[i], bw, is_signed, schema, options.min_range);
+    enc.scales[i] = g.scale;
+    enc.offsets[i] = g.offset;
+  }
+  return enc;
+}
+
+Status QuantizeBias(std::string_view name, const float* bias, size_t n, float input_scale, const Encoding& weight_enc,
+                    int32_t* dst, const QuantizeOptions& options) {
+  if ((!bias || !dst) && n != 0) return Invalid(name, "null data pointer");
+  if (!(input_scale > 0.0f) || !std::isfinite(input_scale))
+    return Invalid(name, fmt::format("input scale {} must be finite and > 0", input_scale));
+  const auto& ws = weight_enc.scales;
+  if (ws.size() != 1 && ws.size() != n)
+    return Invalid(name, fmt::format("weight encoding has {} scales; the bias has {} channels", ws.size(), n));
+  for (float s : ws)
+    if (!(s > 0.0f) || !std::isfinite(s)) return Invalid(name, fmt::format("weight scale {} must be finite and > 0", s));
+  const k::ExecOptions e = Exec(options);
+  QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(DType::kFloat32, bias, n, e), n, options));
+  k::BiasParams bp;
+  bp.input_scale = input_scale;
+  bp.weight_scales = ws.data();
+  bp.per_channel = ws.size() == n && n != 1;
+  k::QuantizeBias(bias, n, bp, dst, e);
+  return Status::Ok();
+}
+
+}  // namespace qairt::quant

@@ -1,0 +1,74 @@
+// Tensor-level quantization on IR encodings: what target processing (static
+// weights), the executor (Q/DQ) and calibration (statistics -> encodings)
+// call. Built on the IR-independent kernels/ops.h; this layer owns the
+// checks and the bad-value policy, and names the tensor in every error.
+//
+// Bad values (issue 7, scope 3):
+//  * NaN or +-Inf in the data is an error "tensor 'w': 3 of 4096 values are
+//    not finite (first: NaN at index 17)". With
+//    NonFinitePolicy::kWarnNanAsZero the call succeeds, appends that text to
+//    `warnings`, quantizes NaN as 0.0 (the zero point) and saturates +-Inf to
+//    the grid ends; computing an encoding from data with +-Inf stays an
+//    error (there is no finite range to give it).
+//  * A range with max - min < min_range (min == max: a constant tensor) is
+//    widened to max = min + min_range after the range is made to contain 0;
+//    min_range defaults to 1e-4 (ONNX Runtime's MinimumRealRange for QNN).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/encoding.h"
+#include "kernels/ops.h"
+#include "support/status.h"
+
+namespace qairt::quant {
+
+enum class NonFinitePolicy : uint32_t { kError = 0, kWarnNanAsZero = 1 };
+
+struct QuantizeOptions {
+  NonFinitePolicy nonfinite = NonFinitePolicy::kError;
+  float min_range = kernels::kDefaultMinRange;
+  kernels::ThreadPool* pool = nullptr;           // null: calling thread only
+  std::vector<std::string>* warnings = nullptr;  // receives kWarnNanAsZero messages
+};
+
+// Quantizes `dims`-shaped data of float type `src_dtype` (float32, float16 or
+// bfloat16) with a per-tensor / per-channel / per-block / LPBQ encoding (or
+// a float16 Float encoding: conversion) into `dst` (exactly the encoding
+// dtype's StorageBytes, sub-byte types packed low bits first).
+Status QuantizeTensor(std::string_view name, DType src_dtype, const void* src, const std::vector<int64_t>& dims,
+                      const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options = {});
+Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, DType src_dtype, const void* src,
+                                            const std::vector<int64_t>& dims, const Encoding& enc,
+                                            const QuantizeOptions& options = {});
+
+// The inverse: `src` holds StorageBytes(enc.dtype, count) bytes.
+Status DequantizeTensor(std::string_view name, const void* src, size_t src_bytes, const std::vector<int64_t>& dims,
+                        const Encoding& enc, float* dst, const QuantizeOptions& options = {});
+
+// What encoding to compute from data.
+struct EncodingRequest {
+  EncodingKind kind = EncodingKind::kPerTensor;  // per-tensor, per-channel, per-block or LPBQ
+  DType dtype = DType::kUFixed8;                 // fixed-point storage type
+  uint32_t bitwidth = 0;                         // 0: the dtype's
+  Symmetry symmetry = Symmetry::kAsymmetric;
+  int32_t axis = -1;                             // channel axis, or block axis
+  std::vector<int64_t> block_sizes;              // per-block / LPBQ
+  uint32_t decompressed_bitwidth = 0;            // LPBQ
+};
+
+// Min/max encoding of float32 data (AIMET's formulas, formats.md §1.5).
+Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const std::vector<int64_t>& dims,
+                                 const EncodingRequest& req, const QuantizeOptions& options = {});
+
+// int32 bias with scale input_scale x weight scale (per tensor or per channel
+// of `weight_enc`, which must have one scale or `n` scales), offset 0.
+Status QuantizeBias(std::string_view name, const float* bias, size_t n, float input_scale, const Encoding& weight_enc,
+                    int32_t* dst, const QuantizeOptions& options = {});
+
+}  // namespace qairt::quant

@@ -1,0 +1,427 @@
+// Tensor-level operators (kernels/ops.h) against a per-element reference over
+// every axis and block layout, determinism across thread counts, dispatch,
+// encoding math, and the IR entry point (quant/quantize.h) with its
+// bad-value policy.
+#include <algorithm>
+#include <numeric>
+
+#include "ir/encoding.h"
+#include "kernel_test_util.h"
+#include "kernels/common/scalar.h"
+#include "kernels/ops.h"
+#include "quant/quantize.h"
+
+namespace qairt::kernels::test {
+namespace {
+
+// Scale index of a flat element, straight from the Grid definition.
+size_t ScaleIndex(const Grid& g, size_t flat) {
+  const size_t r = g.dims.size();
+  const std::vector<int64_t> sd = g.ScaleDims();
+  size_t idx = 0, stride = 1;
+  for (size_t d = r; d-- > 0;) {
+    const size_t i = flat % static_cast<size_t>(g.dims[d]);
+    flat /= static_cast<size_t>(g.dims[d]);
+    const size_t b = static_cast<size_t>(std::min<int64_t>(std::max<int64_t>(g.blocks[d], 1), g.dims[d]));
+    idx += (i / b) * stride;
+    stride *= static_cast<size_t>(sd[d]);
+  }
+  return idx;
+}
+
+// Per-element reference: one ref::Quant call per element.
+std::vector<uint8_t> RefQuantGrid(const std::vector<float>& x, const Grid& g, const QuantArgs& a, int bits) {
+  const size_t n = x.size();
+  std::vector<uint8_t> out((n * static_cast<size_t>(bits) + 7) / 8, 0);
+  std::vector<int8_t> q8(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t s = ScaleIndex(g, i);
+    QuantParams p;
+    p.scales = a.scales + s;
+    p.offsets = a.offsets ? a.offsets + s : nullptr;
+    p.block = 1;
+    p.qmin = a.qmin;
+    p.qmax = a.qmax;
+    if (bits >= 8) {
+      ref::Quant(0, bits, 1, &x[i], out.data() + i * static_cast<size_t>(bits) / 8, &p);
+    } else {
+      ref::Quant(0, 8, 1, &x[i], &q8[i], &p);
+    }
+  }
+  if (bits < 8) ref::Pack(bits, n, q8.data(), out.data());
+  return out;
+}
+
+std::vector<int64_t> RandomDims(std::mt19937& rng, size_t rank) {
+  std::vector<int64_t> d(rank);
+  for (auto& v : d) v = 1 + static_cast<int64_t>(rng() % 9);
+  return d;
+}
+
+QStorage StorageFor(int bits) {
+  return bits == 2 ? QStorage::kQ2 : bits == 4 ? QStorage::kQ4 : bits == 8 ? QStorage::kQ8 : bits == 16 ? QStorage::kQ16 : QStorage::kQ32;
+}
+
+}  // namespace
+
+TEST_CASE("QuantizeGrid matches a per-element reference on every axis and block layout", "[kernels][ops]") {
+  std::mt19937 rng(29);
+  ThreadPool pool(3);
+  for (int iter = 0; iter < 300; ++iter) {
+    const size_t rank = 1 + rng() % 4;
+    std::vector<int64_t> dims = RandomDims(rng, rank);
+    Grid g;
+    const int kind = static_cast<int>(rng() % 3);
+    const size_t axis = rng() % rank;
+    if (kind == 0) {
+      g = Grid::PerTensor(dims);
+    } else if (kind == 1) {
+      g = Grid::PerChannel(dims, axis);
+    } else {
+      // block sizes 16..256 on the block axis (dim made a multiple), 1 or full elsewhere
+      const int64_t bs = int64_t{16} << (rng() % 5);
+      dims[axis] = bs * (1 + static_cast<int64_t>(rng() % 3));
+      std::vector<int64_t> blocks(rank);
+      for (size_t d = 0; d < rank; ++d) blocks[d] = d == axis ? bs : (rng() % 2 ? 1 : dims[d]);
+      g = Grid::PerBlock(dims, blocks);
+    }
+    const int bits = std::vector<int>{2, 4, 8, 16, 32}[rng() % 5];
+    const bool is_signed = bits == 32 || rng() % 2;
+    QuantArgs a;
+    ClampRange(static_cast<uint32_t>(bits), is_signed, Schema::kAsymmetric, &a.qmin, &a.qmax);
+    std::vector<float> scales(g.NumScales());
+    std::vector<int32_t> offsets(g.NumScales());
+    for (size_t i = 0; i < scales.size(); ++i) {
+      scales[i] = std::uniform_real_distribution<float>(0.01f, 1.0f)(rng);
+      offsets[i] = bits == 32 ? 0 : -static_cast<int32_t>(std::uniform_int_distribution<int64_t>(a.qmin, a.qmax)(rng));
+    }
+    a.scales = scales.data();
+    a.offsets = rng() % 2 ? offsets.data() : nullptr;
+    std::vector<float> x(g.NumElements());
+    for (auto& v : x) v = RandNormal(rng, 5.0f);
+    const std::vector<uint8_t> want = RefQuantGrid(x, g, a, bits);
+    INFO("iter " << iter << " rank " << rank << " kind " << kind << " axis " << axis << " bits " << bits);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      ExecOptions o;
+      o.pool = p;
+      o.chunk = 64;  // many tasks, rows split mid-way
+      std::vector<uint8_t> got(want.size(), 0x5A);
+      QuantizeGrid(InType::kF32, x.data(), g, a, StorageFor(bits), got.data(), o);
+      REQUIRE(got == want);
+      // Dequantize back: within half a step of the clamped value.
+      std::vector<float> back(x.size());
+      const QKind kinds[] = {is_signed ? QKind::kS2 : QKind::kU2, is_signed ? QKind::kS4 : QKind::kU4,
+                             is_signed ? QKind::kS8 : QKind::kU8, is_signed ? QKind::kS16 : QKind::kU16, QKind::kS32};
+      const int idx = bits == 2 ? 0 : bits == 4 ? 1 : bits == 8 ? 2 : bits == 16 ? 3 : 4;
+      DequantizeGrid(kinds[idx], got.data(), g, a, back.data(), o);
+      for (size_t i = 0; i < x.size(); ++i) {
+        const size_t s = ScaleIndex(g, i);
+        const double off = a.offsets ? a.offsets[s] : 0;
+        const double lo = (a.qmin + off) * scales[s], hi = (a.qmax + off) * scales[s];
+        const double clamped = std::clamp<double>(x[i], lo, hi);
+        REQUIRE(std::abs(back[i] - clamped) <= 0.5 * scales[s] * (1 + 1e-5) + 1e-3 * std::abs(clamped) * (bits == 32));
+      }
+    }
+  }
+}
+
+TEST_CASE("MinMaxGrid, histogram, sums: identical results for 1, 2 and 3 threads", "[kernels][ops][threads]") {
+  std::mt19937 rng(31);
+  const std::vector<int64_t> dims = {37, 29, 33};
+  std::vector<float> x(37 * 29 * 33);
+  for (auto& v : x) v = RandNormal(rng, 2.0f);
+  x[5] = NAN;
+  x[77] = -0.0f;
+  ThreadPool p2(2), p3(3);
+  for (size_t axis = 0; axis < 3; ++axis) {
+    const Grid g = Grid::PerChannel(dims, axis);
+    std::vector<float> mn1(g.NumScales()), mx1(g.NumScales()), mn2 = mn1, mx2 = mx1, mn3 = mn1, mx3 = mx1;
+    ExecOptions o;
+    o.chunk = 128;
+    MinMaxGrid(x.data(), g, mn1.data(), mx1.data(), o);
+    o.pool = &p2;
+    MinMaxGrid(x.data(), g, mn2.data(), mx2.data(), o);
+    o.pool = &p3;
+    MinMaxGrid(x.data(), g, mn3.data(), mx3.data(), o);
+    CHECK(Bytes(mn1.data(), 4 * mn1.size()) == Bytes(mn2.data(), 4 * mn2.size()));
+    CHECK(Bytes(mn1.data(), 4 * mn1.size()) == Bytes(mn3.data(), 4 * mn3.size()));
+    CHECK(Bytes(mx1.data(), 4 * mx1.size()) == Bytes(mx3.data(), 4 * mx3.size()));
+    // Against a direct computation.
+    std::vector<float> wmn(g.NumScales(), INFINITY), wmx(g.NumScales(), -INFINITY);
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i])) continue;
+      const size_t s = ScaleIndex(g, i);
+      wmn[s] = std::min(wmn[s], x[i]);
+      wmx[s] = std::max(wmx[s], x[i]);
+    }
+    for (size_t s = 0; s < wmn.size(); ++s) {
+      CHECK(mn1[s] == wmn[s]);
+      CHECK(mx1[s] == wmx[s]);
+    }
+  }
+  ExecOptions o;
+  o.chunk = 256;
+  std::vector<uint64_t> h1(2048), h3(2048);
+  Histogram(x.data(), x.size(), -3.0f, 3.0f, 2048, h1.data(), o);
+  double s1[2], s3[2];
+  QdqErrParams qp;
+  qp.scale = 0.02f;
+  qp.qmin = -128;
+  qp.qmax = 127;
+  QdqError(x.data(), x.size(), qp, s1, o);
+  o.pool = &p3;
+  Histogram(x.data(), x.size(), -3.0f, 3.0f, 2048, h3.data(), o);
+  QdqError(x.data(), x.size(), qp, s3, o);
+  CHECK(h1 == h3);
+  CHECK(std::memcmp(s1, s3, sizeof s1) == 0);  // same bits: fixed chunk order
+  uint64_t in_range = 0;
+  for (float v : x) in_range += v >= -3.0f && v <= 3.0f;
+  CHECK(std::accumulate(h1.begin(), h1.end(), uint64_t{0}) == in_range);
+  CHECK(CountNonFinite(x.data(), x.size(), o) == 1);
+}
+
+TEST_CASE("dispatch: ladder, override and names", "[kernels][dispatch]") {
+  CHECK(IsaFromName("avx2") == Isa::kAvx2);
+  CHECK(!IsaFromName("neon"));
+  CHECK(HostSupports(Isa::kScalar));
+  for (uint32_t l = 0; l < kIsaCount; ++l) {
+    const auto isa = static_cast<Isa>(l);
+    SetIsaOverride(isa);
+    const KernelConfig& c = GetKernelConfig();
+    if (HostSupports(isa)) {
+      CHECK(c.level == isa);
+      CHECK(c.quant_isa == isa);
+    } else {
+      WARN("host lacks " << IsaName(isa) << ": override lowered to " << IsaName(c.level));
+      CHECK(c.level < isa);
+    }
+  }
+  SetIsaOverride(std::nullopt);
+  CHECK(ActiveIsa() <= HostBestIsa());
+  // Every level quantizes identically.
+  std::mt19937 rng(37);
+  std::vector<float> x(1001);
+  for (auto& v : x) v = RandNormal(rng, 1.0f);
+  const float s = 0.01f;
+  QuantArgs a;
+  a.scales = &s;
+  a.qmin = -8;
+  a.qmax = 7;
+  const Grid g = Grid::PerTensor({1001});
+  std::vector<uint8_t> first;
+  for (uint32_t l = 0; l < kIsaCount; ++l) {
+    ExecOptions o;
+    o.config = &GetKernelConfig(static_cast<Isa>(l));
+    std::vector<uint8_t> y(501);
+    QuantizeGrid(InType::kF32, x.data(), g, a, QStorage::kQ4, y.data(), o);
+    if (first.empty()) first = y;
+    CHECK(y == first);
+  }
+}
+
+TEST_CASE("encoding math follows AIMET's formulas", "[kernels][encoding]") {
+  // asymmetric u8 over [-6.608, 6.0616]: delta = range / 255, offset = round(min / delta)
+  GridParams g = ComputeGrid(-6.608f, 6.0616f, 8, false, Schema::kAsymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx((6.0616 + 6.608) / 255).epsilon(1e-6));
+  CHECK(g.offset == -133);
+  CHECK(g.qmin == 0);
+  CHECK(g.qmax == 255);
+  // symmetric s8: delta = max(max / 127, -min / 128), offset 0
+  g = ComputeGrid(-1.0f, 2.54f, 8, true, Schema::kSymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx(0.02f));
+  CHECK(g.offset == 0);
+  CHECK(g.qmin == -128);
+  // symmetric u8: offset -128 (unsigned grid)
+  g = ComputeGrid(-1.28f, 1.0f, 8, false, Schema::kSymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx(0.01f));
+  CHECK(g.offset == -128);
+  // strict symmetric s8: +-127 steps, lowest code dropped
+  g = ComputeGrid(-1.27f, 0.5f, 8, true, Schema::kStrictSymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx(0.01f));
+  CHECK(g.offset == 0);
+  CHECK(g.qmin == -127);
+  CHECK(g.qmax == 127);
+  // unsigned symmetric with min >= 0: offset 0, delta = max / 255
+  g = ComputeGrid(0.5f, 2.55f, 8, false, Schema::kUnsignedSymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx(0.01f));
+  CHECK(g.offset == 0);
+  // min == max: the documented minimum range
+  g = ComputeGrid(0.0f, 0.0f, 8, false, Schema::kAsymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx(1e-4 / 255));
+  CHECK(g.offset == 0);
+  g = ComputeGrid(3.0f, 3.0f, 16, false, Schema::kAsymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx(3.0 / 65535));  // range widened to contain 0 first
+  // 4-bit symmetric: offset -8 on the unsigned grid, 0 signed
+  g = ComputeGrid(-4.32f, 3.78f, 4, true, Schema::kSymmetric, kDefaultMinRange);
+  CHECK(g.scale == Approx(0.54f));
+  CHECK(g.offset == 0);
+  // LPBQ: block scales 0.1, 0.5, 1.6 -> channel scale 1.6 / 16, int scales round(s / 0.1)
+  const float bmin[] = {-0.8f, -4.0f, -12.8f};
+  const float bmax[] = {0.1f, 0.5f, 1.0f};
+  const size_t ch[] = {0, 0, 0};
+  float cs;
+  int32_t is[3];
+  float eff[3];
+  ComputeLpbq(3, bmin, bmax, ch, 1, 4, 8, kDefaultMinRange, &cs, is, eff);
+  CHECK(cs == Approx(0.1f));
+  CHECK(is[0] == 1);
+  CHECK(is[1] == 5);
+  CHECK(is[2] == 16);
+  CHECK(eff[2] == Approx(1.6f));
+}
+
+TEST_CASE("fused LPBQ rows equal compute-then-quantize, for any thread count", "[kernels][lpbq]") {
+  std::mt19937 rng(41);
+  const size_t rows = 37, row = 256, block = 64, nb = row / block;
+  std::vector<float> x(rows * row);
+  for (auto& v : x) v = RandNormal(rng, 1.0f) * (1 + static_cast<float>(rng() % 8));
+  std::vector<float> cs1(rows), cs2(rows);
+  std::vector<int32_t> is1(rows * nb), is2(rows * nb);
+  std::vector<uint8_t> y1(rows * row / 2), y2(rows * row / 2);
+  ExecOptions o;
+  o.chunk = 512;
+  QuantizeLpbqRows(x.data(), rows, row, block, 4, 8, kDefaultMinRange, cs1.data(), is1.data(), y1.data(), o);
+  ThreadPool pool(2);
+  o.pool = &pool;
+  QuantizeLpbqRows(x.data(), rows, row, block, 4, 8, kDefaultMinRange, cs2.data(), is2.data(), y2.data(), o);
+  CHECK(cs1 == cs2);
+  CHECK(is1 == is2);
+  CHECK(y1 == y2);
+  // Same as the IR path: ComputeEncoding(LPBQ) then QuantizeTensor.
+  quant::EncodingRequest req;
+  req.kind = EncodingKind::kLpbq;
+  req.dtype = DType::kSFixed4;
+  req.symmetry = Symmetry::kSymmetric;
+  req.axis = 1;
+  req.block_sizes = {1, static_cast<int64_t>(block)};
+  req.decompressed_bitwidth = 8;
+  auto enc = quant::ComputeEncoding("w", x.data(), {static_cast<int64_t>(rows), static_cast<int64_t>(row)}, req);
+  REQUIRE(enc.ok());
+  CHECK(enc->scales == cs1);
+  CHECK(enc->block_int_scales == is1);
+  Diagnostics d;
+  CHECK(ValidateEncoding(enc.value(), "w", Shape::FromExtents({static_cast<int64_t>(rows), static_cast<int64_t>(row)}), 0, &d));
+  INFO(JoinMessages(d));
+  auto q = quant::QuantizeTensor("w", DType::kFloat32, x.data(),
+                                 {static_cast<int64_t>(rows), static_cast<int64_t>(row)}, enc.value());
+  REQUIRE(q.ok());
+  CHECK(q.value() == y1);
+}
+
+TEST_CASE("QuantizeTensor: bad values are errors naming the tensor, or warnings on request", "[kernels][quant][policy]") {
+  Encoding e;
+  e.kind = EncodingKind::kPerTensor;
+  e.dtype = DType::kUFixed8;
+  e.scales = {0.1f};
+  e.offsets = {-128};
+  std::vector<float> x = {0.0f, 1.0f, NAN, -1.0f, INFINITY};
+  auto r = quant::QuantizeTensor("conv1.weight", DType::kFloat32, x.data(), {5}, e);
+  REQUIRE(!r.ok());
+  CHECK(r.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(r.status().message(), Catch::Contains("conv1.weight") && Catch::Contains("2 of 5") &&
+                                       Catch::Contains("NaN at index 2"));
+  std::vector<std::string> warnings;
+  quant::QuantizeOptions opt;
+  opt.nonfinite = quant::NonFinitePolicy::kWarnNanAsZero;
+  opt.warnings = &warnings;
+  r = quant::QuantizeTensor("conv1.weight", DType::kFloat32, x.data(), {5}, e, opt);
+  REQUIRE(r.ok());
+  CHECK(r.value() == std::vector<uint8_t>{128, 138, 128, 118, 255});
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::Contains("conv1.weight"));
+  // float16 input with an Inf is caught too
+  const uint16_t h[] = {0x3c00, 0x7c00};
+  auto r16 = quant::QuantizeTensor("act", DType::kFloat16, h, {2}, e);
+  REQUIRE(!r16.ok());
+  CHECK_THAT(r16.status().message(), Catch::Contains("Inf at index 1"));
+  // ComputeEncoding: NaN is an error; with the option it is ignored (treated as 0)
+  quant::EncodingRequest req;
+  req.dtype = DType::kUFixed8;
+  std::vector<float> c = {2.0f, 2.0f, NAN};
+  CHECK(!quant::ComputeEncoding("t", c.data(), {3}, req).ok());
+  auto enc = quant::ComputeEncoding("t", c.data(), {3}, req, opt);
+  REQUIRE(enc.ok());
+  CHECK(enc->scales[0] == Approx(2.0f / 255));
+  // min == max == 0: the minimum range
+  std::vector<float> zeros(10, 0.0f);
+  enc = quant::ComputeEncoding("zeros", zeros.data(), {10}, req);
+  REQUIRE(enc.ok());
+  CHECK(enc->scales[0] == Approx(kDefaultMinRange / 255));
+  // Inf has no range even with the option
+  std::vector<float> inf = {1.0f, INFINITY};
+  auto bad = quant::ComputeEncoding("t", inf.data(), {2}, req, opt);
+  REQUIRE(!bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("'t'"));
+  // invalid encodings are reported with the tensor name
+  Encoding z = e;
+  z.scales = {0.0f};
+  auto rz = quant::QuantizeTensor("w0", DType::kFloat32, x.data(), {5}, z);
+  REQUIRE(!rz.ok());
+  CHECK_THAT(rz.status().message(), Catch::Contains("w0"));
+}
+
+TEST_CASE("QuantizeTensor / DequantizeTensor / ComputeEncoding round trips", "[kernels][quant]") {
+  std::mt19937 rng(43);
+  const std::vector<int64_t> dims = {8, 6, 5};
+  std::vector<float> x(8 * 6 * 5);
+  for (auto& v : x) v = RandNormal(rng, 1.0f);
+  struct Case {
+    EncodingKind kind;
+    DType dtype;
+    Symmetry sym;
+    int32_t axis;
+    std::vector<int64_t> blocks;
+  };
+  const Case cases[] = {
+      {EncodingKind::kPerTensor, DType::kUFixed8, Symmetry::kAsymmetric, -1, {}},
+      {EncodingKind::kPerTensor, DType::kSFixed16, Symmetry::kSymmetric, -1, {}},
+      {EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 0, {}},
+      {EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kStrictSymmetric, 1, {}},
+      {EncodingKind::kPerChannel, DType::kUFixed4, Symmetry::kAsymmetric, 2, {}},  // odd rows of int4
+      {EncodingKind::kPerBlock, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 2, 5}},
+      {EncodingKind::kPerBlock, DType::kSFixed2, Symmetry::kSymmetric, 0, {4, 6, 5}},
+  };
+  for (const Case& c : cases) {
+    quant::EncodingRequest req;
+    req.kind = c.kind;
+    req.dtype = c.dtype;
+    req.symmetry = c.sym;
+    req.axis = c.axis;
+    req.block_sizes = c.blocks;
+    auto enc = quant::ComputeEncoding("t", x.data(), dims, req);
+    REQUIRE(enc.ok());
+    Diagnostics d;
+    INFO(enc->ToString());
+    CHECK(ValidateEncoding(enc.value(), "t", Shape::FromExtents(dims), 0, &d));
+    INFO(JoinMessages(d));
+    auto q = quant::QuantizeTensor("t", DType::kFloat32, x.data(), dims, enc.value());
+    REQUIRE(q.ok());
+    std::vector<float> back(x.size());
+    REQUIRE(quant::DequantizeTensor("t", q->data(), q->size(), dims, enc.value(), back.data()).ok());
+    float max_scale = *std::max_element(enc->scales.begin(), enc->scales.end());
+    for (size_t i = 0; i < x.size(); ++i) CHECK(std::abs(back[i] - x[i]) <= max_scale * 0.5f * 1.0001f);
+  }
+  // float16 "quantization" is conversion
+  Encoding f16;
+  f16.kind = EncodingKind::kFloat;
+  f16.dtype = DType::kFloat16;
+  auto h = quant::QuantizeTensor("t", DType::kFloat32, x.data(), dims, f16);
+  REQUIRE(h.ok());
+  CHECK(h->size() == 2 * x.size());
+  // bias: input scale x per-channel weight scales, offset 0, saturating
+  Encoding w;
+  w.kind = EncodingKind::kPerChannel;
+  w.dtype = DType::kSFixed8;
+  w.symmetry = Symmetry::kSymmetric;
+  w.axis = 0;
+  w.scales = {0.5f, 0.25f, 1e-9f};
+  const float b[] = {1.0f, -1.0f, 1e9f};
+  int32_t qb[3];
+  REQUIRE(quant::QuantizeBias("conv.bias", b, 3, 0.1f, w, qb).ok());
+  CHECK(qb[0] == 20);
+  CHECK(qb[1] == -40);
+  CHECK(qb[2] == INT32_MAX);
+  CHECK(!quant::QuantizeBias("conv.bias", b, 2, 0.1f, w, qb).ok());
+}
+
+}  // namespace qairt::kernels::test
