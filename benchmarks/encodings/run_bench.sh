@@ -5,14 +5,15 @@
 set -euo pipefail
 build=$1
 work=${2:-/tmp/qairt_enc_bench}
+cpu=${CPU:-0}  # both programs pinned to this core
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work"
 if [ ! -s "$work/synthetic.json" ]; then
   /usr/bin/python3 "$here/gen_synthetic.py" "$work/synthetic.json" "$work/synthetic.tensors"
 fi
-out=$(taskset -c 0 "$build/benchmarks/bench_encodings" "$work/synthetic.json" "$work/synthetic.tensors" 3)
+out=$(taskset -c "$cpu" "$build/benchmarks/bench_encodings" "$work/synthetic.json" "$work/synthetic.tensors" 3)
 echo "$out"
-py=$(taskset -c 0 /usr/bin/python3 - "$work/synthetic.json" <<'PY'
+py=$(taskset -c "$cpu" /usr/bin/python3 - "$work/synthetic.json" <<'PY'
 import json, os, sys, time
 path = sys.argv[1]
 best = 1e30
@@ -27,5 +28,5 @@ PY
 )
 read -r py_s py_mbs <<< "$py"
 echo "python json.load:    ${py_s} s  ${py_mbs} MB/s"
-total=$(echo "$out" | awk '/parse\+apply/ {print $(NF-1)}')
+total=$(echo "$out" | awk '/^qairt parse\+apply/ {print $(NF-1)}')
 awk -v a="$total" -v b="$py_mbs" 'BEGIN { printf "ratio (qairt parse+apply / python parse): %.1fx\n", a / b }'

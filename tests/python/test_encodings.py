@@ -126,7 +126,7 @@ class ApplyWriteTest(unittest.TestCase):
             for name, encs in orig[sec].items():
                 got = back[sec][name][0]
                 self.assertEqual(got["offset"], encs[0]["offset"])
-                self.assertEqual(got["scale"], f32(encs[0]["scale"]))
+                self.assertEqual(f32(got["scale"]), f32(encs[0]["scale"]))
                 self.assertEqual(got["is_symmetric"], encs[0]["is_symmetric"])
         doc = qairt.Encodings.load(os.path.join(DATA, "qairt_2.0.0__seed000_doc_examples_TRANSCRIBED.json"))
         with self.assertRaises(qairt.UnsupportedError) as cm:

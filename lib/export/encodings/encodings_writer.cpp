@@ -93,6 +93,18 @@ std::vector<Entry> EntriesAfterApply(const File& file, const Graph& graph) {
 
 namespace {
 
+// Without a model (2.0.0 has no sections): weights are blockwise/per-channel
+// or named like parameters.
+Section GuessSection(const Entry& e) {
+  const auto k = e.encoding.kind;
+  if (k == EncodingKind::kPerChannel || k == EncodingKind::kPerBlock || k == EncodingKind::kLpbq) return Section::kParam;
+  const std::string& n = e.name;
+  for (std::string_view suffix : {".weight", ".bias", "_weight", "_bias"})
+    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return Section::kParam;
+  return Section::kActivation;
+}
+
 class Writer {
  public:
   Writer(const WriteOptions& o, Diags* d) : opt_(o), diags_(d) {}
@@ -448,12 +460,7 @@ Result<std::string> Writer::Run(const std::vector<Entry>& entries) {
       bool first = true;
       for (const Entry& e : entries) {
         Section es = e.section;
-        if (es == Section::kUnspecified) {
-          const auto k = e.encoding.kind;
-          es = k == EncodingKind::kPerChannel || k == EncodingKind::kPerBlock || k == EncodingKind::kLpbq
-                   ? Section::kParam
-                   : Section::kActivation;
-        }
+        if (es == Section::kUnspecified) es = GuessSection(e);
         if (es != sec) continue;
         std::string one;
         if (!(v1 ? V1(e, &one) : V061(e, &one))) continue;

@@ -346,6 +346,9 @@ std::optional<Encoding> Resolver::Run() {
       break;
   }
   if (!ok_) return std::nullopt;
+  // Per-tensor and float encodings have no shape-dependent checks: the reader
+  // validated them already (Graph::SetEncoding checks once more).
+  if (enc.kind == EncodingKind::kPerTensor || enc.kind == EncodingKind::kFloat) return enc;
   Diagnostics ir;
   if (!ValidateEncoding(enc, t_.name, t_.shape, tid_, &ir)) {
     for (const Diagnostic& d : ir) {

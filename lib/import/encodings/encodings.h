@@ -80,17 +80,26 @@ inline size_t CountErrors(const Diags& d) {
 class SourceText {
  public:
   static constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
-  explicit SourceText(size_t size);       // zeroed buffer of size + kPadding bytes
+  explicit SourceText(size_t size);  // buffer of size + kPadding bytes (padding zeroed)
+  // Maps `fd` read-only when the page tail past `size` holds the padding;
+  // nullptr if it cannot (the caller then reads into a buffer).
+  static std::shared_ptr<SourceText> Map(int fd, size_t size);
+  ~SourceText();
+  SourceText(const SourceText&) = delete;
+  SourceText& operator=(const SourceText&) = delete;
   char* mutable_data() { return data_.get(); }
-  const char* data() const { return data_.get(); }
+  const char* data() const { return mapped_ ? mapped_ : data_.get(); }
   size_t size() const { return size_; }
   // 1-based line and column (in code points); {0, 0} if offset is out of range.
   // Builds the line index on first use (thread-safe).
   std::pair<uint32_t, uint32_t> Locate(uint64_t offset) const;
 
  private:
+  SourceText() = default;
   std::unique_ptr<char[]> data_;
-  size_t size_;
+  const char* mapped_ = nullptr;
+  size_t map_length_ = 0;
+  size_t size_ = 0;
   mutable std::once_flag once_;
   mutable std::vector<uint64_t> line_starts_;
 };
@@ -113,7 +122,8 @@ struct Entry {
   int64_t block_size = 0;     // blockwise: block size along the block axis as written
   int32_t channel_axis = -1;  // blockwise: channel axis when known (1.0.0 array order)
   // JSON key -> byte offset of its value, for diagnostics at apply time.
-  std::vector<std::pair<std::string, uint64_t>> field_offsets;
+  // Keys are the format's known key names (static storage).
+  std::vector<std::pair<std::string_view, uint64_t>> field_offsets;
 
   uint64_t FieldOffset(std::string_view ir_field) const;  // maps IR field names to JSON keys
   std::string JsonField(std::string_view ir_field) const;  // "block_int_scales[2]" -> "per_block_int_scale[2]"

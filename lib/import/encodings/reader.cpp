@@ -9,6 +9,10 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cfloat>
 #include <cmath>
@@ -25,6 +29,7 @@ namespace od = simdjson::ondemand;
 using simdjson::error_code;
 
 static_assert(SourceText::kPadding >= simdjson::SIMDJSON_PADDING);
+static_assert(std::is_nothrow_move_constructible_v<Entry>);
 
 // A number or a (nested) array of numbers as written.
 struct Nums {
@@ -33,6 +38,7 @@ struct Nums {
   std::vector<int64_t> shape;  // empty for a scalar
   std::vector<double> values;  // row-major
   bool any_float_literal = false;
+  bool literal_kind = false;  // track any_float_literal (slower: full number parse)
   bool ok = true;
   uint64_t offset = Diag::kNoOffset;
 };
@@ -54,6 +60,17 @@ bool IsValueError(error_code e) {
 }
 
 struct ParseAbort {};
+
+// The keys every format defines, as static strings for Entry::field_offsets.
+std::string_view StaticKey(std::string_view key) {
+  static constexpr std::string_view kKeys[] = {
+      "name",  "output_dtype", "y_scale",    "y_zero_point", "axis",          "block_size", "per_channel_float_scale",
+      "per_block_int_scale", "index_tensor", "offset", "enc_type", "dtype", "bw", "is_sym", "scale", "compressed_bw",
+      "zero_point_shift", "bitwidth", "is_symmetric", ""};
+  for (std::string_view k : kKeys)
+    if (k == key) return k;
+  return {};
+}
 
 bool IsNonFiniteLiteral(std::string_view tok) {
   for (std::string_view lit : {"NaN", "-NaN", "Infinity", "-Infinity", "+Infinity", "nan", "inf", "-inf"})
@@ -204,9 +221,18 @@ class Reader {
     return true;
   }
   // A number or a rectangular nested array of numbers (rank <= max_rank).
-  bool GetNums(od::value& v, std::string_view tensor, std::string_view field, Nums* out) {
-    *out = Nums();
+  static void Reset(Nums* n) {  // keeps the buffers' capacity
+    n->present = n->scalar = n->any_float_literal = n->literal_kind = false;
+    n->ok = true;
+    n->shape.clear();
+    n->values.clear();
+    n->offset = Diag::kNoOffset;
+  }
+  bool GetNums(od::value& v, std::string_view tensor, std::string_view field, Nums* out,
+               bool literal_kind = false) {
+    Reset(out);
     out->present = true;
+    out->literal_kind = literal_kind;
     out->offset = Off(v);
     od::json_type t;
     if (v.type().get(t)) return WrongType(v, tensor, field, "a number or an array of numbers");
@@ -262,6 +288,17 @@ class Reader {
     for (auto item : arr) {
       od::value child;
       if (item.get(child)) Check(item.error());
+      if (!out->literal_kind) {
+        // Fast path: most elements are plain numbers.
+        double d;
+        if (!child.get_double().get(d)) {
+          if (*leaf_depth < 0) *leaf_depth = depth + 1;
+          if (*leaf_depth != depth + 1) return Ragged(child, tensor, field, out);
+          out->values.push_back(d);
+          ++count;
+          continue;
+        }
+      }
       od::json_type t;
       error_code te = child.type().get(t);
       if (te) {
@@ -392,6 +429,7 @@ class Reader {
   void ReadV1Section(od::value& v, Section section);
   void ReadV1Entry(od::value& v, Section section);
   void AddEntry(Entry e, size_t errors_before);
+  void RemoveDuplicates();
 
   // Scales: finite, > 0, normal float32. `what` names the JSON field.
   bool CheckScales(const Nums& n, const std::string& tensor, const char* what);
@@ -415,10 +453,11 @@ class Reader {
   Diags* diags_;
   size_t errors_ = 0;
   std::string fatal_;
-  od::parser parser_;
+  std::unique_ptr<od::parser> own_parser_;
+  od::parser* parser_ = nullptr;
   od::document doc_;
   File file_;
-  std::unordered_map<std::string, uint64_t> names_;  // tensor name -> entry offset
+  Nums nums_[6];  // per-entry field buffers, reused (large y_scale arrays would otherwise be reallocated)
 };
 
 uint64_t Reader::ElementOffset(uint64_t array_offset, size_t index) const {
@@ -506,14 +545,40 @@ bool Reader::FromUnsignedGrid(int64_t offset_u, bool symmetric, uint32_t bw, con
   return true;
 }
 
+void Reader::RemoveDuplicates() {
+  auto& entries = file_.entries;
+  std::unordered_map<std::string_view, size_t> first;
+  first.reserve(entries.size());
+  std::vector<bool> drop(entries.size(), false);
+  bool any = false;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    auto [it, inserted] = first.emplace(entries[i].name, i);
+    if (inserted) continue;
+    auto [l, c] = src_->Locate(entries[it->second].offset);
+    Add(Severity::kError, "duplicate-entry", entries[i].offset, entries[i].name, "name",
+        "a second entry for this tensor (the first is at line {}, column {}); which one should win is ambiguous", l,
+        c);
+    drop[i] = any = true;
+  }
+  if (!any) return;
+  size_t out = 0;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (!drop[i]) entries[out++] = std::move(entries[i]);
+  entries.resize(out);
+}
+
 void Reader::AddEntry(Entry e, size_t errors_before) {
   if (errors_ != errors_before) return;  // reported; the entry is dropped
   // Checks that need no tensor: value ranges, counts, LPBQ scale range.
   Diagnostics ir;
-  Encoding check = e.encoding;
-  if ((check.kind == EncodingKind::kPerBlock || check.kind == EncodingKind::kLpbq) && check.block_sizes.empty())
-    check.block_sizes = {1};  // settled against the tensor shape when applied
-  ValidateEncoding(check, e.name, Shape(), kInvalidId, &ir);
+  const bool blocked = e.encoding.kind == EncodingKind::kPerBlock || e.encoding.kind == EncodingKind::kLpbq;
+  if (blocked && e.encoding.block_sizes.empty()) {
+    e.encoding.block_sizes = {1};  // settled against the tensor shape when applied
+    ValidateEncoding(e.encoding, e.name, Shape(), kInvalidId, &ir);
+    e.encoding.block_sizes.clear();
+  } else {
+    ValidateEncoding(e.encoding, e.name, Shape(), kInvalidId, &ir);
+  }
   for (const Diagnostic& d : ir) {
     std::string msg = d.message;
     const std::string prefix = fmt::format("tensor '{}': encoding field '{}': ", e.name, d.field);
@@ -521,14 +586,6 @@ void Reader::AddEntry(Entry e, size_t errors_before) {
     Add(Severity::kError, "invalid-encoding", e.FieldOffset(d.field), e.name, e.JsonField(d.field), "{}", msg);
   }
   if (errors_ != errors_before) return;
-  auto [it, inserted] = names_.emplace(e.name, e.offset);
-  if (!inserted) {
-    auto [l, c] = src_->Locate(it->second);
-    Add(Severity::kError, "duplicate-entry", e.offset, e.name, "name",
-        "a second entry for this tensor (the first is at line {}, column {}); which one should win is ambiguous", l,
-        c);
-    return;
-  }
   file_.entries.push_back(std::move(e));
 }
 
@@ -577,7 +634,9 @@ void Reader::ReadV2Entry(od::value& v) {
   e.offset = entry_off;
   std::string dtype_name, index_tensor;
   uint64_t dtype_off = entry_off;
-  Nums y_scale, y_zp, pcfs, pbis, offset_field, block_size;
+  Nums &y_scale = nums_[0], &y_zp = nums_[1], &pcfs = nums_[2], &pbis = nums_[3], &offset_field = nums_[4],
+       &block_size = nums_[5];
+  for (Nums& n : nums_) Reset(&n);
   std::optional<int64_t> axis;
   bool has_name = false, has_dtype = false, has_index = false;
   size_t fields = 0;
@@ -594,7 +653,7 @@ void Reader::ReadV2Entry(od::value& v) {
     od::value val = fld.value();
     ++fields;
     if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
-    e.field_offsets.emplace_back(std::string(key), Off(val));
+    if (std::string_view k = StaticKey(key); !k.empty()) e.field_offsets.emplace_back(k, Off(val));
     const std::string& tn = e.name;
     if (key == "name") {
       has_name = GetString(val, "", "name", &e.name);
@@ -608,7 +667,7 @@ void Reader::ReadV2Entry(od::value& v) {
     } else if (key == "y_scale") {
       GetNums(val, tn, "y_scale", &y_scale);
     } else if (key == "y_zero_point") {
-      GetNums(val, tn, "y_zero_point", &y_zp);
+      GetNums(val, tn, "y_zero_point", &y_zp, /*literal_kind=*/true);
     } else if (key == "offset") {
       GetNums(val, tn, "offset", &offset_field);
     } else if (key == "axis") {
@@ -1176,7 +1235,8 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
   std::string enc_type, dtype;
   int64_t bw = -1, compressed_bw = -1, block_size = -1;
   bool has_sym = false, sym = false, has_name = false;
-  Nums scale, offset, pbis, zps;
+  Nums &scale = nums_[0], &offset = nums_[1], &pbis = nums_[2], &zps = nums_[3];
+  for (Nums& n : nums_) Reset(&n);
   KeySet keys;
   static const char* kKnown =
       "name, enc_type, dtype, bw, is_sym, scale, offset, block_size, compressed_bw, per_block_int_scale, "
@@ -1189,7 +1249,7 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     Check(fld.unescaped_key().get(key));
     od::value val = fld.value();
     if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
-    e.field_offsets.emplace_back(std::string(key), Off(val));
+    if (std::string_view k = StaticKey(key); !k.empty()) e.field_offsets.emplace_back(k, Off(val));
     const std::string& tn = e.name;
     if (key == "name") {
       has_name = GetString(val, "", "name", &e.name) && !e.name.empty();
@@ -1499,9 +1559,21 @@ Result<File> Reader::Run() {
                     (size >= 2 && u[1] == 0)))
     return fail("file-encoding", "file is UTF-16 or binary: JSON encodings files must be UTF-8");
 
-  error_code e = parser_.allocate(size, opt_.max_depth);
+  // One parser per thread is reused for files up to 256 MiB (its buffers are
+  // ~5x the largest file read); bigger files get their own.
+  constexpr size_t kReuseLimit = size_t{256} << 20;
+  if (size <= kReuseLimit) {
+    static thread_local od::parser tl_parser;
+    parser_ = &tl_parser;
+  } else {
+    own_parser_ = std::make_unique<od::parser>();
+    parser_ = own_parser_.get();
+  }
+  error_code e = simdjson::SUCCESS;
+  if (parser_->capacity() < size || parser_->max_depth() != opt_.max_depth)
+    e = parser_->allocate(std::max<size_t>(size, 4096), opt_.max_depth);
   if (e) return fail("file-size", fmt::format("cannot allocate the JSON parser: {}", simdjson::error_message(e)));
-  e = parser_.iterate(src_->data(), size, size + SourceText::kPadding).get(doc_);
+  e = parser_->iterate(src_->data(), size, size + SourceText::kPadding).get(doc_);
   if (e) {
     if (e == simdjson::UTF8_ERROR) {
       // Locate the first invalid byte for the message.
@@ -1553,6 +1625,7 @@ Result<File> Reader::Run() {
   } catch (const ParseAbort&) {
     return Status(StatusCode::kParseError, fatal_);
   }
+  RemoveDuplicates();
   if (errors_ && !opt_.keep_going) {
     std::string msg = fmt::format("{}: {} error{} in the encodings file", name_, errors_, errors_ > 1 ? "s" : "");
     size_t shown = 0;
@@ -1596,17 +1669,15 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
     diags->push_back(d);
     return Status(StatusCode::kIoError, fmt::format("{}: {}", path, msg));
   };
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return io_error(fmt::format("cannot open: {}", std::strerror(errno)));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(fmt::format("cannot open: {}", std::strerror(errno)));
   struct Closer {
-    std::FILE* f;
-    ~Closer() { std::fclose(f); }
-  } closer{f};
-  if (std::fseek(f, 0, SEEK_END) != 0) return io_error("not a regular file");
-  const long end = std::ftell(f);
-  if (end < 0) return io_error("not a regular file");
-  std::rewind(f);
-  const auto size = static_cast<uint64_t>(end);
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return io_error("not a regular file");
+  const auto size = static_cast<uint64_t>(st.st_size);
   if (size > options.max_bytes) {
     Diag d;
     d.code = "file-size";
@@ -1615,9 +1686,18 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
     diags->push_back(d);
     return Status(StatusCode::kParseError, fmt::format("{}: {}", path, d.message));
   }
-  auto src = std::make_shared<SourceText>(static_cast<size_t>(size));
-  if (size && std::fread(src->mutable_data(), 1, static_cast<size_t>(size), f) != size)
-    return io_error("short read (was the file changed while reading?)");
+  // Mapped when the padding fits in the last page, else read into a buffer.
+  std::shared_ptr<SourceText> src = SourceText::Map(fd, static_cast<size_t>(size));
+  if (!src) {
+    src = std::make_shared<SourceText>(static_cast<size_t>(size));
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::read(fd, src->mutable_data() + done, static_cast<size_t>(size) - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return io_error("short read (was the file changed while reading?)");
+      done += static_cast<size_t>(n);
+    }
+  }
   Reader r(std::move(src), path, options, diags);
   return r.Run();
 }

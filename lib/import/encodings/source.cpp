@@ -1,6 +1,9 @@
 // SourceText, Diag formatting, version names, entry field lookup.
 #include <fmt/format.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -27,19 +30,41 @@ std::optional<Version> VersionFromName(std::string_view s) {
   return std::nullopt;
 }
 
-SourceText::SourceText(size_t size) : data_(new char[size + kPadding]()), size_(size) {}
+SourceText::SourceText(size_t size) : data_(new char[size + kPadding]), size_(size) {
+  std::memset(data_.get() + size, 0, kPadding);  // the bytes are filled by the reader
+}
+
+std::shared_ptr<SourceText> SourceText::Map(int fd, size_t size) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (size == 0 || page == 0) return nullptr;
+  const size_t tail = size % page;
+  if (tail == 0 || page - tail < kPadding) return nullptr;  // no room for the padding inside the last page
+  const size_t length = size + (page - tail);
+  void* p = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (p == MAP_FAILED) return nullptr;
+  std::shared_ptr<SourceText> s(new SourceText());
+  s->mapped_ = static_cast<const char*>(p);
+  s->map_length_ = length;
+  s->size_ = size;
+  return s;
+}
+
+SourceText::~SourceText() {
+  if (mapped_) ::munmap(const_cast<char*>(mapped_), map_length_);
+}
 
 std::pair<uint32_t, uint32_t> SourceText::Locate(uint64_t offset) const {
   if (offset > size_) return {0, 0};
   std::call_once(once_, [this] {
     line_starts_.push_back(0);
-    const char* p = data_.get();
+    const char* base = data();
+    const char* p = base;
     const char* end = p + size_;
     while (p < end) {
       const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
       if (!nl) break;
       p = static_cast<const char*>(nl) + 1;
-      line_starts_.push_back(static_cast<uint64_t>(p - data_.get()));
+      line_starts_.push_back(static_cast<uint64_t>(p - base));
     }
   });
   auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
@@ -47,7 +72,7 @@ std::pair<uint32_t, uint32_t> SourceText::Locate(uint64_t offset) const {
   const uint64_t start = line_starts_[line - 1];
   uint32_t column = 1;
   for (uint64_t i = start; i < offset; ++i)
-    if ((static_cast<unsigned char>(data_[i]) & 0xC0) != 0x80) ++column;  // count code points
+    if ((static_cast<unsigned char>(data()[i]) & 0xC0) != 0x80) ++column;  // count code points
   return {static_cast<uint32_t>(std::min<size_t>(line, UINT32_MAX)), column};
 }
 
