@@ -3,12 +3,12 @@
 #include <map>
 
 #include "ir/graph.h"
+#include "ir/shape_json.h"
 #include "support/json_writer.h"
 
 namespace qairt {
-namespace {
 
-void WriteShape(JsonWriter& w, const Shape& shape) {
+void WriteShapeJson(JsonWriter& w, const Shape& shape) {
   if (!shape.rank_known()) {
     w.Null();
     return;
@@ -24,6 +24,8 @@ void WriteShape(JsonWriter& w, const Shape& shape) {
   }
   w.EndArray();
 }
+
+namespace {
 
 template <typename T>
 void WriteNumbers(JsonWriter& w, const char* key, const std::vector<T>& v) {
@@ -111,7 +113,7 @@ void WriteTensorRef(JsonWriter& w, const Graph& g, TensorId id) {
   w.Key("dtype");
   w.String(DTypeName(g.tensor(id).dtype));
   w.Key("shape");
-  WriteShape(w, g.tensor(id).shape);
+  WriteShapeJson(w, g.tensor(id).shape);
   w.EndObject();
 }
 
@@ -186,7 +188,7 @@ std::string Graph::SummaryJson() const {
     w.Key("role");
     w.String(TensorRoleName(t.role()));
     w.Key("shape");
-    WriteShape(w, t.shape);
+    WriteShapeJson(w, t.shape);
     w.Key("producer");
     if (t.producer == kInvalidId) {
       w.Null();

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "ir/shape_json.h"
 #include "support/json_writer.h"
 
 namespace qairt {
@@ -27,22 +28,6 @@ ParamStats Params(const Graph& g) {
   return p;
 }
 
-void WriteShape(JsonWriter& w, const Shape& s) {
-  if (!s.rank_known()) {
-    w.Null();
-    return;
-  }
-  w.BeginArray();
-  for (const Dim& d : s.dims()) {
-    if (d.known())
-      w.Int(d.value);
-    else if (!d.symbol.empty())
-      w.String(d.symbol);
-    else
-      w.Null();
-  }
-  w.EndArray();
-}
 
 void WriteIo(JsonWriter& w, const Graph& g, const std::vector<TensorId>& ids) {
   w.BeginArray();
@@ -54,7 +39,7 @@ void WriteIo(JsonWriter& w, const Graph& g, const std::vector<TensorId>& ids) {
     w.Key("dtype");
     w.String(DTypeName(t.dtype));
     w.Key("shape");
-    WriteShape(w, t.shape);
+    WriteShapeJson(w, t.shape);
     w.Key("static");
     w.Bool(t.shape.fully_known());
     w.EndObject();
