@@ -1569,9 +1569,15 @@ Result<File> Reader::Run() {
     own_parser_ = std::make_unique<od::parser>();
     parser_ = own_parser_.get();
   }
+  // simdjson's own depth limit sits above ours so that the reader's check
+  // (a diagnostic) always fires first: on-demand iteration *assumes* it never
+  // reaches the parser's max_depth (an assertion in debug builds, undefined
+  // behaviour in release ones).
+  constexpr size_t kSimdjsonDepthMargin = 8;
+  const size_t parser_depth = opt_.max_depth + kSimdjsonDepthMargin;
   error_code e = simdjson::SUCCESS;
-  if (parser_->capacity() < size || parser_->max_depth() != opt_.max_depth)
-    e = parser_->allocate(std::max<size_t>(size, 4096), opt_.max_depth);
+  if (parser_->capacity() < size || parser_->max_depth() != parser_depth)
+    e = parser_->allocate(std::max<size_t>(size, 4096), parser_depth);
   if (e) return fail("file-size", fmt::format("cannot allocate the JSON parser: {}", simdjson::error_message(e)));
   e = parser_->iterate(src_->data(), size, size + SourceText::kPadding).get(doc_);
   if (e) {
