@@ -78,6 +78,15 @@ bool IsNonFiniteLiteral(std::string_view tok) {
   return false;
 }  // internal: a structural error ended the parse
 
+// The blocked dim of a per-dim block-size list: the one dim with a block
+// size > 1, else the last (the specification's `block_size: [...]` form).
+int BlockedAxis(const std::vector<int64_t>& block_sizes) {
+  int found = -1, count = 0;
+  for (size_t i = 0; i < block_sizes.size(); ++i)
+    if (block_sizes[i] > 1) found = static_cast<int>(i), ++count;
+  return count == 1 ? found : static_cast<int>(block_sizes.size()) - 1;
+}
+
 class Reader {
  public:
   Reader(std::shared_ptr<SourceText> src, std::string name, const ReadOptions& options, Diags* diags)
@@ -821,13 +830,7 @@ void Reader::ReadV2Entry(od::value& v) {
         return;
       }
       for (double b : block_size.values) enc.block_sizes.push_back(static_cast<int64_t>(b));
-      if (!axis) {
-        // The blocked dim: the one dim with a block size > 1 (else the last).
-        int found = -1, count = 0;
-        for (size_t i = 0; i < rank; ++i)
-          if (enc.block_sizes[i] > 1) found = static_cast<int>(i), ++count;
-        axis = count == 1 ? found : static_cast<int>(rank) - 1;
-      }
+      if (!axis) axis = BlockedAxis(enc.block_sizes);
     }
     enc.axis = static_cast<int32_t>(*axis < 0 ? *axis + static_cast<int64_t>(rank) : *axis);
     if (enc.axis < 0 || static_cast<size_t>(enc.axis) >= rank) {
@@ -931,12 +934,7 @@ void Reader::ReadV2Entry(od::value& v) {
         return;
       }
       for (double b : block_size.values) enc.block_sizes.push_back(static_cast<int64_t>(b));
-      if (!axis) {
-        int found = -1, count = 0;
-        for (size_t i = 0; i < rank; ++i)
-          if (enc.block_sizes[i] > 1) found = static_cast<int>(i), ++count;
-        axis = count == 1 ? found : static_cast<int>(rank) - 1;
-      }
+      if (!axis) axis = BlockedAxis(enc.block_sizes);
     }
     enc.axis = static_cast<int32_t>(*axis < 0 ? *axis + static_cast<int64_t>(rank) : *axis);
     if (enc.axis < 0 || static_cast<size_t>(enc.axis) >= rank) {

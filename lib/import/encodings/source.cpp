@@ -145,29 +145,12 @@ std::string Entry::JsonField(std::string_view ir_field) const {
 }
 
 uint64_t Entry::FieldOffset(std::string_view ir_field) const {
-  // IR field ("offsets[3]", "sub_encodings[1].scales") -> candidate JSON keys.
-  std::string_view root = ir_field;
-  if (auto dot = root.rfind('.'); dot != std::string_view::npos) root = root.substr(dot + 1);
-  if (auto br = root.find('['); br != std::string_view::npos) root = root.substr(0, br);
-  static const std::pair<std::string_view, std::vector<std::string_view>> kMap[] = {
-      {"scales", {"y_scale", "per_channel_float_scale", "scale"}},
-      {"offsets", {"y_zero_point", "offset"}},
-      {"float_offsets", {"y_zero_point"}},
-      {"block_int_scales", {"per_block_int_scale"}},
-      {"block_sizes", {"block_size"}},
-      {"axis", {"axis"}},
-      {"dtype", {"output_dtype", "dtype", "bitwidth", "bw"}},
-      {"bitwidth", {"bitwidth", "bw", "compressed_bw"}},
-      {"decompressed_bitwidth", {"bw", "compressed_bw"}},
-      {"index_tensor", {"index_tensor"}},
-      {"symmetry", {"is_symmetric", "is_sym", "y_zero_point", "offset"}},
-  };
-  for (const auto& [ir, keys] : kMap) {
-    if (ir != root) continue;
-    for (std::string_view k : keys)
+  // IR field ("offsets[3]", "sub_encodings[1].scales") -> the first JSON key
+  // of the entry that carries it.
+  if (const auto* keys = JsonKeysOf(RootOf(ir_field)))
+    for (std::string_view k : *keys)
       for (const auto& [key, off] : field_offsets)
         if (key == k) return off;
-  }
   return offset;
 }
 
