@@ -14,6 +14,7 @@ PACKAGES=(
   catch2 libbenchmark-dev
   python3 python3-numpy python3-onnx
   binutils
+  libopenblas0-pthread  # GEMM of the reference executor (lib/exec, loaded at run time)
 )
 
 missing=()

@@ -42,6 +42,7 @@ int RunInspect(int argc, char** argv);  // cmd_import.cpp
 int RunConvert(int argc, char** argv);  // cmd_import.cpp
 int RunTargets(int argc, char** argv);  // cmd_targets.cpp
 int RunEncodings(int argc, char** argv);  // cmd_encodings.cpp
+int RunRun(int argc, char** argv);  // cmd_run.cpp
 
 namespace {
 
@@ -54,6 +55,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"convert", RunConvert, "-i MODEL [-d NAME DIMS] [--define_symbol NAME VALUE] [--target T] --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
+    {"run", RunRun, "MODEL --input_list LIST --output_dir DIR [-d NAME DIMS] [--define_symbol NAME VALUE] [--num_threads N] [--debug]"},
     {"help", PrintHelp, "print this message"},
 };
 

@@ -1063,3 +1063,5 @@ __all__ += ["import_onnx", "export_onnx"]
 from .targets import Target, builtin_targets  # noqa: E402
 __all__ += ["Target", "builtin_targets"]
 from .encodings import Encodings, EncodingsDiagnostic  # noqa: E402,F401  (qairt_encodings.h)
+from .exec import Executor  # noqa: E402,F401  (qairt_exec.h)
+__all__ += ["Executor"]

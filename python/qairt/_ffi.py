@@ -389,6 +389,42 @@ _EXPORT_DECLS = [
     ("qairt_export_onnx_write", StatusP, [GraphP, _P(OnnxExportOptions), WriteFn, c_void_p]),
 ]
 
+# qairt_exec.h (the reference executor; python/qairt/exec.py wraps it)
+class ExecutorHandle(ctypes.Structure):
+    pass
+
+
+class ExecutorOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("num_threads", c_uint32), ("reserved", c_uint32)]
+
+
+class ExecTensorInfo(ctypes.Structure):
+    _fields_ = [("struct_size", c_uint32), ("rank", c_uint32), ("name", c_char_p), ("dtype", c_uint32),
+                ("reserved", c_uint32), ("dims", _P(c_int64)), ("byte_size", ctypes.c_uint64)]
+
+
+class ExecStats(ctypes.Structure):
+    _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32), ("op_count", ctypes.c_uint64),
+                ("arena_bytes", ctypes.c_uint64), ("unplanned_bytes", ctypes.c_uint64),
+                ("static_copied_bytes", ctypes.c_uint64), ("static_borrowed_bytes", ctypes.c_uint64)]
+
+
+ExecutorP = _P(ExecutorHandle)
+ExecObserverFn = ctypes.CFUNCTYPE(c_int32, c_void_p, c_char_p, c_uint32, c_uint32, _P(c_int64), c_void_p, c_size_t)
+_EXEC_DECLS = [
+    ("qairt_executor_options_init", None, [_P(ExecutorOptions)]),
+    ("qairt_executor_create", StatusP, [GraphP, _P(ExecutorOptions), _P(ExecutorP)]),
+    ("qairt_executor_destroy", None, [ExecutorP]),
+    ("qairt_executor_input_count", c_size_t, [ExecutorP]),
+    ("qairt_executor_output_count", c_size_t, [ExecutorP]),
+    ("qairt_executor_input_info", StatusP, [ExecutorP, c_size_t, _P(ExecTensorInfo)]),
+    ("qairt_executor_output_info", StatusP, [ExecutorP, c_size_t, _P(ExecTensorInfo)]),
+    ("qairt_executor_set_observer", StatusP, [ExecutorP, ExecObserverFn, c_void_p]),
+    ("qairt_executor_run", StatusP, [ExecutorP, _P(c_void_p), _P(c_size_t), c_size_t]),
+    ("qairt_executor_get_output", StatusP, [ExecutorP, c_size_t, c_void_p, c_size_t, _P(c_size_t)]),
+    ("qairt_executor_stats", StatusP, [ExecutorP, _P(ExecStats)]),
+]
+
 # Declarations per public header: tests/python/test_binding.py compares each
 # list with its header and with capi/<name>.exports. A new header's functions
 # go in a list of their own and an entry here.
@@ -396,8 +432,9 @@ DECLARED_BY_HEADER = {
     "qairt.h": tuple(d[0] for d in _DECLS),
     "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS),
     "qairt_export.h": tuple(d[0] for d in _EXPORT_DECLS),
+    "qairt_exec.h": tuple(d[0] for d in _EXEC_DECLS),
 }
-_DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS
+_DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS + _EXEC_DECLS
 
 # Names of every function declared (tests compare this with the header).
 DECLARED = tuple(d[0] for d in _DECLS)

@@ -1,0 +1,587 @@
+// Executor: planning (shapes, storage, liveness arena), static tensors,
+// quantization simulation, I/O conversion and the run loop.
+#include "exec/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "exec/kernel.h"
+#include "kernels/threadpool.h"
+#include "quant/quantize.h"
+
+namespace qairt::exec {
+
+// ---- helpers --------------------------------------------------------------------
+
+Store StoreOf(DType d) {
+  if (d == DType::kBool) return Store::kBool;
+  if (IsInteger(d)) return Store::kI64;
+  return Store::kF32;
+}
+
+DType ExternalDType(DType d) {
+  if (IsFixedPoint(d) || d == DType::kBFloat16 || d == DType::kUndefined) return DType::kFloat32;
+  return d;
+}
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out_dims) {
+  std::vector<int64_t> s(out_dims.size(), 0);
+  const auto st = Strides(dims);
+  const size_t off = out_dims.size() - dims.size();
+  for (size_t i = 0; i < dims.size(); ++i) s[off + i] = dims[i] == 1 ? 0 : st[i];
+  return s;
+}
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+uint16_t FloatToHalfBits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
+  if (absx < 0x38800000u) {                                               // subnormal half
+    float a;
+    std::memcpy(&a, &absx, 4);
+    const float scaled = a * 16777216.0f;  // 2^24: half subnormal unit
+    const auto q = static_cast<uint32_t>(std::nearbyint(scaled));
+    return static_cast<uint16_t>(sign | q);
+  }
+  const uint32_t mant_odd = (absx >> 13) & 1u;
+  absx += 0xfffu + mant_odd;  // round to nearest even
+  return static_cast<uint16_t>(sign | (((absx - 0x38000000u) >> 13) & 0x7fffu));
+}
+
+float HalfBitsToFloat(uint16_t h) {
+  const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    const float v = static_cast<float>(mant) / 16777216.0f;
+    std::memcpy(&bits, &v, 4);
+    bits |= sign;
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float HalfRound(float x) { return HalfBitsToFloat(FloatToHalfBits(x)); }
+
+static float BFloat16BitsToFloat(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// ---- Ctx --------------------------------------------------------------------------
+
+namespace {
+const Attribute* FindAttr(const Op& op, std::string_view name) {
+  auto it = op.attrs.find(name);
+  return it == op.attrs.end() ? nullptr : &it->second;
+}
+}  // namespace
+
+int64_t Ctx::Int(std::string_view name, int64_t def) const {
+  const Attribute* a = FindAttr(op_, name);
+  if (!a) return def;
+  if (auto* v = std::get_if<int64_t>(a)) return *v;
+  if (auto* d = std::get_if<double>(a)) return static_cast<int64_t>(*d);
+  return def;
+}
+double Ctx::Float(std::string_view name, double def) const {
+  const Attribute* a = FindAttr(op_, name);
+  if (!a) return def;
+  if (auto* v = std::get_if<double>(a)) return *v;
+  if (auto* i = std::get_if<int64_t>(a)) return static_cast<double>(*i);
+  return def;
+}
+std::string Ctx::Str(std::string_view name, std::string def) const {
+  const Attribute* a = FindAttr(op_, name);
+  if (auto* v = a ? std::get_if<std::string>(a) : nullptr) return *v;
+  return def;
+}
+std::vector<int64_t> Ctx::Ints(std::string_view name, std::vector<int64_t> def) const {
+  const Attribute* a = FindAttr(op_, name);
+  if (!a) return def;
+  if (auto* v = std::get_if<std::vector<int64_t>>(a)) return *v;
+  if (auto* i = std::get_if<int64_t>(a)) return {*i};
+  if (auto* d = std::get_if<std::vector<double>>(a)) {
+    std::vector<int64_t> r;
+    for (double x : *d) r.push_back(static_cast<int64_t>(x));
+    return r;
+  }
+  return def;
+}
+std::vector<double> Ctx::Floats(std::string_view name, std::vector<double> def) const {
+  const Attribute* a = FindAttr(op_, name);
+  if (!a) return def;
+  if (auto* v = std::get_if<std::vector<double>>(a)) return *v;
+  if (auto* d = std::get_if<double>(a)) return {*d};
+  if (auto* i = std::get_if<std::vector<int64_t>>(a)) return std::vector<double>(i->begin(), i->end());
+  return def;
+}
+
+const float* Ctx::F32(size_t i) {
+  const Buf& b = in(i);
+  if (b.store == Store::kF32) return b.f();
+  auto& s = f_scratch_.emplace_back(static_cast<size_t>(b.count));
+  for (int64_t k = 0; k < b.count; ++k)
+    s[static_cast<size_t>(k)] = b.store == Store::kI64 ? static_cast<float>(b.i()[k]) : static_cast<float>(b.b()[k]);
+  return s.data();
+}
+const int64_t* Ctx::I64(size_t i) {
+  const Buf& b = in(i);
+  if (b.store == Store::kI64) return b.i();
+  auto& s = i_scratch_.emplace_back(static_cast<size_t>(b.count));
+  for (int64_t k = 0; k < b.count; ++k)
+    s[static_cast<size_t>(k)] = b.store == Store::kF32 ? static_cast<int64_t>(b.f()[k]) : static_cast<int64_t>(b.b()[k]);
+  return s.data();
+}
+
+const KernelTable& Kernels() {
+  static const KernelTable table = [] {
+    KernelTable t;
+    RegisterElementwise(&t);
+    RegisterNn(&t);
+    RegisterData(&t);
+    RegisterRecurrent(&t);
+    return t;
+  }();
+  return table;
+}
+
+std::vector<std::string> SupportedOpTypes() {
+  std::vector<std::string> r;
+  for (const auto& [k, v] : Kernels()) r.push_back(k);
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+// ---- the executor -------------------------------------------------------------------
+
+namespace {
+
+constexpr size_t kAlign = 64;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+
+enum class SimKind : uint8_t { kNone, kFixed, kHalf };
+
+struct TensorRt {
+  Buf buf;
+  bool planned = false;   // lives in the arena
+  size_t offset = 0;
+  size_t size = 0;
+  int64_t first = -1, last = -1;  // op positions
+  SimKind sim = SimKind::kNone;
+  std::vector<uint8_t> owned;     // converted static data
+};
+
+}  // namespace
+
+struct Executor::Impl {
+  Graph graph;
+  Options options;
+  std::vector<OpId> order;
+  std::vector<KernelFn> fns;
+  std::vector<TensorRt> t;
+  std::unique_ptr<uint8_t, AlignedFree> arena;
+  PlanStats stats;
+  std::vector<DType> in_dtypes, out_dtypes;
+  std::vector<std::vector<int64_t>> in_dims, out_dims;
+  std::unique_ptr<kernels::ThreadPool> pool;
+  std::vector<uint8_t> qscratch;
+
+  Status Simulate(TensorId id);
+  Status Prepare();
+  Status LoadStatic(TensorId id);
+};
+
+namespace {
+
+// Quantize -> dequantize in place; fp16 -> round.
+Status SimulateBuf(const Tensor& tensor, SimKind sim, Buf& b, std::vector<uint8_t>* scratch) {
+  if (sim == SimKind::kHalf) {
+    float* p = b.f();
+    for (int64_t k = 0; k < b.count; ++k) p[k] = HalfRound(p[k]);
+    return Status::Ok();
+  }
+  const Encoding& enc = *tensor.encoding;
+  quant::QuantizeOptions qo;
+  qo.nonfinite = quant::NonFinitePolicy::kWarnNanAsZero;
+  std::vector<std::string> warnings;
+  qo.warnings = &warnings;
+  const auto bytes = StorageBytes(enc.dtype, static_cast<uint64_t>(b.count));
+  if (!bytes) return InvalidArgument("tensor '{}': cannot size its {} encoding", tensor.name, DTypeName(enc.dtype));
+  scratch->resize(*bytes + 8);
+  Status s = quant::QuantizeTensor(tensor.name, DType::kFloat32, b.f(), b.dims, enc, scratch->data(), *bytes, qo);
+  if (!s.ok()) return s;
+  return quant::DequantizeTensor(tensor.name, scratch->data(), *bytes, b.dims, enc, b.f(), qo);
+}
+
+SimKind SimOf(const Tensor& tensor) {
+  if (StoreOf(tensor.dtype) != Store::kF32) return SimKind::kNone;
+  if (tensor.encoding) {
+    const Encoding& e = *tensor.encoding;
+    if (e.is_fixed_point() && e.kind != EncodingKind::kFloat && e.kind != EncodingKind::kArrayOf) return SimKind::kFixed;
+    if (e.kind == EncodingKind::kFloat && (e.dtype == DType::kFloat16 || e.effective_bitwidth() == 16))
+      return SimKind::kHalf;
+  }
+  if (tensor.dtype == DType::kFloat16) return SimKind::kHalf;
+  return SimKind::kNone;
+}
+
+// Converts `n` elements of dtype `src` into storage `dst` (of store `store`).
+Status ConvertIn(DType src, const uint8_t* p, int64_t n, Store store, void* dst, const std::string& name) {
+  auto put = [&](int64_t k, double v) {
+    if (store == Store::kF32) static_cast<float*>(dst)[k] = static_cast<float>(v);
+    else if (store == Store::kI64) static_cast<int64_t*>(dst)[k] = static_cast<int64_t>(v);
+    else static_cast<uint8_t*>(dst)[k] = v != 0.0;
+  };
+  switch (src) {
+    case DType::kFloat32:
+      if (store == Store::kF32) std::memcpy(dst, p, static_cast<size_t>(n) * 4);
+      else for (int64_t k = 0; k < n; ++k) { float v; std::memcpy(&v, p + 4 * k, 4); put(k, v); }
+      return Status::Ok();
+    case DType::kFloat16:
+      for (int64_t k = 0; k < n; ++k) { uint16_t h; std::memcpy(&h, p + 2 * k, 2); put(k, HalfBitsToFloat(h)); }
+      return Status::Ok();
+    case DType::kBFloat16:
+      for (int64_t k = 0; k < n; ++k) { uint16_t h; std::memcpy(&h, p + 2 * k, 2); put(k, BFloat16BitsToFloat(h)); }
+      return Status::Ok();
+    case DType::kFloat64:
+      for (int64_t k = 0; k < n; ++k) { double v; std::memcpy(&v, p + 8 * k, 8); put(k, v); }
+      return Status::Ok();
+    case DType::kBool:
+    case DType::kUInt8:
+      for (int64_t k = 0; k < n; ++k) put(k, p[k]);
+      return Status::Ok();
+    case DType::kInt8:
+      for (int64_t k = 0; k < n; ++k) put(k, static_cast<int8_t>(p[k]));
+      return Status::Ok();
+    case DType::kInt16: case DType::kUInt16: case DType::kInt32: case DType::kUInt32: case DType::kInt64:
+    case DType::kUInt64: {
+      const uint32_t bytes = DTypeBits(src) / 8;
+      const bool sign = IsSigned(src);
+      for (int64_t k = 0; k < n; ++k) {
+        uint64_t u = 0;
+        std::memcpy(&u, p + bytes * k, bytes);
+        int64_t v;
+        if (bytes < 8 && sign && (u >> (bytes * 8 - 1)) & 1u) v = static_cast<int64_t>(u | (~uint64_t{0} << (bytes * 8)));
+        else v = static_cast<int64_t>(u);
+        if (store == Store::kI64) static_cast<int64_t*>(dst)[k] = v;
+        else put(k, src == DType::kUInt64 ? static_cast<double>(u) : static_cast<double>(v));
+      }
+      return Status::Ok();
+    }
+    default:
+      return Error(StatusCode::kUnsupported, "tensor '{}': dtype {} is not supported by the executor", name,
+                   DTypeName(src));
+  }
+}
+
+// Storage -> external dtype bytes.
+void ConvertOut(const Buf& b, DType dst, uint8_t* out) {
+  const int64_t n = b.count;
+  auto get = [&](int64_t k) -> double {
+    return b.store == Store::kF32 ? b.f()[k] : b.store == Store::kI64 ? static_cast<double>(b.i()[k]) : b.b()[k];
+  };
+  switch (dst) {
+    case DType::kFloat32:
+      if (b.store == Store::kF32) std::memcpy(out, b.data, static_cast<size_t>(n) * 4);
+      else for (int64_t k = 0; k < n; ++k) { const float v = static_cast<float>(get(k)); std::memcpy(out + 4 * k, &v, 4); }
+      return;
+    case DType::kFloat16:
+      for (int64_t k = 0; k < n; ++k) { const uint16_t h = FloatToHalfBits(static_cast<float>(get(k))); std::memcpy(out + 2 * k, &h, 2); }
+      return;
+    case DType::kFloat64:
+      for (int64_t k = 0; k < n; ++k) { const double v = get(k); std::memcpy(out + 8 * k, &v, 8); }
+      return;
+    case DType::kBool:
+      for (int64_t k = 0; k < n; ++k) out[k] = get(k) != 0.0;
+      return;
+    default: {
+      const uint32_t bytes = DTypeBits(dst) / 8;
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t v = b.store == Store::kI64 ? b.i()[k] : static_cast<int64_t>(get(k));
+        std::memcpy(out + bytes * k, &v, bytes);  // little-endian truncation
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status Executor::Impl::Simulate(TensorId id) {
+  TensorRt& rt = t[id];
+  if (!options.simulate_quantization || rt.sim == SimKind::kNone) return Status::Ok();
+  return SimulateBuf(graph.tensor(id), rt.sim, rt.buf, &qscratch);
+}
+
+Status Executor::Impl::LoadStatic(TensorId id) {
+  const Tensor& tensor = graph.tensor(id);
+  TensorRt& rt = t[id];
+  if (!tensor.data) return InvalidArgument("static tensor '{}' has no data", tensor.name);
+  const StaticData& sd = *tensor.data;
+  const auto need = StorageBytes(tensor.dtype, static_cast<uint64_t>(rt.buf.count));
+  if (!need || sd.size() < *need)
+    return InvalidArgument("static tensor '{}' holds {} bytes but {} {} of shape {} need {}", tensor.name, sd.size(),
+                           rt.buf.count, DTypeName(tensor.dtype), tensor.shape.ToString(), need.value_or(0));
+  const bool sim_fixed = options.simulate_quantization && rt.sim == SimKind::kFixed;
+  if (tensor.dtype == DType::kFloat32 && !sim_fixed && rt.sim != SimKind::kHalf &&
+      reinterpret_cast<uintptr_t>(sd.data()) % alignof(float) == 0) {
+    rt.buf.data = const_cast<uint8_t*>(sd.data());  // read only: kernels never write inputs
+    stats.static_borrowed_bytes += sd.size();
+    return Status::Ok();
+  }
+  rt.owned.assign(AlignUp(rt.buf.bytes()) + kAlign, 0);
+  void* dst = rt.owned.data();
+  if (IsFixedPoint(tensor.dtype)) {
+    if (!tensor.encoding || !tensor.encoding->is_fixed_point())
+      return InvalidArgument("static tensor '{}' is {} but has no fixed-point encoding to dequantize it with",
+                             tensor.name, DTypeName(tensor.dtype));
+    quant::QuantizeOptions qo;
+    Status s = quant::DequantizeTensor(tensor.name, sd.data(), *need, rt.buf.dims, *tensor.encoding,
+                                       static_cast<float*>(dst), qo);
+    if (!s.ok()) return s;
+    rt.buf.data = dst;
+    stats.static_copied_bytes += rt.owned.size();
+    return Status::Ok();  // already on the grid
+  }
+  Status s = ConvertIn(tensor.dtype, sd.data(), rt.buf.count, rt.buf.store, dst, tensor.name);
+  if (!s.ok()) return s;
+  rt.buf.data = dst;
+  stats.static_copied_bytes += rt.owned.size();
+  return Simulate(id);
+}
+
+Status Executor::Impl::Prepare() {
+  auto topo = graph.TopologicalOrder();
+  if (!topo.ok()) return topo.status();
+  order = topo.value();
+  const KernelTable& table = Kernels();
+  t.resize(graph.tensor_count());
+  // Shapes and storage.
+  for (TensorId id = 0; id < graph.tensor_count(); ++id) {
+    const Tensor& tensor = graph.tensor(id);
+    TensorRt& rt = t[id];
+    rt.buf.store = StoreOf(tensor.dtype);
+    rt.sim = SimOf(tensor);
+    const bool used = tensor.kind != TensorKind::kActivation || tensor.producer != kInvalidId || tensor.is_output;
+    if (!used && tensor.consumers.empty()) continue;
+    if (!tensor.shape.fully_known())
+      return Error(StatusCode::kUnsupported,
+                   "tensor '{}' has shape {} which is not static; fix its dims (-d NAME DIMS / --define_symbol) "
+                   "before running", tensor.name, tensor.shape.ToString());
+    rt.buf.dims = tensor.shape.extents();
+    rt.buf.count = Count(rt.buf.dims);
+    if (tensor.dtype == DType::kUndefined)
+      return Error(StatusCode::kUnsupported, "tensor '{}' has no dtype", tensor.name);
+  }
+  // Kernels and liveness.
+  fns.resize(order.size());
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const Op& op = graph.op(order[pos]);
+    auto it = table.find(op.type);
+    if (it == table.end())
+      return Error(StatusCode::kUnsupported, "op '{}' of type {} is not supported by the executor", op.name, op.type);
+    fns[pos] = it->second;
+    for (TensorId in : op.inputs) {
+      if (in == kInvalidId) continue;
+      if (!graph.valid_tensor(in)) return InvalidArgument("op '{}' reads tensor id {} which does not exist", op.name, in);
+      t[in].last = std::max<int64_t>(t[in].last, static_cast<int64_t>(pos));
+    }
+    for (TensorId out : op.outputs) {
+      if (out == kInvalidId) continue;
+      if (!graph.valid_tensor(out)) return InvalidArgument("op '{}' writes tensor id {} which does not exist", op.name, out);
+      if (graph.tensor(out).kind != TensorKind::kActivation)
+        return InvalidArgument("op '{}' writes tensor '{}' which is not an activation", op.name, graph.tensor(out).name);
+      if (t[out].first < 0) t[out].first = static_cast<int64_t>(pos);
+      t[out].last = std::max<int64_t>(t[out].last, static_cast<int64_t>(pos));
+    }
+  }
+  const int64_t end = static_cast<int64_t>(order.size());
+  for (TensorId in : graph.inputs()) {
+    t[in].first = -1;
+    t[in].last = end;
+  }
+  for (TensorId out : graph.outputs()) t[out].last = end;
+  // Static tensors.
+  for (TensorId id = 0; id < graph.tensor_count(); ++id) {
+    const Tensor& tensor = graph.tensor(id);
+    if (tensor.kind == TensorKind::kStatic && t[id].last >= 0) {
+      Status s = LoadStatic(id);
+      if (!s.ok()) return s;
+    }
+  }
+  // Arena: greedy by size (largest first), lowest offset free over the lifetime.
+  std::vector<TensorId> planned;
+  for (TensorId id = 0; id < graph.tensor_count(); ++id) {
+    const Tensor& tensor = graph.tensor(id);
+    if (tensor.kind == TensorKind::kStatic) continue;
+    if (t[id].first == -1 && tensor.kind == TensorKind::kActivation) {
+      if (t[id].last >= 0)
+        return InvalidArgument("tensor '{}' is read by an op but no op produces it", tensor.name);
+      continue;  // never produced or read
+    }
+    if (t[id].last < 0 && tensor.kind != TensorKind::kInput) continue;
+    t[id].size = AlignUp(std::max<size_t>(t[id].buf.bytes(), 1));
+    t[id].planned = true;
+    planned.push_back(id);
+    stats.unplanned_bytes += t[id].size;
+  }
+  for (TensorId id : graph.outputs())
+    if (graph.tensor(id).kind == TensorKind::kActivation && t[id].first < 0)
+      return InvalidArgument("graph output '{}' is not produced by any op", graph.tensor(id).name);
+  std::stable_sort(planned.begin(), planned.end(), [&](TensorId a, TensorId b) { return t[a].size > t[b].size; });
+  std::vector<TensorId> placed;
+  size_t arena_size = 0;
+  for (TensorId id : planned) {
+    TensorRt& rt = t[id];
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (TensorId o : placed)
+      if (!(t[o].last < rt.first || rt.last < t[o].first)) busy.emplace_back(t[o].offset, t[o].offset + t[o].size);
+    std::sort(busy.begin(), busy.end());
+    size_t off = 0;
+    for (const auto& [b, e] : busy) {
+      if (off + rt.size <= b) break;
+      off = std::max(off, e);
+    }
+    rt.offset = off;
+    arena_size = std::max(arena_size, off + rt.size);
+    placed.push_back(id);
+  }
+  stats.arena_bytes = arena_size;
+  stats.ops = order.size();
+  arena.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, std::max<size_t>(arena_size, kAlign))));
+  if (!arena) return Status(StatusCode::kOutOfMemory, fmt::format("cannot allocate the {}-byte activation arena", arena_size));
+  for (TensorId id : planned) t[id].buf.data = arena.get() + t[id].offset;
+  // I/O metadata.
+  for (TensorId id : graph.inputs()) {
+    in_dtypes.push_back(graph.tensor(id).dtype);
+    in_dims.push_back(t[id].buf.dims);
+  }
+  for (TensorId id : graph.outputs()) {
+    out_dtypes.push_back(ExternalDType(graph.tensor(id).dtype));
+    out_dims.push_back(t[id].buf.dims);
+  }
+  const uint32_t threads = options.num_threads;
+  if (threads != 1) {
+    pool = std::make_unique<kernels::ThreadPool>(threads);
+    options.num_threads = static_cast<uint32_t>(pool->size());
+  }
+  return Status::Ok();
+}
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() = default;
+
+Result<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const Options& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->graph = graph;
+  impl->options = options;
+  Status s = impl->Prepare();
+  if (!s.ok()) return s;
+  return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+const Graph& Executor::graph() const { return impl_->graph; }
+DType Executor::InputDType(size_t i) const { return impl_->in_dtypes.at(i); }
+DType Executor::OutputDType(size_t i) const { return impl_->out_dtypes.at(i); }
+const std::vector<int64_t>& Executor::InputDims(size_t i) const { return impl_->in_dims.at(i); }
+const std::vector<int64_t>& Executor::OutputDims(size_t i) const { return impl_->out_dims.at(i); }
+const PlanStats& Executor::stats() const { return impl_->stats; }
+
+Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& inputs,
+                                              const std::vector<size_t>& input_bytes, const Observer* observer) {
+  Impl& m = *impl_;
+  const Graph& g = m.graph;
+  if (inputs.size() != g.inputs().size() || input_bytes.size() != inputs.size())
+    return InvalidArgument("the graph has {} inputs but {} were given", g.inputs().size(), inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorId id = g.inputs()[k];
+    const Tensor& tensor = g.tensor(id);
+    TensorRt& rt = m.t[id];
+    const auto need = StorageBytes(tensor.dtype, static_cast<uint64_t>(rt.buf.count));
+    if (!need) return InvalidArgument("input '{}': cannot size dtype {}", tensor.name, DTypeName(tensor.dtype));
+    if (input_bytes[k] != *need)
+      return InvalidArgument("input '{}' needs {} bytes ({} x {} of shape {}) but {} were given", tensor.name, *need,
+                             rt.buf.count, DTypeName(tensor.dtype), tensor.shape.ToString(), input_bytes[k]);
+    if (!inputs[k] && *need) return InvalidArgument("input '{}': data pointer is NULL", tensor.name);
+    Status s;
+    if (IsFixedPoint(tensor.dtype)) {
+      if (!tensor.encoding || !tensor.encoding->is_fixed_point())
+        return InvalidArgument("input '{}' is {} but has no fixed-point encoding", tensor.name, DTypeName(tensor.dtype));
+      s = quant::DequantizeTensor(tensor.name, inputs[k], *need, rt.buf.dims, *tensor.encoding, rt.buf.f());
+    } else {
+      s = ConvertIn(tensor.dtype, static_cast<const uint8_t*>(inputs[k]), rt.buf.count, rt.buf.store, rt.buf.data,
+                    tensor.name);
+      if (s.ok()) s = m.Simulate(id);
+    }
+    if (!s.ok()) return s;
+  }
+  SetGemmThreads(m.options.num_threads);
+  for (size_t pos = 0; pos < m.order.size(); ++pos) {
+    const Op& op = g.op(m.order[pos]);
+    std::vector<const Buf*> in;
+    std::vector<Buf*> out;
+    for (TensorId id : op.inputs) in.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
+    for (TensorId id : op.outputs) out.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
+    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.pool.get());
+    Status s = m.fns[pos](ctx);
+    if (!s.ok()) return s;
+    for (TensorId id : op.outputs) {
+      if (id == kInvalidId) continue;
+      s = m.Simulate(id);
+      if (!s.ok()) return s;
+      if (observer && *observer) {
+        const TensorRt& rt = m.t[id];
+        ObservedTensor o{id, &g.tensor(id).name,
+                         rt.buf.store == Store::kF32 ? DType::kFloat32 : rt.buf.store == Store::kI64 ? DType::kInt64 : DType::kBool,
+                         &rt.buf.dims, rt.buf.data, rt.buf.bytes()};
+        s = (*observer)(o);
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  std::vector<HostTensor> outs;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const TensorId id = g.outputs()[k];
+    const TensorRt& rt = m.t[id];
+    HostTensor h;
+    h.name = g.tensor(id).name;
+    h.dtype = m.out_dtypes[k];
+    h.dims = rt.buf.dims;
+    h.bytes.resize(*StorageBytes(h.dtype, static_cast<uint64_t>(rt.buf.count)));
+    ConvertOut(rt.buf, h.dtype, h.bytes.data());
+    outs.push_back(std::move(h));
+  }
+  return outs;
+}
+
+}  // namespace qairt::exec

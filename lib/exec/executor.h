@@ -1,0 +1,95 @@
+// Reference CPU executor (issue 8): runs an IR graph in float32 on the CPU,
+// with quantization simulation at every tensor that carries an integer
+// encoding and fp16 storage emulation where the encoding (or dtype) is fp16.
+//
+//   auto ex = exec::Executor::Create(graph, options);   // plan once
+//   auto outs = (*ex)->Run(inputs, observer);           // any number of times
+//
+// Storage: every float or fixed-point tensor is held as float32 (fixed-point
+// values dequantized), every integer tensor as int64, bools as one byte.
+// Activations live in one arena planned by liveness (buffers reused once
+// their last consumer ran); float32 static weights are read in place from the
+// graph's StaticData (memory-mapped when the model was), other static
+// tensors are converted once at Create.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace qairt::exec {
+
+struct Options {
+  uint32_t num_threads = 1;           // 1: single-threaded (reproducible); 0: hardware concurrency
+  bool simulate_quantization = true;  // quantize->dequantize at tensors with integer encodings
+};
+
+// One tensor crossing the executor boundary. `dtype` is the external dtype:
+// the IR dtype, except that fixed-point and bfloat16 outputs are float32
+// (dequantized values). Inputs are given in the graph input's own dtype
+// (fixed-point inputs as quantized bytes, dequantized with their encoding).
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+};
+
+// What an observer sees after each op, per output: data in storage form
+// (float32 for float/fixed-point tensors, int64 for integers, bool bytes).
+struct ObservedTensor {
+  TensorId id;
+  const std::string* name;
+  DType storage_dtype;  // kFloat32, kInt64 or kBool
+  const std::vector<int64_t>* dims;
+  const void* data;
+  size_t bytes;
+};
+using Observer = std::function<Status(const ObservedTensor&)>;
+
+struct PlanStats {
+  uint64_t arena_bytes = 0;        // planned activation arena
+  uint64_t unplanned_bytes = 0;    // sum of all activation sizes (no reuse)
+  uint64_t static_copied_bytes = 0;  // static tensors converted at Create
+  uint64_t static_borrowed_bytes = 0;  // read in place
+  size_t ops = 0;
+};
+
+class Executor {
+ public:
+  static Result<std::unique_ptr<Executor>> Create(const Graph& graph, const Options& options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Graph& graph() const;
+  // External dtype and dims of graph input / output i.
+  DType InputDType(size_t i) const;
+  DType OutputDType(size_t i) const;
+  const std::vector<int64_t>& InputDims(size_t i) const;
+  const std::vector<int64_t>& OutputDims(size_t i) const;
+  const PlanStats& stats() const;
+
+  // inputs: one per graph input, in graph-input order, bytes in the input's
+  // external dtype. Returns one HostTensor per graph output. Not thread-safe:
+  // one Run at a time per executor.
+  Result<std::vector<HostTensor>> Run(const std::vector<const void*>& inputs, const std::vector<size_t>& input_bytes,
+                                      const Observer* observer = nullptr);
+
+ private:
+  struct Impl;
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Op types this executor implements (sorted).
+std::vector<std::string> SupportedOpTypes();
+// External dtype for an IR dtype (see HostTensor).
+DType ExternalDType(DType ir_dtype);
+
+}  // namespace qairt::exec

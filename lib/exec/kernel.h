@@ -1,0 +1,106 @@
+// Internal: what an op kernel of the executor sees.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace qairt::kernels {
+class ThreadPool;
+}
+
+namespace qairt::exec {
+
+enum class Store : uint8_t { kF32, kI64, kBool };
+inline size_t StoreSize(Store s) { return s == Store::kF32 ? 4 : s == Store::kI64 ? 8 : 1; }
+Store StoreOf(DType d);
+
+struct Buf {
+  Store store = Store::kF32;
+  std::vector<int64_t> dims;
+  int64_t count = 0;
+  void* data = nullptr;
+  const float* f() const { return static_cast<const float*>(data); }
+  float* f() { return static_cast<float*>(data); }
+  const int64_t* i() const { return static_cast<const int64_t*>(data); }
+  int64_t* i() { return static_cast<int64_t*>(data); }
+  const uint8_t* b() const { return static_cast<const uint8_t*>(data); }
+  uint8_t* b() { return static_cast<uint8_t*>(data); }
+  size_t rank() const { return dims.size(); }
+  size_t bytes() const { return static_cast<size_t>(count) * StoreSize(store); }
+};
+
+class Ctx {
+ public:
+  Ctx(const Op& op, std::vector<const Buf*> in, std::vector<Buf*> out, uint32_t threads,
+      kernels::ThreadPool* pool)
+      : op_(op), in_(std::move(in)), out_(std::move(out)), threads_(threads), pool_(pool) {}
+  const Op& op() const { return op_; }
+  size_t num_in() const { return in_.size(); }
+  bool has_in(size_t i) const { return i < in_.size() && in_[i] != nullptr; }
+  const Buf& in(size_t i) const { return *in_[i]; }
+  size_t num_out() const { return out_.size(); }
+  bool has_out(size_t i) const { return i < out_.size() && out_[i] != nullptr; }
+  Buf& out(size_t i) { return *out_[i]; }
+  uint32_t threads() const { return threads_; }
+  kernels::ThreadPool* pool() const { return pool_; }
+
+  int64_t Int(std::string_view name, int64_t def) const;
+  double Float(std::string_view name, double def) const;
+  std::string Str(std::string_view name, std::string def) const;
+  std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> def) const;
+  std::vector<double> Floats(std::string_view name, std::vector<double> def) const;
+  bool Has(std::string_view name) const { return op_.attrs.find(name) != op_.attrs.end(); }
+
+  // Input i as float32 / int64 (converted into scratch when stored otherwise).
+  const float* F32(size_t i);
+  const int64_t* I64(size_t i);
+
+  template <typename... Args>
+  Status Fail(fmt::format_string<Args...> format, Args&&... args) const {
+    return Status(StatusCode::kUnsupported, fmt::format("op '{}' ({}): {}", op_.name, op_.type,
+                                                        fmt::format(format, std::forward<Args>(args)...)));
+  }
+
+ private:
+  const Op& op_;
+  std::vector<const Buf*> in_;
+  std::vector<Buf*> out_;
+  uint32_t threads_;
+  kernels::ThreadPool* pool_;
+  std::vector<std::vector<float>> f_scratch_;
+  std::vector<std::vector<int64_t>> i_scratch_;
+};
+
+using KernelFn = Status (*)(Ctx&);
+using KernelTable = std::unordered_map<std::string, KernelFn>;
+
+void RegisterElementwise(KernelTable* t);
+void RegisterNn(KernelTable* t);
+void RegisterData(KernelTable* t);
+void RegisterRecurrent(KernelTable* t);
+const KernelTable& Kernels();
+
+// ---- helpers shared by the kernel files ----------------------------------------
+
+// Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C.
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void SetGemmThreads(uint32_t threads);
+const char* GemmBackendName();
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+// Strides of `dims` aligned to an output of rank `rank`, 0 on broadcast dims.
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out_dims);
+int64_t Count(const std::vector<int64_t>& dims);
+float HalfRound(float x);  // round to the nearest float16 value (saturating to inf)
+uint16_t FloatToHalfBits(float x);
+float HalfBitsToFloat(uint16_t h);
+
+}  // namespace qairt::exec

@@ -1,0 +1,789 @@
+// Neural-network kernels: convolutions (im2col + GEMM; depthwise direct),
+// transposed convolutions, fully connected, matmul, pooling, softmax,
+// normalisations, resize, depth/space.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "exec/kernel.h"
+#include "kernels/threadpool.h"
+
+namespace qairt::exec {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// Spatial geometry normalised to 3-D (D, H, W); 1-D and 2-D get leading 1s.
+struct Geo {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
+          pe[3] = {0, 0, 0};
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+Geo MakeGeo(Ctx& c, const Buf& x, const Buf& y, const Ints& kernel) {
+  Geo g;
+  const size_t n = x.rank() - 2;
+  const Ints strides = c.Ints("strides", Ints(n, 1)), dil = c.Ints("dilations", Ints(n, 1));
+  const Ints pads = c.Ints("pads", Ints(2 * n, 0));
+  for (size_t i = 0; i < n; ++i) {
+    const size_t j = 3 - n + i;
+    g.in[j] = x.dims[2 + i];
+    g.out[j] = y.dims[2 + i];
+    g.k[j] = kernel[i];
+    g.s[j] = i < strides.size() ? strides[i] : 1;
+    g.d[j] = i < dil.size() ? dil[i] : 1;
+    g.pb[j] = pads.size() == 2 * n ? pads[i] : 0;
+    g.pe[j] = pads.size() == 2 * n ? pads[n + i] : 0;
+  }
+  return g;
+}
+
+// col[(c, kd, kh, kw), (od, oh, ow)] for `channels` channels of x.
+void Im2Col(const float* x, int64_t channels, const Geo& g, float* col) {
+  const int64_t osz = g.out_size();
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const float* xc = x + ch * g.in_size();
+    for (int64_t kd = 0; kd < g.k[0]; ++kd)
+      for (int64_t kh = 0; kh < g.k[1]; ++kh)
+        for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+          float* row = col;
+          col += osz;
+          for (int64_t od = 0; od < g.out[0]; ++od) {
+            const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+            for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+              float* r = row + (od * g.out[1] + oh) * g.out[2];
+              const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+                std::fill(r, r + g.out[2], 0.0f);
+                continue;
+              }
+              const float* xr = xc + (id * g.in[1] + ih) * g.in[2];
+              const int64_t off = kw * g.d[2] - g.pb[2];
+              // valid ow: 0 <= ow*s + off < in
+              int64_t lo = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
+              int64_t hi = g.in[2] - off <= 0 ? 0 : (g.in[2] - off + g.s[2] - 1) / g.s[2];
+              lo = std::min(lo, g.out[2]);
+              hi = std::max(std::min(hi, g.out[2]), lo);
+              std::fill(r, r + lo, 0.0f);
+              if (g.s[2] == 1) {
+                std::copy(xr + lo + off, xr + hi + off, r + lo);
+              } else {
+                for (int64_t ow = lo; ow < hi; ++ow) r[ow] = xr[ow * g.s[2] + off];
+              }
+              std::fill(r + hi, r + g.out[2], 0.0f);
+            }
+          }
+        }
+  }
+}
+
+void AddBias(float* y, int64_t channels, int64_t inner, const float* bias) {
+  if (!bias) return;
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const float b = bias[ch];
+    float* p = y + ch * inner;
+    for (int64_t k = 0; k < inner; ++k) p[k] += b;
+  }
+}
+
+template <typename F>
+void ParallelOver(Ctx& c, int64_t n, F&& f) {
+  if (c.pool() && n > 1) {
+    c.pool()->ParallelFor(static_cast<size_t>(n), [&](size_t task, size_t) { f(static_cast<int64_t>(task)); });
+  } else {
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
+// Depthwise (one input channel per group): direct, row-vectorised.
+void Depthwise(Ctx& c, const float* x, const float* w, const float* bias, float* y, int64_t batch, int64_t in_ch,
+               int64_t mult, const Geo& g) {
+  const int64_t out_ch = in_ch * mult;
+  ParallelOver(c, batch * out_ch, [&](int64_t task) {
+    const int64_t n = task / out_ch, oc = task % out_ch, ic = oc / mult;
+    const float* xc = x + (n * in_ch + ic) * g.in_size();
+    float* yc = y + (n * out_ch + oc) * g.out_size();
+    const float* wc = w + oc * g.k_size();
+    std::fill(yc, yc + g.out_size(), bias ? bias[oc] : 0.0f);
+    for (int64_t od = 0; od < g.out[0]; ++od)
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+        if (id < 0 || id >= g.in[0]) continue;
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          float* r = yc + (od * g.out[1] + oh) * g.out[2];
+          for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+            const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+            if (ih < 0 || ih >= g.in[1]) continue;
+            const float* xr = xc + (id * g.in[1] + ih) * g.in[2];
+            for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+              const float wv = wc[(kd * g.k[1] + kh) * g.k[2] + kw];
+              const int64_t off = kw * g.d[2] - g.pb[2];
+              int64_t lo = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
+              int64_t hi = g.in[2] - off <= 0 ? 0 : (g.in[2] - off + g.s[2] - 1) / g.s[2];
+              lo = std::min(lo, g.out[2]);
+              hi = std::max(std::min(hi, g.out[2]), lo);
+              if (g.s[2] == 1) {
+                const float* xs = xr + off;
+                for (int64_t ow = lo; ow < hi; ++ow) r[ow] += wv * xs[ow];
+              } else {
+                for (int64_t ow = lo; ow < hi; ++ow) r[ow] += wv * xr[ow * g.s[2] + off];
+              }
+            }
+          }
+        }
+      }
+  });
+}
+
+Status Conv(Ctx& c) {
+  const Buf& x = c.in(0);
+  const Buf& w = c.in(1);
+  Buf& y = c.out(0);
+  if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank()) return c.Fail("input rank {} is not supported", x.rank());
+  const float* xf = c.F32(0);
+  const float* wf = c.F32(1);
+  const float* bias = c.has_in(2) ? c.F32(2) : nullptr;
+  const Ints kernel(w.dims.begin() + 2, w.dims.end());
+  const Geo g = MakeGeo(c, x, y, kernel);
+  const int64_t batch = x.dims[0], cin = x.dims[1], cout = y.dims[1];
+  const bool dw = c.op().type == "DepthWiseConv2d";
+  const int64_t group = dw ? cin : c.Int("group", 1);
+  if (group < 1 || cin % group != 0 || cout % group != 0) return c.Fail("group {} does not divide channels", group);
+  const int64_t cg = cin / group, og = cout / group;
+  if (w.dims[1] != cg) return c.Fail("weight has {} input channels per group, expected {}", w.dims[1], cg);
+  if (cg == 1 && group > 1) {
+    Depthwise(c, xf, wf, bias, y.f(), batch, cin, cout / cin, g);
+    return Status::Ok();
+  }
+  const int64_t ksz = g.k_size(), osz = g.out_size();
+  const bool pointwise = ksz == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
+                         g.pb[2] == 0 && g.in_size() == osz;
+  std::vector<float> col;
+  if (!pointwise) col.resize(static_cast<size_t>(cg * ksz * osz));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const float* xg = xf + (n * cin + gi * cg) * g.in_size();
+      const float* src = xg;
+      if (!pointwise) {
+        Im2Col(xg, cg, g, col.data());
+        src = col.data();
+      }
+      float* yg = y.f() + (n * cout + gi * og) * osz;
+      Gemm(false, false, og, osz, cg * ksz, 1.0f, wf + gi * og * cg * ksz, cg * ksz, src, osz, 0.0f, yg, osz);
+      AddBias(yg, og, osz, bias ? bias + gi * og : nullptr);
+    }
+  }
+  return Status::Ok();
+}
+
+Status TransposeConv(Ctx& c) {
+  const Buf& x = c.in(0);
+  const Buf& w = c.in(1);
+  Buf& y = c.out(0);
+  if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank()) return c.Fail("input rank {} is not supported", x.rank());
+  const size_t n = x.rank() - 2;
+  const float* xf = c.F32(0);
+  const float* wf = c.F32(1);
+  const float* bias = c.has_in(2) ? c.F32(2) : nullptr;
+  const Ints kernel(w.dims.begin() + 2, w.dims.end());
+  Geo g;
+  {
+    // Roles swapped: "in" is the conv output grid (y), "out" the conv input grid (x).
+    const Ints strides = c.Ints("strides", Ints(n, 1)), dil = c.Ints("dilations", Ints(n, 1));
+    Ints pads = c.Ints("pads", Ints(2 * n, 0));
+    if (pads.size() != 2 * n) pads.assign(2 * n, 0);
+    if (c.Has("output_shape")) {
+      const Ints op = c.Ints("output_padding", Ints(n, 0));
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t total = strides[i] * (x.dims[2 + i] - 1) + (i < op.size() ? op[i] : 0) +
+                              ((kernel[i] - 1) * dil[i] + 1) - y.dims[2 + i];
+        pads[i] = total - total / 2;
+        pads[n + i] = total / 2;
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const size_t j = 3 - n + i;
+      g.in[j] = y.dims[2 + i];
+      g.out[j] = x.dims[2 + i];
+      g.k[j] = kernel[i];
+      g.s[j] = strides[i];
+      g.d[j] = dil[i];
+      g.pb[j] = pads[i];
+      g.pe[j] = pads[n + i];
+    }
+  }
+  const int64_t batch = x.dims[0], cin = x.dims[1], cout = y.dims[1];
+  const int64_t group = c.Int("group", 1);
+  if (group < 1 || cin % group != 0 || cout % group != 0) return c.Fail("group {} does not divide channels", group);
+  const int64_t cig = cin / group, cog = cout / group, ksz = g.k_size();
+  const int64_t isz = g.out_size(), osz = g.in_size();  // x spatial, y spatial
+  std::vector<float> col(static_cast<size_t>(cog * ksz * isz));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const float* xg = xf + (b * cin + gi * cig) * isz;
+      const float* wg = wf + gi * cig * cog * ksz;
+      // col[cog*K, isz] = W_g^T [cog*K, cig] x X_g [cig, isz]
+      Gemm(true, false, cog * ksz, isz, cig, 1.0f, wg, cog * ksz, xg, isz, 0.0f, col.data(), isz);
+      float* yg = y.f() + (b * cout + gi * cog) * osz;
+      std::fill(yg, yg + cog * osz, 0.0f);
+      const float* cp = col.data();
+      for (int64_t oc = 0; oc < cog; ++oc) {
+        float* yc = yg + oc * osz;
+        for (int64_t kd = 0; kd < g.k[0]; ++kd)
+          for (int64_t kh = 0; kh < g.k[1]; ++kh)
+            for (int64_t kw = 0; kw < g.k[2]; ++kw, cp += isz) {
+              for (int64_t id = 0; id < g.out[0]; ++id) {
+                const int64_t od = id * g.s[0] - g.pb[0] + kd * g.d[0];
+                if (od < 0 || od >= g.in[0]) continue;
+                for (int64_t ih = 0; ih < g.out[1]; ++ih) {
+                  const int64_t oh = ih * g.s[1] - g.pb[1] + kh * g.d[1];
+                  if (oh < 0 || oh >= g.in[1]) continue;
+                  const float* cr = cp + (id * g.out[1] + ih) * g.out[2];
+                  float* yr = yc + (od * g.in[1] + oh) * g.in[2];
+                  for (int64_t iw = 0; iw < g.out[2]; ++iw) {
+                    const int64_t ow = iw * g.s[2] - g.pb[2] + kw * g.d[2];
+                    if (ow >= 0 && ow < g.in[2]) yr[ow] += cr[iw];
+                  }
+                }
+              }
+            }
+      }
+      AddBias(yg, cog, osz, bias ? bias + gi * cog : nullptr);
+    }
+  }
+  return Status::Ok();
+}
+
+Status FullyConnected(Ctx& c) {
+  const Buf& w = c.in(1);
+  Buf& y = c.out(0);
+  if (w.rank() != 2) return c.Fail("weight must be 2-D, got rank {}", w.rank());
+  const int64_t n = w.dims[0], k = w.dims[1];
+  if (k == 0 || c.in(0).count % k != 0) return c.Fail("input of {} elements is not a multiple of K={}", c.in(0).count, k);
+  const int64_t m = c.in(0).count / k;
+  if (m * n != y.count) return c.Fail("output has {} elements, expected {}", y.count, m * n);
+  Gemm(false, true, m, n, k, 1.0f, c.F32(0), k, c.F32(1), k, 0.0f, y.f(), n);
+  if (c.has_in(2)) {
+    const float* b = c.F32(2);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) y.f()[i * n + j] += b[j];
+  }
+  return Status::Ok();
+}
+
+Status MatMul(Ctx& c) {
+  const Buf& a = c.in(0);
+  const Buf& b = c.in(1);
+  Buf& y = c.out(0);
+  const bool ta = c.Int("transpose_in0", 0) != 0, tb = c.Int("transpose_in1", 0) != 0;
+  Ints ad = a.dims, bd = b.dims;
+  if (ad.empty() || bd.empty()) return c.Fail("scalar operands are not supported");
+  if (ad.size() == 1) ad.insert(ad.begin(), 1);
+  if (bd.size() == 1) bd.push_back(1);
+  const int64_t m = ta ? ad[ad.size() - 1] : ad[ad.size() - 2];
+  const int64_t k = ta ? ad[ad.size() - 2] : ad[ad.size() - 1];
+  const int64_t kb = tb ? bd[bd.size() - 1] : bd[bd.size() - 2];
+  const int64_t n = tb ? bd[bd.size() - 2] : bd[bd.size() - 1];
+  if (k != kb) return c.Fail("inner dimensions differ: {} vs {}", k, kb);
+  const float* pa = c.F32(0);
+  const float* pb = c.F32(1);
+  const Ints abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
+  const size_t r = std::max(abatch.size(), bbatch.size());
+  Ints obatch(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t av = i + abatch.size() >= r ? abatch[i + abatch.size() - r] : 1;
+    const int64_t bv = i + bbatch.size() >= r ? bbatch[i + bbatch.size() - r] : 1;
+    if (av != bv && av != 1 && bv != 1) return c.Fail("batch dims do not broadcast");
+    obatch[i] = std::max(av, bv);
+  }
+  const int64_t nb = Count(obatch);
+  if (nb * m * n != y.count) return c.Fail("output has {} elements, expected {}", y.count, nb * m * n);
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  if (Count(bbatch) == 1 && !ta) {
+    Gemm(false, tb, nb * m, n, k, 1.0f, pa, lda, pb, ldb, 0.0f, y.f(), n);
+    (void)Count(abatch);
+    return Status::Ok();
+  }
+  const Ints sa = BroadcastStrides(abatch, obatch), sb = BroadcastStrides(bbatch, obatch);
+  Ints idx(r, 0);
+  for (int64_t bi = 0; bi < nb; ++bi) {
+    int64_t oa = 0, ob = 0;
+    for (size_t d = 0; d < r; ++d) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    Gemm(ta, tb, m, n, k, 1.0f, pa + oa * m * k, lda, pb + ob * k * n, ldb, 0.0f, y.f() + bi * m * n, n);
+    for (size_t d = r; d-- > 0;) {
+      if (++idx[d] < obatch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Pool(Ctx& c) {
+  const Buf& x = c.in(0);
+  Buf& y = c.out(0);
+  if (x.rank() < 3 || x.rank() > 5) return c.Fail("input rank {} is not supported", x.rank());
+  const std::string& type = c.op().type;
+  const bool is_max = type.rfind("PoolMax", 0) == 0, is_l2 = type == "L2Pool2d";
+  const size_t ns = x.rank() - 2;
+  const Ints kernel = c.Ints("kernel_shape", Ints(ns, 1));
+  if (kernel.size() != ns) return c.Fail("kernel_shape has {} values for {} spatial dims", kernel.size(), ns);
+  const Geo g = MakeGeo(c, x, y, kernel);
+  const bool include_pad = c.Int("count_include_pad", 0) != 0;
+  const float* xf = c.F32(0);
+  const int64_t planes = x.dims[0] * x.dims[1];
+  ParallelOver(c, planes, [&](int64_t p) {
+    const float* xc = xf + p * g.in_size();
+    float* yc = y.f() + p * g.out_size();
+    for (int64_t od = 0; od < g.out[0]; ++od)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh)
+        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+          const int64_t o[3] = {od, oh, ow};
+          int64_t padded = 1;
+          for (int j = 0; j < 3; ++j) {
+            const int64_t start = o[j] * g.s[j] - g.pb[j];
+            const int64_t end = std::min(start + (g.k[j] - 1) * g.d[j] + 1, g.in[j] + g.pe[j]);
+            padded *= (end - start + g.d[j] - 1) / g.d[j];
+          }
+          float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+          int64_t cnt = 0;
+          for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+            const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+            if (id < 0 || id >= g.in[0]) continue;
+            for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+              const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+              if (ih < 0 || ih >= g.in[1]) continue;
+              for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                const int64_t iw = ow * g.s[2] - g.pb[2] + kw * g.d[2];
+                if (iw < 0 || iw >= g.in[2]) continue;
+                const float v = xc[(id * g.in[1] + ih) * g.in[2] + iw];
+                if (is_max) acc = (v > acc || std::isnan(v)) ? v : acc;
+                else acc += is_l2 ? v * v : v;
+                ++cnt;
+              }
+            }
+          }
+          float r;
+          if (is_max) r = acc;
+          else if (is_l2) r = std::sqrt(acc);
+          else r = acc / static_cast<float>(include_pad ? padded : std::max<int64_t>(cnt, 1));
+          yc[(od * g.out[1] + oh) * g.out[2] + ow] = r;
+        }
+  });
+  return Status::Ok();
+}
+
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+AxisSplit SplitAt(const Ints& dims, size_t axis) {
+  AxisSplit s;
+  for (size_t i = 0; i < dims.size(); ++i) (i < axis ? s.outer : i == axis ? s.n : s.inner) *= dims[i];
+  return s;
+}
+
+std::optional<size_t> Axis(Ctx& c, const char* name, int64_t def, size_t rank) {
+  return NormalizeAxis(c.Int(name, def), rank);
+}
+
+Status Softmax(Ctx& c) {
+  const Buf& x = c.in(0);
+  auto axis = Axis(c, "axis", -1, x.rank());
+  if (!axis) return c.Fail("axis {} out of range for rank {}", c.Int("axis", -1), x.rank());
+  const bool log = c.op().type == "LogSoftmax";
+  const float beta = static_cast<float>(c.Float("beta", 1.0));
+  const AxisSplit s = SplitAt(x.dims, *axis);
+  const float* xf = c.F32(0);
+  float* y = c.out(0).f();
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const float* xp = xf + o * s.n * s.inner + i;
+      float* yp = y + o * s.n * s.inner + i;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < s.n; ++k) mx = std::max(mx, beta * xp[k * s.inner]);
+      float sum = 0;
+      for (int64_t k = 0; k < s.n; ++k) {
+        const float e = std::exp(beta * xp[k * s.inner] - mx);
+        if (!log) yp[k * s.inner] = e;
+        sum += e;
+      }
+      if (log) {
+        const float ls = std::log(sum);
+        for (int64_t k = 0; k < s.n; ++k) yp[k * s.inner] = beta * xp[k * s.inner] - mx - ls;
+      } else {
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < s.n; ++k) yp[k * s.inner] *= inv;
+      }
+    }
+  return Status::Ok();
+}
+
+// LayerNorm / RmsNorm over x[axis:].
+Status LayerNorm(Ctx& c) {
+  const Buf& x = c.in(0);
+  size_t axis;
+  if (c.Has("axes")) {
+    Ints axes = c.Ints("axes", {});
+    if (axes.empty()) return c.Fail("axes is empty");
+    auto a = NormalizeAxis(*std::min_element(axes.begin(), axes.end()), x.rank());
+    if (!a) return c.Fail("axes out of range");
+    axis = *a;
+  } else {
+    auto a = Axis(c, "axis", -1, x.rank());
+    if (!a) return c.Fail("axis {} out of range for rank {}", c.Int("axis", -1), x.rank());
+    axis = *a;
+  }
+  const bool rms = c.op().type == "RmsNorm";
+  const float eps = static_cast<float>(c.Float("epsilon", 1e-5));
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < x.rank(); ++i) (i < axis ? outer : inner) *= x.dims[i];
+  const float* gamma = c.has_in(1) ? c.F32(1) : nullptr;
+  const float* beta = c.has_in(2) ? c.F32(2) : nullptr;
+  const int64_t gn = gamma ? c.in(1).count : 1, bn = beta ? c.in(2).count : 1;
+  const float* xf = c.F32(0);
+  float* y = c.out(0).f();
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* xp = xf + o * inner;
+    float* yp = y + o * inner;
+    double mean = 0;
+    if (!rms) {
+      for (int64_t k = 0; k < inner; ++k) mean += xp[k];
+      mean /= static_cast<double>(inner);
+    }
+    double var = 0;
+    for (int64_t k = 0; k < inner; ++k) {
+      const double d = xp[k] - mean;
+      var += d * d;
+    }
+    var /= static_cast<double>(inner);
+    const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+    const float m = static_cast<float>(mean);
+    for (int64_t k = 0; k < inner; ++k) {
+      float v = (xp[k] - m) * inv;
+      if (gamma) v *= gamma[k % gn];
+      if (beta) v += beta[k % bn];
+      yp[k] = v;
+    }
+  }
+  return Status::Ok();
+}
+
+// GroupNorm (num_groups) and InstanceNorm (groups = channels).
+Status GroupNorm(Ctx& c) {
+  const Buf& x = c.in(0);
+  if (x.rank() < 2) return c.Fail("input must have rank >= 2");
+  const int64_t ch = x.dims[1];
+  const int64_t groups = c.op().type == "InstanceNorm" ? ch : c.Int("num_groups", 1);
+  if (groups < 1 || ch % groups != 0) return c.Fail("num_groups {} does not divide {} channels", groups, ch);
+  const float eps = static_cast<float>(c.Float("epsilon", 1e-5));
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.rank(); ++i) spatial *= x.dims[i];
+  const int64_t cpg = ch / groups, gsz = cpg * spatial;
+  const float* gamma = c.has_in(1) ? c.F32(1) : nullptr;
+  const float* beta = c.has_in(2) ? c.F32(2) : nullptr;
+  const float* xf = c.F32(0);
+  float* y = c.out(0).f();
+  for (int64_t n = 0; n < x.dims[0]; ++n)
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const float* xp = xf + (n * groups + gi) * gsz;
+      float* yp = y + (n * groups + gi) * gsz;
+      double mean = 0, var = 0;
+      for (int64_t k = 0; k < gsz; ++k) mean += xp[k];
+      mean /= static_cast<double>(gsz);
+      for (int64_t k = 0; k < gsz; ++k) var += (xp[k] - mean) * (xp[k] - mean);
+      var /= static_cast<double>(gsz);
+      const float inv = static_cast<float>(1.0 / std::sqrt(var + eps)), m = static_cast<float>(mean);
+      for (int64_t cc = 0; cc < cpg; ++cc) {
+        const int64_t chn = gi * cpg + cc;
+        const float gv = gamma ? gamma[chn] : 1.0f, bv = beta ? beta[chn] : 0.0f;
+        for (int64_t k = 0; k < spatial; ++k) yp[cc * spatial + k] = (xp[cc * spatial + k] - m) * inv * gv + bv;
+      }
+    }
+  return Status::Ok();
+}
+
+Status Batchnorm(Ctx& c) {
+  const Buf& x = c.in(0);
+  const int64_t ch = x.rank() > 1 ? x.dims[1] : 1;
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.rank(); ++i) spatial *= x.dims[i];
+  const float* sc = c.F32(1);
+  const float* bi = c.has_in(2) ? c.F32(2) : nullptr;
+  const float* xf = c.F32(0);
+  float* y = c.out(0).f();
+  for (int64_t n = 0; n < x.dims[0]; ++n)
+    for (int64_t cc = 0; cc < ch; ++cc) {
+      const float s = sc[cc], b = bi ? bi[cc] : 0.0f;
+      const float* xp = xf + (n * ch + cc) * spatial;
+      float* yp = y + (n * ch + cc) * spatial;
+      for (int64_t k = 0; k < spatial; ++k) yp[k] = xp[k] * s + b;
+    }
+  return Status::Ok();
+}
+
+Status Lrn(Ctx& c) {
+  const Buf& x = c.in(0);
+  const int64_t size = c.Int("size", 1);
+  const float alpha = static_cast<float>(c.Float("alpha", 1e-4)), beta = static_cast<float>(c.Float("beta", 0.75)),
+              bias = static_cast<float>(c.Float("bias", 1.0));
+  const int64_t ch = x.dims[1];
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.rank(); ++i) spatial *= x.dims[i];
+  const float* xf = c.F32(0);
+  float* y = c.out(0).f();
+  const int64_t lo = (size - 1) / 2, hi = (size - 1) - lo;
+  for (int64_t n = 0; n < x.dims[0]; ++n)
+    for (int64_t cc = 0; cc < ch; ++cc)
+      for (int64_t k = 0; k < spatial; ++k) {
+        float sum = 0;
+        for (int64_t j = std::max<int64_t>(0, cc - lo); j <= std::min(ch - 1, cc + hi); ++j) {
+          const float v = xf[(n * ch + j) * spatial + k];
+          sum += v * v;
+        }
+        const int64_t idx = (n * ch + cc) * spatial + k;
+        y[idx] = xf[idx] / std::pow(bias + alpha / static_cast<float>(size) * sum, beta);
+      }
+  return Status::Ok();
+}
+
+Status L2Norm(Ctx& c) {
+  const Buf& x = c.in(0);
+  auto axis = Axis(c, "axis", -1, x.rank());
+  if (!axis) return c.Fail("axis out of range");
+  const float eps = static_cast<float>(c.Float("epsilon", 1e-12));
+  const AxisSplit s = SplitAt(x.dims, *axis);
+  const float* xf = c.F32(0);
+  float* y = c.out(0).f();
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t i = 0; i < s.inner; ++i) {
+      double sum = 0;
+      for (int64_t k = 0; k < s.n; ++k) sum += double(xf[(o * s.n + k) * s.inner + i]) * xf[(o * s.n + k) * s.inner + i];
+      const float inv = static_cast<float>(1.0 / std::sqrt(std::max<double>(sum, eps)));
+      for (int64_t k = 0; k < s.n; ++k) y[(o * s.n + k) * s.inner + i] = xf[(o * s.n + k) * s.inner + i] * inv;
+    }
+  return Status::Ok();
+}
+
+// ---- Resize: one axis at a time (tensor-product interpolation is separable) ----
+
+struct ResizeMode {
+  std::string mode, ctm, nearest;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+};
+
+double SourceCoord(const ResizeMode& m, int64_t o, int64_t in, int64_t out, double scale) {
+  const double x = static_cast<double>(o);
+  if (m.ctm == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (m.ctm == "asymmetric") return x / scale;
+  if (m.ctm == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  if (m.ctm == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (m.ctm == "half_pixel_symmetric") {
+    const double adj = static_cast<double>(out) / (scale * static_cast<double>(in));
+    const double center = static_cast<double>(in) / 2.0;
+    const double offset = center * (1.0 - adj);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
+  return (x + 0.5) / scale - 0.5;  // half_pixel
+}
+
+int64_t NearestIndex(const std::string& nm, double x, int64_t in) {
+  double r;
+  if (nm == "floor") r = std::floor(x);
+  else if (nm == "ceil") r = std::ceil(x);
+  else if (nm == "round_prefer_ceil") r = std::floor(x + 0.5);
+  else r = (x == std::floor(x) + 0.5) ? std::floor(x) : std::round(x);  // round_prefer_floor
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+}
+
+void ResizeAxis(const float* src, const Ints& dims, size_t axis, int64_t out_len, double scale, const ResizeMode& m,
+                float* dst) {
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i < axis) outer *= dims[i];
+    if (i > axis) inner *= dims[i];
+  }
+  const int64_t in_len = dims[axis];
+  // Per output position: up to 4 taps.
+  std::vector<std::array<int64_t, 4>> idx(static_cast<size_t>(out_len));
+  std::vector<std::array<float, 4>> wts(static_cast<size_t>(out_len));
+  int taps = 1;
+  for (int64_t o = 0; o < out_len; ++o) {
+    auto& I = idx[static_cast<size_t>(o)];
+    auto& W = wts[static_cast<size_t>(o)];
+    I.fill(0);
+    W.fill(0.0f);
+    const double x = SourceCoord(m, o, in_len, out_len, scale);
+    if (m.mode == "nearest") {
+      I[0] = NearestIndex(m.nearest, x, in_len);
+      W[0] = 1.0f;
+      taps = 1;
+    } else if (m.mode == "linear") {
+      const double xc = std::clamp(x, 0.0, static_cast<double>(in_len - 1));
+      const auto i0 = static_cast<int64_t>(std::floor(xc));
+      const int64_t i1 = std::min(i0 + 1, in_len - 1);
+      const double t = xc - static_cast<double>(i0);
+      I[0] = i0;
+      I[1] = i1;
+      W[0] = static_cast<float>(1.0 - t);
+      W[1] = static_cast<float>(t);
+      taps = 2;
+    } else {  // cubic
+      const double A = m.cubic_a;
+      const auto i0 = static_cast<int64_t>(std::floor(x));
+      const double t = x - static_cast<double>(i0);
+      double cf[4];
+      const double t1 = t + 1, t2 = 1 - t, t3 = 2 - t;
+      cf[0] = ((A * t1 - 5 * A) * t1 + 8 * A) * t1 - 4 * A;
+      cf[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+      cf[2] = ((A + 2) * t2 - (A + 3)) * t2 * t2 + 1;
+      cf[3] = ((A * t3 - 5 * A) * t3 + 8 * A) * t3 - 4 * A;
+      double sum = 0;
+      for (int j = 0; j < 4; ++j) {
+        const int64_t ii = i0 - 1 + j;
+        if (m.exclude_outside && (ii < 0 || ii >= in_len)) cf[j] = 0;
+        sum += cf[j];
+        I[static_cast<size_t>(j)] = std::clamp<int64_t>(ii, 0, in_len - 1);
+      }
+      for (int j = 0; j < 4; ++j)
+        W[static_cast<size_t>(j)] = static_cast<float>(m.exclude_outside && sum != 0 ? cf[j] / sum : cf[j]);
+      taps = 4;
+    }
+  }
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* s = src + o * in_len * inner;
+    float* d = dst + o * out_len * inner;
+    for (int64_t p = 0; p < out_len; ++p) {
+      const auto& I = idx[static_cast<size_t>(p)];
+      const auto& W = wts[static_cast<size_t>(p)];
+      float* dr = d + p * inner;
+      if (taps == 1) {
+        std::copy(s + I[0] * inner, s + I[0] * inner + inner, dr);
+        continue;
+      }
+      std::fill(dr, dr + inner, 0.0f);
+      for (int j = 0; j < taps; ++j) {
+        const float w = W[static_cast<size_t>(j)];
+        const float* sr = s + I[static_cast<size_t>(j)] * inner;
+        for (int64_t k = 0; k < inner; ++k) dr[k] += w * sr[k];
+      }
+    }
+  }
+}
+
+Status Resize(Ctx& c) {
+  const Buf& x = c.in(0);
+  Buf& y = c.out(0);
+  ResizeMode m;
+  m.mode = c.Str("mode", "nearest");
+  if (c.op().type == "ResizeBilinear") m.mode = "linear";
+  if (c.op().type == "ResizeNearestNeighbor") m.mode = "nearest";
+  if (m.mode != "nearest" && m.mode != "linear" && m.mode != "cubic") return c.Fail("mode '{}' is not supported", m.mode);
+  m.ctm = c.Str("coordinate_transformation_mode", "half_pixel");
+  if (c.op().type != "Resize") {
+    m.ctm = c.Int("align_corners", 0) ? "align_corners" : c.Int("half_pixel_centers", 0) ? "half_pixel" : "asymmetric";
+    if (m.mode == "nearest") m.nearest = c.Int("align_corners", 0) ? "round_prefer_ceil" : "floor";
+  }
+  if (m.ctm == "tf_crop_and_resize") return c.Fail("tf_crop_and_resize is not supported");
+  if (m.nearest.empty()) m.nearest = c.Str("nearest_mode", "round_prefer_floor");
+  m.cubic_a = c.Float("cubic_coeff_a", -0.75);
+  m.exclude_outside = c.Int("exclude_outside", 0) != 0;
+  std::vector<double> scales = c.Floats("scales", {});
+  const size_t r = x.rank();
+  if (!scales.empty() && scales.size() != r) {  // spatial only
+    std::vector<double> full(r, 1.0);
+    for (size_t i = 0; i < scales.size() && i + (r - scales.size()) < r; ++i) full[r - scales.size() + i] = scales[i];
+    scales = full;
+  }
+  std::vector<float> a(x.f(), x.f() + x.count), b;
+  if (x.store != Store::kF32) return c.Fail("only float inputs are supported");
+  Ints dims = x.dims;
+  for (size_t ax = 0; ax < r; ++ax) {
+    const int64_t out_len = y.dims[ax];
+    const double scale = scales.empty() ? static_cast<double>(out_len) / static_cast<double>(dims[ax]) : scales[ax];
+    if (out_len == dims[ax] && scale == 1.0 && m.ctm != "tf_half_pixel_for_nn") continue;
+    if (dims[ax] == 0) return c.Fail("cannot resize an empty axis");
+    Ints nd = dims;
+    nd[ax] = out_len;
+    b.assign(static_cast<size_t>(Count(nd)), 0.0f);
+    ResizeAxis(a.data(), dims, ax, out_len, scale, m, b.data());
+    a.swap(b);
+    dims = nd;
+  }
+  if (dims != y.dims) return c.Fail("internal: resized dims disagree with the output shape");
+  std::copy(a.begin(), a.end(), y.f());
+  return Status::Ok();
+}
+
+Status DepthToSpace(Ctx& c) {
+  const Buf& x = c.in(0);
+  Buf& y = c.out(0);
+  const int64_t bs = c.Int("block_size", 1);
+  const bool crd = c.Str("mode", "DCR") == "CRD";
+  const int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3], oc = C / (bs * bs);
+  const size_t es = StoreSize(x.store);
+  const auto* src = static_cast<const uint8_t*>(x.data);
+  auto* dst = static_cast<uint8_t*>(y.data);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c2 = 0; c2 < oc; ++c2)
+      for (int64_t h = 0; h < H * bs; ++h)
+        for (int64_t w = 0; w < W * bs; ++w) {
+          const int64_t bh = h % bs, bw = w % bs;
+          const int64_t ic = crd ? c2 * bs * bs + bh * bs + bw : (bh * bs + bw) * oc + c2;
+          const int64_t si = ((n * C + ic) * H + h / bs) * W + w / bs;
+          const int64_t di = ((n * oc + c2) * H * bs + h) * W * bs + w;
+          std::memcpy(dst + di * es, src + si * es, es);
+        }
+  return Status::Ok();
+}
+
+Status SpaceToDepth(Ctx& c) {
+  const Buf& x = c.in(0);
+  Buf& y = c.out(0);
+  const int64_t bs = c.Int("block_size", 1);
+  const int64_t N = x.dims[0], C = x.dims[1], H = x.dims[2], W = x.dims[3];
+  const size_t es = StoreSize(x.store);
+  const auto* src = static_cast<const uint8_t*>(x.data);
+  auto* dst = static_cast<uint8_t*>(y.data);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t cc = 0; cc < C; ++cc)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w) {
+          const int64_t oc = ((h % bs) * bs + (w % bs)) * C + cc;
+          const int64_t di = ((n * C * bs * bs + oc) * (H / bs) + h / bs) * (W / bs) + w / bs;
+          std::memcpy(dst + di * es, src + (((n * C + cc) * H + h) * W + w) * es, es);
+        }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterNn(KernelTable* t) {
+  auto& m = *t;
+  for (const char* op : {"Conv1d", "Conv2d", "Conv3d", "DepthWiseConv2d"}) m[op] = Conv;
+  for (const char* op : {"TransposeConv1d", "TransposeConv2d", "TransposeConv3d"}) m[op] = TransposeConv;
+  m["FullyConnected"] = FullyConnected;
+  m["MatMul"] = MatMul;
+  for (const char* op : {"PoolAvg2d", "PoolMax2d", "PoolAvg3d", "PoolMax3d", "L2Pool2d"}) m[op] = Pool;
+  m["Softmax"] = Softmax;
+  m["LogSoftmax"] = Softmax;
+  m["LayerNorm"] = LayerNorm;
+  m["RmsNorm"] = LayerNorm;
+  m["GroupNorm"] = GroupNorm;
+  m["InstanceNorm"] = GroupNorm;
+  m["Batchnorm"] = Batchnorm;
+  m["Lrn"] = Lrn;
+  m["L2Norm"] = L2Norm;
+  m["Resize"] = Resize;
+  m["ResizeBilinear"] = Resize;
+  m["ResizeNearestNeighbor"] = Resize;
+  m["DepthToSpace"] = DepthToSpace;
+  m["SpaceToDepth"] = SpaceToDepth;
+}
+
+}  // namespace qairt::exec
