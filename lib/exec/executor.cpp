@@ -192,6 +192,16 @@ struct AlignedFree {
 
 enum class SimKind : uint8_t { kNone, kFixed, kHalf };
 
+// A tensor stored as quantized values: fixed-point dtype, or a plain integer
+// dtype of the same width carrying a fixed-point encoding (what Q-DQ import
+// makes of an integer graph input read by a DequantizeLinear).
+bool QuantizedStorage(const Tensor& t) {
+  if (IsFixedPoint(t.dtype)) return true;
+  return IsInteger(t.dtype) && t.encoding && t.encoding->is_fixed_point() &&
+         t.encoding->kind != EncodingKind::kArrayOf && DTypeBits(t.dtype) == DTypeBits(t.encoding->dtype);
+}
+Store TensorStore(const Tensor& t) { return QuantizedStorage(t) ? Store::kF32 : StoreOf(t.dtype); }
+
 struct TensorRt {
   Buf buf;
   bool planned = false;   // lives in the arena
@@ -245,7 +255,7 @@ Status SimulateBuf(const Tensor& tensor, SimKind sim, Buf& b, std::vector<uint8_
 }
 
 SimKind SimOf(const Tensor& tensor) {
-  if (StoreOf(tensor.dtype) != Store::kF32) return SimKind::kNone;
+  if (TensorStore(tensor) != Store::kF32) return SimKind::kNone;
   if (tensor.encoding) {
     const Encoding& e = *tensor.encoding;
     if (e.is_fixed_point() && e.kind != EncodingKind::kFloat && e.kind != EncodingKind::kArrayOf) return SimKind::kFixed;
@@ -361,7 +371,7 @@ Status Executor::Impl::LoadStatic(TensorId id) {
   }
   rt.owned.assign(AlignUp(rt.buf.bytes()) + kAlign, 0);
   void* dst = rt.owned.data();
-  if (IsFixedPoint(tensor.dtype)) {
+  if (QuantizedStorage(tensor)) {
     if (!tensor.encoding || !tensor.encoding->is_fixed_point())
       return InvalidArgument("static tensor '{}' is {} but has no fixed-point encoding to dequantize it with",
                              tensor.name, DTypeName(tensor.dtype));
@@ -390,7 +400,7 @@ Status Executor::Impl::Prepare() {
   for (TensorId id = 0; id < graph.tensor_count(); ++id) {
     const Tensor& tensor = graph.tensor(id);
     TensorRt& rt = t[id];
-    rt.buf.store = StoreOf(tensor.dtype);
+    rt.buf.store = TensorStore(tensor);
     rt.sim = SimOf(tensor);
     const bool used = tensor.kind != TensorKind::kActivation || tensor.producer != kInvalidId || tensor.is_output;
     if (!used && tensor.consumers.empty()) continue;
@@ -487,7 +497,7 @@ Status Executor::Impl::Prepare() {
     in_dims.push_back(t[id].buf.dims);
   }
   for (TensorId id : graph.outputs()) {
-    out_dtypes.push_back(ExternalDType(graph.tensor(id).dtype));
+    out_dtypes.push_back(QuantizedStorage(graph.tensor(id)) ? DType::kFloat32 : ExternalDType(graph.tensor(id).dtype));
     out_dims.push_back(t[id].buf.dims);
   }
   const uint32_t threads = options.num_threads;
@@ -534,7 +544,7 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
                              rt.buf.count, DTypeName(tensor.dtype), tensor.shape.ToString(), input_bytes[k]);
     if (!inputs[k] && *need) return InvalidArgument("input '{}': data pointer is NULL", tensor.name);
     Status s;
-    if (IsFixedPoint(tensor.dtype)) {
+    if (QuantizedStorage(tensor)) {
       if (!tensor.encoding || !tensor.encoding->is_fixed_point())
         return InvalidArgument("input '{}' is {} but has no fixed-point encoding", tensor.name, DTypeName(tensor.dtype));
       s = quant::DequantizeTensor(tensor.name, inputs[k], *need, rt.buf.dims, *tensor.encoding, rt.buf.f());

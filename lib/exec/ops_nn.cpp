@@ -200,8 +200,9 @@ Status TransposeConv(Ctx& c) {
       for (size_t i = 0; i < n; ++i) {
         const int64_t total = strides[i] * (x.dims[2 + i] - 1) + (i < op.size() ? op[i] : 0) +
                               ((kernel[i] - 1) * dil[i] + 1) - y.dims[2 + i];
-        pads[i] = total - total / 2;
-        pads[n + i] = total / 2;
+        const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor division, as ONNX specifies
+        pads[i] = total - half;
+        pads[n + i] = half;
       }
     }
     for (size_t i = 0; i < n; ++i) {
@@ -337,9 +338,15 @@ Status Pool(Ctx& c) {
   const bool include_pad = c.Int("count_include_pad", 0) != 0;
   const float* xf = c.F32(0);
   const int64_t planes = x.dims[0] * x.dims[1];
+  std::vector<float> ytmp;
+  float* yf = y.f();
+  if (y.store != Store::kF32) {  // integer pooling: computed in float (exact for max), stored back
+    ytmp.resize(static_cast<size_t>(y.count));
+    yf = ytmp.data();
+  }
   ParallelOver(c, planes, [&](int64_t p) {
     const float* xc = xf + p * g.in_size();
-    float* yc = y.f() + p * g.out_size();
+    float* yc = yf + p * g.out_size();
     for (int64_t od = 0; od < g.out[0]; ++od)
       for (int64_t oh = 0; oh < g.out[1]; ++oh)
         for (int64_t ow = 0; ow < g.out[2]; ++ow) {
@@ -375,6 +382,10 @@ Status Pool(Ctx& c) {
           yc[(od * g.out[1] + oh) * g.out[2] + ow] = r;
         }
   });
+  if (y.store == Store::kI64)
+    for (int64_t k = 0; k < y.count; ++k) y.i()[k] = static_cast<int64_t>(std::nearbyint(yf[k]));
+  else if (y.store == Store::kBool)
+    for (int64_t k = 0; k < y.count; ++k) y.b()[k] = yf[k] != 0.0f;
   return Status::Ok();
 }
 
@@ -575,11 +586,16 @@ struct ResizeMode {
   std::string mode, ctm, nearest;
   double cubic_a = -0.75;
   bool exclude_outside = false;
+  bool scales_given = false;
 };
 
 double SourceCoord(const ResizeMode& m, int64_t o, int64_t in, int64_t out, double scale) {
   const double x = static_cast<double>(o);
-  if (m.ctm == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (m.ctm == "align_corners") {
+    // ONNX: length_resized = in * scale (not rounded) when scales are given.
+    const double len = m.scales_given ? static_cast<double>(in) * scale : static_cast<double>(out);
+    return len <= 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (len - 1.0);
+  }
   if (m.ctm == "asymmetric") return x / scale;
   if (m.ctm == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   if (m.ctm == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
@@ -694,14 +710,15 @@ Status Resize(Ctx& c) {
   m.cubic_a = c.Float("cubic_coeff_a", -0.75);
   m.exclude_outside = c.Int("exclude_outside", 0) != 0;
   std::vector<double> scales = c.Floats("scales", {});
+  m.scales_given = !scales.empty() && !c.Has("sizes");
   const size_t r = x.rank();
   if (!scales.empty() && scales.size() != r) {  // spatial only
     std::vector<double> full(r, 1.0);
     for (size_t i = 0; i < scales.size() && i + (r - scales.size()) < r; ++i) full[r - scales.size() + i] = scales[i];
     scales = full;
   }
+  if (x.store != Store::kF32 || y.store != Store::kF32) return c.Fail("only float tensors are supported");
   std::vector<float> a(x.f(), x.f() + x.count), b;
-  if (x.store != Store::kF32) return c.Fail("only float inputs are supported");
   Ints dims = x.dims;
   for (size_t ax = 0; ax < r; ++ax) {
     const int64_t out_len = y.dims[ax];
