@@ -4,6 +4,7 @@
 #include <qairt/qairt.h>
 #include <qairt/qairt_import.h>
 #include <qairt/qairt_export.h>
+#include <qairt/qairt_container.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ int main(void) {
   qairt_status_free(NULL);
   qairt_encoding_destroy(NULL);
   qairt_diagnostics_destroy(NULL);
+  qairt_container_destroy(NULL);
+  EXPECT(strcmp(qairt_option_source_name(QAIRT_OPTION_SOURCE_USER), "user") == 0);
   EXPECT(qairt_status_code(NULL) == QAIRT_OK);
   EXPECT(qairt_graph_tensor_count(NULL) == 0);
 
