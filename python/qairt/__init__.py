@@ -1065,3 +1065,6 @@ __all__ += ["Target", "builtin_targets"]
 from .encodings import Encodings, EncodingsDiagnostic  # noqa: E402,F401  (qairt_encodings.h)
 from .exec import Executor  # noqa: E402,F401  (qairt_exec.h)
 __all__ += ["Executor"]
+# The .qairt container (qairt_container.h): python/qairt/container.py.
+from .container import Container, ContainerOption, OpAnnotation, TensorNote, write_container  # noqa: E402
+__all__ += ["Container", "ContainerOption", "OpAnnotation", "TensorNote", "write_container"]

@@ -16,7 +16,7 @@ import os
 from . import errors
 
 ABI_MAJOR = 1  # QAIRT_ABI_MAJOR this binding was written against
-ABI_MINOR = 2
+ABI_MINOR = 3
 INVALID_ID = 0xFFFFFFFF
 CONSTANT_BORROW = 1
 
@@ -425,6 +425,60 @@ _EXEC_DECLS = [
     ("qairt_executor_stats", StatusP, [ExecutorP, _P(ExecStats)]),
 ]
 
+# qairt_container.h (the .qairt container; python/qairt/container.py wraps it)
+class ContainerHandle(ctypes.Structure):
+    """Opaque qairt_container_t."""
+
+
+ContainerP = POINTER(ContainerHandle)
+
+
+class ContainerOption(ctypes.Structure):
+    _fields_ = [("key", c_char_p), ("value", c_char_p), ("source", c_uint32), ("reserved", c_uint32)]
+
+
+class ContainerOpAnnotation(ctypes.Structure):
+    _fields_ = [("op_name", c_char_p), ("kernel", c_char_p), ("super_group", c_int32), ("adapted", c_uint32)]
+
+
+class ContainerTensorNote(ctypes.Structure):
+    _fields_ = [("tensor_name", c_char_p), ("reasons", c_char_p)]
+
+
+class ContainerWriteOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32), ("flags", c_uint32), ("target_name", c_char_p),
+        ("num_options", c_size_t), ("options", POINTER(ContainerOption)),
+        ("num_op_annotations", c_size_t), ("op_annotations", POINTER(ContainerOpAnnotation)),
+        ("num_tensor_notes", c_size_t), ("tensor_notes", POINTER(ContainerTensorNote)),
+    ]
+
+
+class ContainerInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32), ("schema_version", c_uint32), ("min_reader_version", c_uint32),
+        ("reserved", c_uint32), ("producer", c_char_p), ("target_name", c_char_p),
+        ("num_options", c_size_t), ("num_op_annotations", c_size_t), ("num_tensor_notes", c_size_t),
+    ]
+
+
+_CONTAINER_DECLS = [
+    ("qairt_container_write_options_init", None, [_P(ContainerWriteOptions)]),
+    ("qairt_container_write_file", StatusP, [GraphP, c_char_p, _P(ContainerWriteOptions)]),
+    ("qairt_container_write_bytes", StatusP,
+     [GraphP, _P(ContainerWriteOptions), c_void_p, c_size_t, _P(c_size_t)]),
+    ("qairt_container_load_file", StatusP, [c_char_p, _P(ContainerP)]),
+    ("qairt_container_load_bytes", StatusP, [c_void_p, c_size_t, _P(ContainerP)]),
+    ("qairt_container_destroy", None, [ContainerP]),
+    ("qairt_container_get_info", StatusP, [ContainerP, _P(ContainerInfo)]),
+    ("qairt_container_get_graph", StatusP, [ContainerP, _P(GraphP)]),
+    ("qairt_container_option_at", StatusP, [ContainerP, c_size_t, _P(ContainerOption)]),
+    ("qairt_container_find_option", StatusP, [ContainerP, c_char_p, _P(ContainerOption)]),
+    ("qairt_container_op_annotation_at", StatusP, [ContainerP, c_size_t, _P(ContainerOpAnnotation)]),
+    ("qairt_container_tensor_note_at", StatusP, [ContainerP, c_size_t, _P(ContainerTensorNote)]),
+    ("qairt_option_source_name", c_char_p, [c_uint32]),
+]
+
 # Declarations per public header: tests/python/test_binding.py compares each
 # list with its header and with capi/<name>.exports. A new header's functions
 # go in a list of their own and an entry here.
@@ -432,9 +486,10 @@ DECLARED_BY_HEADER = {
     "qairt.h": tuple(d[0] for d in _DECLS),
     "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS),
     "qairt_export.h": tuple(d[0] for d in _EXPORT_DECLS),
+    "qairt_container.h": tuple(d[0] for d in _CONTAINER_DECLS),
     "qairt_exec.h": tuple(d[0] for d in _EXEC_DECLS),
 }
-_DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS + _EXEC_DECLS
+_DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS + _EXEC_DECLS + _CONTAINER_DECLS
 
 # Names of every function declared (tests compare this with the header).
 DECLARED = tuple(d[0] for d in _DECLS)
