@@ -317,5 +317,13 @@ int RunImport(int argc, char** argv, bool convert) {
 
 }  // namespace
 
-int RunInspect(int argc, char** argv) { return RunImport(argc, argv, false); }
+bool IsContainerPath(const char* path);            // cmd_container.cpp
+int RunInspectContainer(int argc, char** argv);  // cmd_container.cpp
+
+int RunInspect(int argc, char** argv) {
+  // A .qairt container (by extension or file identifier) has its own report.
+  for (int i = 1; i < argc; ++i)
+    if (argv[i][0] != '-' && IsContainerPath(argv[i])) return RunInspectContainer(argc, argv);
+  return RunImport(argc, argv, false);
+}
 int RunConvert(int argc, char** argv) { return RunImport(argc, argv, true); }
