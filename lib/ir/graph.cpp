@@ -186,6 +186,54 @@ Status Graph::SetOpInput(OpId op_id, size_t slot, TensorId tensor) {
   return Status::Ok();
 }
 
+namespace {
+// Real-valued types: float and fixed-point (a quantized real number).
+bool IsRealValued(DType d) { return IsFloat(d) || IsFixedPoint(d); }
+}  // namespace
+
+Status Graph::SetTensorDType(TensorId tensor, DType dtype) {
+  if (!valid_tensor(tensor)) return InvalidArgument("failed to set dtype: {} is not a tensor of this graph", tensor);
+  Tensor& t = tensors_[tensor];
+  if (t.dtype == dtype) return Status::Ok();
+  if (!IsRealValued(t.dtype) || !IsRealValued(dtype))
+    return InvalidArgument("failed to set dtype of tensor '{}' from {} to {}: only float and fixed-point types interchange",
+                           t.name, DTypeShortName(t.dtype), DTypeShortName(dtype));
+  if (t.kind == TensorKind::kStatic)
+    return InvalidArgument("failed to set dtype of static tensor '{}': use SetStaticData", t.name);
+  t.dtype = dtype;
+  return Status::Ok();
+}
+
+Status Graph::SetStaticData(TensorId tensor, DType dtype, std::shared_ptr<const StaticData> data) {
+  if (!valid_tensor(tensor)) return InvalidArgument("failed to set data: {} is not a tensor of this graph", tensor);
+  Tensor& t = tensors_[tensor];
+  if (t.kind != TensorKind::kStatic) return InvalidArgument("failed to set data of tensor '{}': it is not static", t.name);
+  if (!data) return InvalidArgument("failed to set data of tensor '{}': no data", t.name);
+  auto count = t.shape.element_count();
+  auto bytes = count ? StorageBytes(dtype, *count) : std::nullopt;
+  if (!bytes || *bytes != data->size())
+    return InvalidArgument("failed to set data of tensor '{}': {} bytes given, {} {} needs {}", t.name, data->size(),
+                           t.shape.ToString(), DTypeShortName(dtype), bytes ? std::to_string(*bytes) : "?");
+  t.dtype = dtype;
+  t.data = std::move(data);
+  return Status::Ok();
+}
+
+Status Graph::ReplaceGraphOutput(TensorId output, TensorId replacement) {
+  if (!valid_tensor(output) || !valid_tensor(replacement))
+    return InvalidArgument("failed to replace graph output: not a tensor of this graph");
+  auto it = std::find(outputs_.begin(), outputs_.end(), output);
+  if (it == outputs_.end()) return InvalidArgument("failed to replace graph output: '{}' is not one", tensors_[output].name);
+  if (tensors_[replacement].is_output)
+    return InvalidArgument("failed to replace graph output: '{}' already is one", tensors_[replacement].name);
+  if (tensors_[replacement].kind == TensorKind::kStatic)
+    return InvalidArgument("failed to replace graph output with static tensor '{}'", tensors_[replacement].name);
+  *it = replacement;
+  tensors_[output].is_output = false;
+  tensors_[replacement].is_output = true;
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------
 // Shape inference
 // ---------------------------------------------------------------------------
@@ -204,7 +252,11 @@ void MergeInto(Tensor& t, const TensorType& inferred) {
 }
 
 bool SameDTypeClass(DType a, DType b) {
-  if (IsFixedPoint(a) && IsFixedPoint(b)) return true;  // quantized graphs mix s8/u8/u16 legitimately
+  // Quantized graphs mix s8/u8/u16 legitimately, and target processing sets
+  // each tensor's datatype to its selected kernel's (f32 -> u8, f32 -> f16):
+  // all are representations of one real value.
+  auto real = [](DType d) { return IsFloat(d) || IsFixedPoint(d); };
+  if (real(a) && real(b)) return true;
   return a == b;
 }
 

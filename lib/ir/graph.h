@@ -116,6 +116,15 @@ class Graph {
   // is already taken is allowed and reported by Validate().
   Status RenameTensor(TensorId tensor, std::string new_name);
   Status SetOpInput(OpId op, size_t slot, TensorId tensor);
+  // Target processing: a tensor's datatype follows its selected kernel
+  // (float -> u8, f32 -> f16). Fixed-point and float types are one class for
+  // Validate(), integer/bool types are not: changing those is refused.
+  Status SetTensorDType(TensorId tensor, DType dtype);
+  // Replaces a static tensor's bytes and dtype (quantized/packed weights);
+  // `data` must hold exactly StorageBytes(dtype, elements) bytes.
+  Status SetStaticData(TensorId tensor, DType dtype, std::shared_ptr<const StaticData> data);
+  // `replacement` takes `output`'s place (same position) in the graph outputs.
+  Status ReplaceGraphOutput(TensorId output, TensorId replacement);
   // Runs shape inference over all ops in topological order (no-op on cycles).
   void InferShapes();
 

@@ -323,9 +323,10 @@ void CheckWeightDType(InferContext& ctx, size_t data, size_t weight) {
   const DType dd = InputOrUnknown(ctx, data).dtype, dw = InputOrUnknown(ctx, weight).dtype;
   const DTypeCategory cd = CategoryOf(dd), cw = CategoryOf(dw);
   auto int_or_bool = [](DTypeCategory c) { return c == DTypeCategory::kInteger || c == DTypeCategory::kBool; };
+  // Float precisions may differ (fp16 weights with fp32 data is a valid
+  // mixed-precision graph, and target processing passes through such states).
   const bool mismatch = (cd == DTypeCategory::kFloat && int_or_bool(cw)) ||
-                        (cw == DTypeCategory::kFloat && int_or_bool(cd)) ||
-                        (cd == DTypeCategory::kFloat && cw == DTypeCategory::kFloat && dd != dw);
+                        (cw == DTypeCategory::kFloat && int_or_bool(cd));
   if (mismatch)
     ctx.Error(DiagKind::kDTypeMismatch, InputField(weight), "data input is {} but weight is {}", DTypeName(dd),
               DTypeName(dw));

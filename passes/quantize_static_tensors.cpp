@@ -1,0 +1,125 @@
+// Quantize static tensors (spec): weights and biases are stored in the
+// precision kernel selection chose, so no convert runs on the device.
+// Sub-8-bit values are packed (two int4 per byte, low nibble first). Float
+// data goes through the SIMD kernels (lib/quant -> lib/kernels); data that
+// is already quantized (Q-DQ weights) is dequantized first when its encoding
+// changes (sign flip, promotion). int64 index constants feeding int32 slots
+// are narrowed, with a range check.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "pass/adapt.h"
+#include "pass/quant_log.h"
+#include "passes/passes.h"
+#include "quant/quantize.h"
+
+namespace qairt::pass {
+
+namespace {
+
+Status NarrowInt64(Session& s, TensorId id) {
+  Graph& g = s.graph();
+  const Tensor& t = g.tensor(id);
+  const size_t n = t.data->size() / sizeof(int64_t);
+  std::vector<uint8_t> out(n * sizeof(int32_t));
+  for (size_t i = 0; i < n; ++i) {
+    int64_t v;
+    std::memcpy(&v, t.data->data() + i * sizeof(v), sizeof(v));
+    if (v < INT32_MIN || v > INT32_MAX) {
+      s.Error(fmt::format("static tensor '{}': value {} at index {} does not fit the int32 the kernel needs", t.name, v,
+                          i));
+      return Status::Ok();
+    }
+    const int32_t w = static_cast<int32_t>(v);
+    std::memcpy(out.data() + i * sizeof(w), &w, sizeof(w));
+  }
+  return g.SetStaticData(id, DType::kInt32, StaticData::Adopt(std::move(out)));
+}
+
+}  // namespace
+
+Status QuantizeStaticTensors(Session& s) {
+  Graph& g = s.graph();
+  for (TensorId id = 0; id < g.tensor_count(); ++id) {
+    const Tensor& t = g.tensor(id);
+    if (t.kind != TensorKind::kStatic || !t.data || t.consumers.empty()) continue;
+    // The encoding the (first) consumer's kernel needs.
+    std::optional<Encoding> need = t.encoding;
+    DType need_dtype = t.dtype;
+    for (const Use& u : t.consumers) {
+      const OpRecord* r = s.find_op_record(u.op);
+      if (!r || r->failed || u.slot >= r->selected_in.size()) continue;
+      if (u.slot < r->needed_in.size() && r->needed_in[u.slot]) need = r->needed_in[u.slot];
+      need_dtype = r->selected_in[u.slot];
+      break;
+    }
+    if (IsInteger(t.dtype)) {
+      if (t.dtype == DType::kInt64 && need_dtype == DType::kInt32) QAIRT_RETURN_IF_ERROR(NarrowInt64(s, id));
+      continue;
+    }
+    if (!need || need->kind == EncodingKind::kArrayOf) continue;
+    const bool same_encoding = t.encoding && [&] {
+      Encoding a = *t.encoding, b = *need;
+      a.overridden = b.overridden = false;
+      return a == b;
+    }();
+    if (t.dtype == need->dtype && same_encoding) continue;  // already stored as needed
+    if (need->kind == EncodingKind::kFloat && need->dtype == DType::kFloat32 && t.dtype == DType::kFloat32) {
+      if (!same_encoding) QAIRT_RETURN_IF_ERROR(g.SetEncoding(id, *need));
+      continue;
+    }
+    const auto count = t.shape.element_count();
+    if (!count) {
+      s.Error(fmt::format("static tensor '{}' has an unknown shape {}", t.name, t.shape.ToString()));
+      continue;
+    }
+    const std::vector<int64_t> dims = t.shape.extents();
+    // Float source values.
+    std::vector<float> dequantized;
+    const void* src = t.data->data();
+    DType src_dtype = t.dtype;
+    if (IsFixedPoint(t.dtype)) {
+      if (!t.encoding) {
+        s.Error(fmt::format("static tensor '{}' holds {} data without an encoding", t.name, DTypeShortName(t.dtype)));
+        continue;
+      }
+      dequantized.resize(*count);
+      Status st = quant::DequantizeTensor(t.name, t.data->data(), t.data->size(), dims, *t.encoding,
+                                          dequantized.data());
+      if (!st.ok()) {
+        s.Error(st.message());
+        continue;
+      }
+      src = dequantized.data();
+      src_dtype = DType::kFloat32;
+    } else if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat16 && t.dtype != DType::kBFloat16) {
+      continue;
+    }
+    if (need->kind == EncodingKind::kFloat && need->dtype == DType::kFloat32) {
+      // Back to float32 (promotion of quantized data to float).
+      std::vector<uint8_t> bytes(*count * sizeof(float));
+      std::memcpy(bytes.data(), src, bytes.size());
+      QAIRT_RETURN_IF_ERROR(g.SetStaticData(id, DType::kFloat32, StaticData::Adopt(std::move(bytes))));
+      QAIRT_RETURN_IF_ERROR(g.SetEncoding(id, *need));
+      continue;
+    }
+    quant::QuantizeOptions qo;
+    auto q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
+    if (!q.ok()) {
+      s.Error(q.status().message());
+      continue;
+    }
+    const size_t bytes = q.value().size();
+    Encoding enc = *need;
+    enc.overridden = t.encoding && t.encoding->overridden;
+    QAIRT_RETURN_IF_ERROR(g.SetStaticData(id, need->dtype, StaticData::Adopt(std::move(q).value())));
+    QAIRT_RETURN_IF_ERROR(g.SetEncoding(id, enc));
+    if (!same_encoding) s.AddReason(id, kReasonOpAdaptation);
+    s.Trace("[STATIC] {}: {} values stored as {} in {} bytes{}", g.tensor(id).name, *count, DTypeShortName(need->dtype),
+            bytes, DTypeBits(need->dtype) < 8 ? " (packed, low bits first)" : "");
+  }
+  return Status::Ok();
+}
+
+}  // namespace qairt::pass
