@@ -319,6 +319,15 @@ class Reader {
     return Status::Ok();
   }
 
+  // The verifier checks a vector's length prefix (4-byte alignment), not
+  // 8-byte elements: a corrupt offset could make them misaligned reads.
+  template <typename T>
+  Status Aligned(const flatbuffers::Vector<T>* v, const std::string& field) {
+    if (v && reinterpret_cast<uintptr_t>(v->data()) % alignof(T) != 0)
+      return Fail("{} is not {}-byte aligned (corrupt container)", field, alignof(T));
+    return Status::Ok();
+  }
+
   Status ReadEncoding(const fbc::Encoding* e, const std::string& field, bool nested, Encoding* out) {
     const auto kind = static_cast<uint32_t>(e->kind());
     if (kind < 1 || kind > 6) return Fail("{}.kind: value {} is not an encoding kind (1..6)", field, kind);
@@ -332,6 +341,7 @@ class Reader {
     out->symmetry = static_cast<Symmetry>(sym);
     out->overridden = e->overridden();
     out->axis = e->axis();
+    QAIRT_RETURN_IF_ERROR(Aligned(e->block_sizes(), field + ".block_sizes"));
     if (auto* v = e->block_sizes()) out->block_sizes.assign(v->begin(), v->end());
     if (auto* v = e->scales()) out->scales.assign(v->begin(), v->end());
     if (auto* v = e->offsets()) out->offsets.assign(v->begin(), v->end());
@@ -364,9 +374,11 @@ class Reader {
         break;
       }
       case fbc::AttrType::Ints:
+        QAIRT_RETURN_IF_ERROR(Aligned(a->ints(), where + ".ints"));
         *out = a->ints() ? std::vector<int64_t>(a->ints()->begin(), a->ints()->end()) : std::vector<int64_t>{};
         break;
       case fbc::AttrType::Floats:
+        QAIRT_RETURN_IF_ERROR(Aligned(a->floats(), where + ".floats"));
         *out = a->floats() ? std::vector<double>(a->floats()->begin(), a->floats()->end()) : std::vector<double>{};
         break;
       case fbc::AttrType::Strings: {
@@ -410,6 +422,7 @@ class Reader {
       const auto kind = static_cast<uint32_t>(ft->kind());
       if (kind > 2) return Fail("{}.kind: value {} is not a tensor kind (0..2)", where, kind);
 
+      QAIRT_RETURN_IF_ERROR(Aligned(ft->dims(), where + ".dims"));
       Shape shape;
       const size_t rank = Len(ft->dims());
       if (ft->dim_symbols() && ft->dim_symbols()->size() != rank)

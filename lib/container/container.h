@@ -32,7 +32,7 @@ inline constexpr uint64_t kMaxContainerBytes = (uint64_t{1} << 31) - 4096;
 inline constexpr uint32_t kMaxVerifierDepth = 16;          // schema depth is 6
 inline constexpr uint32_t kMaxVerifierTables = 1u << 26;
 inline constexpr size_t kMaxStringBytes = 1u << 20;        // names, option values, notes
-inline constexpr size_t kStaticDataAlignment = 64;         // static bytes in the file
+inline constexpr size_t kStaticDataAlignment = 32;         // static bytes in the file (FlatBuffers' maximum)
 
 // Where an option's final value came from. Values equal qairt_option_source.
 enum class OptionSource : uint32_t { kDefault = 0, kUser = 1, kTarget = 2 };
