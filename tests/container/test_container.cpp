@@ -413,6 +413,28 @@ std::vector<uint8_t> ChainBytes() {
   return bytes;
 }
 
+TEST_CASE("container: a graph edited the way the passes edit it round trips", "[container]") {
+  Graph g = ChainGraph();
+  // New static bytes; an activation takes its kernel's
+  // dtype; a Convert is appended and takes the graph output's place.
+  REQUIRE(g.SetStaticData(*g.FindTensor("y"), DType::kFloat32, Bytes(32)).ok());
+  REQUIRE(g.SetTensorDType(*g.FindTensor("t1"), DType::kUFixed8).ok());
+  const TensorId t3 = *g.FindTensor("t3");
+  const OpId cvt = Ok(g.AddOp("Convert", "t3_convert", {t3}, {"t3_f"},
+                              {{"output_dtype", int64_t{static_cast<int64_t>(DType::kFloat32)}}}));
+  REQUIRE(g.ReplaceGraphOutput(t3, g.op(cvt).outputs[0]).ok());
+  INFO(JoinMessages(g.Validate()));
+  REQUIRE_FALSE(HasErrors(g.Validate()));
+  ContainerMeta m;
+  m.target = "htp_v73";
+  m.op_annotations = {{"t3_convert", "", -1, false}};
+  const auto bytes = Serialize(g, m);
+  LoadedContainer loaded = Ok(ReadContainer(bytes, "edited"));
+  CHECK(Graph::Diff(g, loaded.graph) == "");
+  CHECK(loaded.graph.outputs() == g.outputs());
+  CHECK(Serialize(loaded.graph, loaded.meta) == bytes);
+}
+
 TEST_CASE("container hostile: size, truncation and identifier", "[container]") {
   const auto good = ChainBytes();
   // Every prefix is read without crashing (the last bytes may be padding, so
