@@ -112,7 +112,8 @@ uint64_t SizeBound(const Graph& g, const ContainerMeta& m) {
 
 class Writer {
  public:
-  Writer() : b_(64 * 1024) { b_.ForceDefaults(true); }
+  // `initial`: the size bound, so large weights are never reallocated.
+  explicit Writer(size_t initial) : b_(std::max<size_t>(initial, 1024)) { b_.ForceDefaults(true); }
 
   Offset<fbc::Encoding> WriteEncoding(const Encoding& e) {
     std::vector<Offset<fbc::Encoding>> subs;
@@ -282,7 +283,7 @@ class Writer {
     fbc::FinishContainerBuffer(b_, cb.Finish());
   }
 
-  std::vector<uint8_t> Bytes() const { return {b_.GetBufferPointer(), b_.GetBufferPointer() + b_.GetSize()}; }
+  std::span<const uint8_t> Bytes() const { return {b_.GetBufferPointer(), b_.GetSize()}; }
 
  private:
   FlatBufferBuilder b_;
@@ -680,7 +681,10 @@ bool LooksLikeContainer(std::span<const uint8_t> bytes) {
   return bytes.size() >= 8 && std::memcmp(bytes.data() + 4, fbc::ContainerIdentifier(), 4) == 0;
 }
 
-Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const ContainerMeta& meta) {
+namespace {
+
+// Checks, then serializes into `w` (which holds the bytes).
+Status Build(const Graph& graph, const ContainerMeta& meta, std::unique_ptr<Writer>* w) {
   const std::string prefix = fmt::format("cannot write graph '{}' as a container: ", graph.name());
   Diagnostics diags = graph.Validate();
   if (HasErrors(diags))
@@ -692,17 +696,26 @@ Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const Contai
                   prefix + fmt::format("it would take up to {} bytes, more than the {} bytes a FlatBuffers container "
                                        "can hold",
                                        bound, kMaxContainerBytes));
-  Writer w;
-  w.Write(graph, meta);
-  return w.Bytes();
+  *w = std::make_unique<Writer>(static_cast<size_t>(bound));
+  (*w)->Write(graph, meta);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const ContainerMeta& meta) {
+  std::unique_ptr<Writer> w;
+  QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
+  const auto bytes = w->Bytes();
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 
 Status WriteContainer(const Graph& graph, const ContainerMeta& meta, const std::string& path) {
   if (path.empty()) return InvalidArgument("cannot write the container: the output path is empty");
-  auto bytes = SerializeContainer(graph, meta);
-  if (!bytes.ok()) return bytes.status();
-  return encodings::WriteFileAtomic(
-      path, std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  std::unique_ptr<Writer> w;
+  QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
+  const auto bytes = w->Bytes();  // written from the builder: no copy of the weights
+  return encodings::WriteFileAtomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 Result<LoadedContainer> ReadContainer(std::span<const uint8_t> bytes, std::string_view origin) {
