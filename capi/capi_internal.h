@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -52,6 +53,16 @@ qairt_status_t* InvalidArg(fmt::format_string<Args...> format, Args&&... args) {
 
 // Query-then-fill for strings (see qairt.h, ownership rule 4).
 qairt_status_t* FillString(const std::string& s, char* buf, size_t capacity, size_t* out_length, const char* what);
+
+}  // namespace qairt::capi
+
+struct qairt_target_t;
+namespace qairt::target {
+struct Target;
+}  // namespace qairt::target
+namespace qairt::capi {
+// The descriptor behind a handle (capi/target.cpp); null for a null handle.
+std::shared_ptr<const target::Target> TargetOf(const qairt_target_t* t);
 
 // Copies a caller's versioned struct into a zeroed full-size local, so fields
 // an older caller does not know about read as 0. Fails if struct_size is

@@ -39,6 +39,10 @@ struct qairt_target_t {
   std::vector<std::vector<const char*>> group_ops;
 };
 
+namespace qairt::capi {
+target::TargetPtr TargetOf(const qairt_target_t* t) { return t ? t->target : nullptr; }
+}  // namespace qairt::capi
+
 namespace {
 
 constexpr size_t kTargetInfoV1 = sizeof(qairt_target_info);

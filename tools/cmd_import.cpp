@@ -7,6 +7,8 @@
 
 #include <map>
 
+#include "convert_args.h"
+
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -29,6 +31,7 @@ struct ImportArgs {
   std::vector<int64_t> symbol_values;
   std::vector<std::string> dim_names;
   std::vector<std::vector<int64_t>> dims;
+  qairt_cli::ProcessArgs process;  // convert without --dry_run
 };
 
 bool ParseInt(const std::string& s, int64_t* out) {
@@ -80,7 +83,7 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
     } else if (convert && (arg == "-o" || arg == "--output_path")) {
       if (!need(i, 1, arg.c_str())) return 2;
       a->output_path = argv[++i];
-    } else if (arg == "--target" || arg == "--target_backend") {
+    } else if (arg == "--target") {
       if (!need(i, 1, arg.c_str())) return 2;
       a->target = argv[++i];
     } else if (arg == "--target_soc_model") {
@@ -124,6 +127,8 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
       }
       a->symbol_names.push_back(spec.substr(0, comma));
       a->symbol_values.push_back(v);
+    } else if (int c = convert ? qairt_cli::ParseProcessArg(argc, argv, &i, &a->process) : 0; c != 0) {
+      if (c < 0) return 2;
     } else if (!convert && a->model.empty() && arg[0] != '-') {
       a->model = arg;
     } else {
@@ -131,9 +136,16 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
       return 2;
     }
   }
+  if (convert && a->process.print_pipeline) return 0;
   if (a->model.empty()) {
     std::fprintf(stderr, convert ? "usage: qairt convert -i MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
-                                   "[--quantization_overrides FILE] [--ignore_quantization_overrides] --dry_run [--json]\n"
+                                   "[--quantization_overrides FILE] [--ignore_quantization_overrides] "
+                                   "(--target NAME | --target_backend HTP|LPAI|CPU|AIC [--target_arch vNN] | "
+                                   "--target_soc_model SOC) [--float_bitwidth 16|32] [--act_bitwidth 8|16] "
+                                   "[--weights_bitwidth 4|8|16] [--bias_bitwidth 8|32] [--quantizer_log FILE "
+                                   "--quantizer_log_level NONE|INFO|TRACE] [--export_encodings FILE "
+                                   "[--encodings_format 2.0.0|1.0.0|0.6.1]] [--stop_after PASS] [--print_pipeline] "
+                                   "(-o OUT.qairt | --dry_run [--json])\n"
                                  : "usage: qairt inspect MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... [--json]\n");
     return 2;
   }
@@ -236,9 +248,23 @@ bool ApplyOverrides(qairt_graph_t* graph, const std::string& path, std::string* 
 int RunImport(int argc, char** argv, bool convert) {
   ImportArgs a;
   if (int rc = Parse(argc, argv, convert, &a)) return rc;
-  if (convert && !a.dry_run) {
-    std::fprintf(stderr, "qairt convert: only --dry_run is available in this version (quantization and the .qairt "
-                         "container come with target-specific processing)\n");
+  if (convert && a.process.print_pipeline) return qairt_cli::PrintPipeline();
+  const bool process = convert && !a.dry_run;
+  if (convert) {
+    const std::string from_backend = qairt_cli::TargetFromBackend(a.process);
+    if (from_backend == "?") return 2;
+    if (!from_backend.empty()) {
+      if (!a.target.empty() && a.target != from_backend) {
+        std::fprintf(stderr, "qairt convert: --target %s conflicts with --target_backend/--target_arch (%s)\n",
+                     a.target.c_str(), from_backend.c_str());
+        return 2;
+      }
+      a.target = from_backend;
+    }
+  }
+  if (process && a.target.empty() && a.target_soc.empty()) {
+    std::fprintf(stderr, "qairt convert: a target is needed (--target NAME, --target_backend/--target_arch or "
+                         "--target_soc_model SOC), or --dry_run\n");
     return 2;
   }
   std::vector<const char*> symbol_names, dim_names;
@@ -287,6 +313,16 @@ int RunImport(int argc, char** argv, bool convert) {
     enc_json = "{\"file\":null,\"ignored\":true}";
   } else if (graph && !a.overrides.empty() && !ApplyOverrides(graph, a.overrides, &enc_text, &enc_json)) {
     rc = 1;
+  }
+  if (process && rc == 0 && graph && !s) {
+    // Import succeeded: processing and the outputs; the import report only
+    // matters when something failed.
+    if (!enc_text.empty()) std::fputs(enc_text.c_str(), stdout);
+    rc = qairt_cli::ProcessAndWrite(a.process, graph, target, a.output_path);
+    qairt_target_destroy(target);
+    qairt_import_report_destroy(report);
+    qairt_graph_destroy(graph);
+    return rc;
   }
   if (report) {
     std::string text = ReportString(report, a.json);

@@ -52,7 +52,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"ops", PrintOps, "list the op types of the IR (QNN names)"},
     {"dtypes", PrintDTypes, "list the element types with their TRACE-log tokens"},
     {"inspect", RunInspect, "MODEL|FILE.qairt: inputs, outputs, ops, parameters, encodings, dynamic dims; a container's target and options"},
-    {"convert", RunConvert, "-i MODEL [-d NAME DIMS] [--define_symbol NAME VALUE] [--target T] --dry_run [--json]"},
+    {"convert", RunConvert, "-i MODEL [--quantization_overrides F] --target T [--quantizer_log F --quantizer_log_level L] -o OUT.qairt | --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
     {"run", RunRun, "MODEL --input_list LIST --output_dir DIR [-d NAME DIMS] [--define_symbol NAME VALUE] [--num_threads N] [--debug]"},

@@ -139,7 +139,8 @@ std::string InfoCsv(const Session& s) {
 
 std::string StatsSummary(const Session& s) {
   const Graph& g = s.graph();
-  size_t missing = 0, propagated = 0, fp16 = 0, fp32 = 0, supergrouped = 0, bias_fxp = 0, dup = 0, computed = 0;
+  size_t missing = 0, propagated = 0, fp16 = 0, fp32 = 0, supergrouped = 0, bias_fxp = 0, dup = 0, computed = 0,
+         adjusted = 0;
   for (TensorId id = 0; id < g.tensor_count(); ++id) {
     const TensorRecord* r = s.find_tensor_record(id);
     if (!r) continue;
@@ -150,7 +151,8 @@ std::string StatsSummary(const Session& s) {
       return false;
     }();
     if (has) ++dup;
-    if (r->computed) ++computed;
+    if (r->computed && r->existed_at_start && r->original) ++adjusted;
+    if (r->computed && !(r->existed_at_start && r->original)) ++computed;
     if (!r->existed_at_start) continue;
     if (r->original) continue;
     const DType d = r->original_dtype;
@@ -189,7 +191,10 @@ std::string StatsSummary(const Session& s) {
   out += fmt::format("[ADAPTED OPS] {} / {} ops ({})\n", adapted, ops, Percent(adapted, ops));
   if (!s.converts.empty())
     for (const auto& [k, n] : table) out += fmt::format("    {} -> {} : {}\n", k.first, k.second, n);
-  out += fmt::format("[COMP. ENC.] {} ({} of tensors missing encodings)\n", computed, Percent(computed, missing));
+  // Computed for tensors that had none; user encodings the quantizer had to
+  // adjust (rescaled to a kernel's output constraint, bias product rule) apart.
+  out += fmt::format("[COMP. ENC.] {} ({} of tensors missing encodings); user encodings adjusted: {}\n", computed,
+                     Percent(computed, missing), adjusted);
 
   out += fmt::format("[CONVERTS] {}\n", s.converts.size());
   if (!s.converts.empty()) {

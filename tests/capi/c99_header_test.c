@@ -5,6 +5,7 @@
 #include <qairt/qairt_import.h>
 #include <qairt/qairt_export.h>
 #include <qairt/qairt_container.h>
+#include <qairt/qairt_process.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -210,9 +210,10 @@ TEST_CASE("missing encodings: FP16 fallback on htp_v73, FP16 audit error on htp_
   REQUIRE(row.size() == 8);
   CHECK(row[3] == "f16");
   CHECK(row[5] == "FLOAT_FALLBACK");
-  // x, w, c, y fall back to fp16; the bias is float too (fp16 kernel chosen).
-  CHECK(Contains(r.stats, "[FP16 FALLBACK] 4 "));
-  CHECK(Contains(r.stats, "[BIAS FXP] 1"));
+  // x, w, b, c, y fall back to fp16: with a float weight the bias is float too.
+  CHECK(Contains(r.stats, "[FP16 FALLBACK] 5 "));
+  CHECK(Contains(r.stats, "[BIAS FXP] 0"));
+  CHECK(Contains(r.stats, "[ADAPTED OPS] 0 / 2 ops"));
   CHECK(m.g.tensor(m.w).dtype == DType::kFloat16);  // static weights stored as fp16
 
   ConvRelu m68(false);

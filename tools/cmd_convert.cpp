@@ -1,0 +1,264 @@
+// `qairt convert` without --dry_run: target-specific processing of the
+// imported graph, the quantizer log and stats, the .qairt container and the
+// final encodings. Uses only the public C API.
+#include <qairt/qairt_container.h>
+#include <qairt/qairt_encodings.h>
+#include <qairt/qairt_process.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "convert_args.h"
+
+namespace qairt_cli {
+
+namespace {
+
+bool ParseUint(const char* s, uint32_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(s, &end, 10);
+  if (errno || !*s || *end || v > 1024) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+// Writes text to path atomically (temporary file + rename).
+bool WriteTextAtomically(const std::string& path, const std::string& text, std::string* error) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    *error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = path + ": " + std::strerror(errno ? errno : EIO);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
+  const std::string arg = argv[*i];
+  auto value = [&]() -> const char* {
+    if (*i + 1 >= argc) {
+      std::fprintf(stderr, "qairt convert: %s needs an argument\n", arg.c_str());
+      return nullptr;
+    }
+    return argv[++*i];
+  };
+  auto bitwidth = [&](uint32_t* out, std::initializer_list<uint32_t> allowed) {
+    const char* v = value();
+    if (!v) return -1;
+    uint32_t n = 0;
+    bool ok = ParseUint(v, &n);
+    bool listed = false;
+    for (uint32_t a : allowed) listed = listed || a == n;
+    if (!ok || !listed) {
+      std::string list;
+      for (uint32_t a : allowed) list += (list.empty() ? "" : "|") + std::to_string(a);
+      std::fprintf(stderr, "qairt convert: %s %s: must be %s\n", arg.c_str(), v, list.c_str());
+      return -1;
+    }
+    *out = n;
+    return 1;
+  };
+  if (arg == "--target_backend") {
+    const char* v = value();
+    if (!v) return -1;
+    p->target_backend = v;
+    return 1;
+  }
+  if (arg == "--target_arch") {
+    const char* v = value();
+    if (!v) return -1;
+    p->target_arch = v;
+    return 1;
+  }
+  if (arg == "--float_bitwidth" || arg == "--float_bw") return bitwidth(&p->float_bitwidth, {16, 32});
+  if (arg == "--act_bitwidth" || arg == "--act_bw") return bitwidth(&p->act_bitwidth, {8, 16});
+  if (arg == "--weights_bitwidth" || arg == "--weight_bw") return bitwidth(&p->weights_bitwidth, {4, 8, 16});
+  if (arg == "--bias_bitwidth" || arg == "--bias_bw") return bitwidth(&p->bias_bitwidth, {8, 32});
+  if (arg == "--float_fallback") {
+    p->float_fallback = true;
+    return 1;
+  }
+  if (arg == "--quantized_io") {
+    p->quantized_io = true;
+    return 1;
+  }
+  if (arg == "--print_pipeline") {
+    p->print_pipeline = true;
+    return 1;
+  }
+  if (arg == "--stop_after") {
+    const char* v = value();
+    if (!v) return -1;
+    p->stop_after = v;
+    return 1;
+  }
+  if (arg == "--quantizer_log") {
+    const char* v = value();
+    if (!v) return -1;
+    p->log_path = v;
+    return 1;
+  }
+  if (arg == "--quantizer_log_level") {
+    const char* v = value();
+    if (!v) return -1;
+    const std::string l = v;
+    if (l == "NONE") p->log_level = QAIRT_QUANTIZER_LOG_NONE;
+    else if (l == "INFO") p->log_level = QAIRT_QUANTIZER_LOG_INFO;
+    else if (l == "TRACE") p->log_level = QAIRT_QUANTIZER_LOG_TRACE;
+    else {
+      std::fprintf(stderr, "qairt convert: --quantizer_log_level %s: must be NONE, INFO or TRACE\n", v);
+      return -1;
+    }
+    p->log_level_set = true;
+    return 1;
+  }
+  if (arg == "--export_encodings") {
+    const char* v = value();
+    if (!v) return -1;
+    p->export_encodings = v;
+    return 1;
+  }
+  if (arg == "--encodings_format") {
+    const char* v = value();
+    if (!v) return -1;
+    const std::string f = v;
+    if (f == "2.0.0") p->encodings_format = QAIRT_ENCODINGS_VERSION_2_0_0;
+    else if (f == "1.0.0") p->encodings_format = QAIRT_ENCODINGS_VERSION_1_0_0;
+    else if (f == "0.6.1") p->encodings_format = QAIRT_ENCODINGS_VERSION_0_6_1;
+    else {
+      std::fprintf(stderr, "qairt convert: --encodings_format %s: must be 2.0.0, 1.0.0 or 0.6.1\n", v);
+      return -1;
+    }
+    return 1;
+  }
+  return 0;
+}
+
+std::string TargetFromBackend(const ProcessArgs& p) {
+  if (p.target_backend.empty()) {
+    if (!p.target_arch.empty()) {
+      std::fprintf(stderr, "qairt convert: --target_arch needs --target_backend\n");
+      return "?";
+    }
+    return {};
+  }
+  std::string b;
+  for (char c : p.target_backend) b += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  std::string arch = p.target_arch;
+  for (char& c : arch) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (!arch.empty() && arch[0] != 'v') arch = "v" + arch;
+  if (b == "HTP") return "htp_" + (arch.empty() ? std::string("v73") : arch);
+  if (b == "LPAI") return "lpai_" + (arch.empty() ? std::string("v6") : arch);
+  if (b == "CPU") return "cpu";
+  if (b == "AIC") return "aic100";
+  std::fprintf(stderr, "qairt convert: --target_backend %s: must be HTP, LPAI, CPU or AIC\n", p.target_backend.c_str());
+  return "?";
+}
+
+int PrintPipeline() {
+  size_t len = 0;
+  qairt_status_free(qairt_process_pipeline(nullptr, 0, &len));
+  std::string text(len + 1, '\0');
+  qairt_status_free(qairt_process_pipeline(text.data(), text.size(), &len));
+  text.resize(len);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
+                    const std::string& output_path) {
+  if (output_path.empty() && p.stop_after.empty()) {
+    std::fprintf(stderr, "qairt convert: -o OUT.qairt is required (or --dry_run)\n");
+    return 2;
+  }
+  if (!p.log_path.empty() && !p.log_level_set) {
+    std::fprintf(stderr, "qairt convert: --quantizer_log needs --quantizer_log_level INFO|TRACE\n");
+    return 2;
+  }
+  if (p.log_level != QAIRT_QUANTIZER_LOG_NONE && p.log_path.empty()) {
+    std::fprintf(stderr, "qairt convert: --quantizer_log_level %s needs --quantizer_log FILE\n",
+                 p.log_level == QAIRT_QUANTIZER_LOG_INFO ? "INFO" : "TRACE");
+    return 2;
+  }
+  qairt_process_options o;
+  qairt_process_options_init(&o);
+  o.target = target;
+  o.float_bitwidth = p.float_bitwidth;
+  o.act_bitwidth = p.act_bitwidth;
+  o.weights_bitwidth = p.weights_bitwidth;
+  o.bias_bitwidth = p.bias_bitwidth;
+  o.log_level = p.log_level;
+  o.stop_after = p.stop_after.empty() ? nullptr : p.stop_after.c_str();
+  if (p.quantized_io) o.flags |= QAIRT_PROCESS_QUANTIZED_IO;
+  qairt_process_result_t* result = nullptr;
+  if (qairt_status_t* s = qairt_process(graph, &o, &result)) {
+    std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(s));
+    qairt_status_free(s);
+    return 1;
+  }
+  int rc = 0;
+  // The log is written even when processing failed: it is how to find out why.
+  if (!p.log_path.empty()) {
+    std::string error;
+    if (!WriteTextAtomically(p.log_path, qairt_process_result_log(result), &error)) {
+      std::fprintf(stderr, "qairt convert: cannot write the quantizer log: %s\n", error.c_str());
+      rc = 1;
+    }
+  }
+  if (p.log_level != QAIRT_QUANTIZER_LOG_TRACE) std::fputs(qairt_process_result_stats(result), stdout);
+  for (size_t i = 0; i < qairt_process_result_warning_count(result); ++i)
+    std::fprintf(stderr, "warning: %s\n", qairt_process_result_warning(result, i));
+  const size_t errors = qairt_process_result_error_count(result);
+  if (errors) {
+    std::fprintf(stderr, "qairt convert: %zu error(s) in target-specific processing (first one first):\n", errors);
+    for (size_t i = 0; i < errors; ++i) std::fprintf(stderr, "  error: %s\n", qairt_process_result_error(result, i));
+    rc = 1;
+  }
+  if (rc == 0 && !output_path.empty()) {
+    qairt_container_write_options w;
+    qairt_container_write_options_init(&w);
+    qairt_target_info info;
+    std::memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    qairt_status_free(qairt_target_get_info(target, &info));
+    w.target_name = info.name;
+    w.options = qairt_process_result_options(result, &w.num_options);
+    w.op_annotations = qairt_process_result_op_annotations(result, &w.num_op_annotations);
+    w.tensor_notes = qairt_process_result_tensor_notes(result, &w.num_tensor_notes);
+    if (qairt_status_t* s = qairt_container_write_file(graph, output_path.c_str(), &w)) {
+      std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(s));
+      qairt_status_free(s);
+      rc = 1;
+    }
+  }
+  if (rc == 0 && !p.export_encodings.empty()) {
+    qairt_encodings_write_options w;
+    qairt_encodings_write_options_init(&w);
+    if (p.encodings_format) w.version = p.encodings_format;
+    if (qairt_status_t* s = qairt_encodings_write_file(nullptr, graph, p.export_encodings.c_str(), &w, nullptr)) {
+      std::fprintf(stderr, "qairt convert: --export_encodings: %s\n", qairt_status_message(s));
+      qairt_status_free(s);
+      std::remove(output_path.c_str());  // all outputs or none
+      rc = 1;
+    }
+  }
+  qairt_process_result_destroy(result);
+  return rc;
+}
+
+}  // namespace qairt_cli

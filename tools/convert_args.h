@@ -1,0 +1,44 @@
+// Options of `qairt convert` beyond import (target processing and outputs),
+// parsed by cmd_convert.cpp and used by cmd_import.cpp's convert path.
+#pragma once
+
+#include <qairt/qairt.h>
+#include <qairt/qairt_target.h>
+
+#include <cstdint>
+#include <string>
+
+namespace qairt_cli {
+
+struct ProcessArgs {
+  std::string target_backend;  // --target_backend HTP|LPAI|CPU|AIC
+  std::string target_arch;     // --target_arch v73
+  uint32_t float_bitwidth = 0;
+  bool float_fallback = false;
+  uint32_t act_bitwidth = 0, weights_bitwidth = 0, bias_bitwidth = 0;
+  std::string log_path;
+  uint32_t log_level = 0;  // qairt_quantizer_log_level
+  bool log_level_set = false;
+  bool print_pipeline = false;
+  std::string stop_after;
+  std::string export_encodings;
+  uint32_t encodings_format = 0;  // qairt_encodings_version
+  bool quantized_io = false;
+};
+
+// Consumes the option at argv[*i] (advancing *i past its values): 1 if it was
+// a processing option, 0 if not, -1 after printing a usage error.
+int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p);
+
+// "htp_v73" from --target_backend/--target_arch ("" when neither was given);
+// an unknown backend or arch prints an error and returns "?".
+std::string TargetFromBackend(const ProcessArgs& p);
+
+// Processes `graph` for `target` and writes the outputs. Returns the exit code.
+int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
+                    const std::string& output_path);
+
+// Prints the registered passes; returns the exit code.
+int PrintPipeline();
+
+}  // namespace qairt_cli
