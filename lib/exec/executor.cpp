@@ -396,6 +396,11 @@ Status Executor::Impl::Prepare() {
   order = topo.value();
   const KernelTable& table = Kernels();
   t.resize(graph.tensor_count());
+  for (OpId id : order) {
+    const Op& op = graph.op(id);
+    if (!table.count(op.type))
+      return Error(StatusCode::kUnsupported, "op '{}' of type {} is not supported by the executor", op.name, op.type);
+  }
   // Shapes and storage.
   for (TensorId id = 0; id < graph.tensor_count(); ++id) {
     const Tensor& tensor = graph.tensor(id);

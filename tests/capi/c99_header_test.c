@@ -4,6 +4,7 @@
 #include <qairt/qairt.h>
 #include <qairt/qairt_import.h>
 #include <qairt/qairt_export.h>
+#include <qairt/qairt_exec.h>
 #include <qairt/qairt_container.h>
 #include <qairt/qairt_process.h>
 
@@ -52,6 +53,18 @@ int main(void) {
   /* NULL handles are harmless. */
   qairt_graph_destroy(NULL);
   qairt_status_free(NULL);
+  {
+    qairt_executor_options xo;
+    qairt_executor_t* ex = NULL;
+    qairt_status_t* xs;
+    qairt_executor_options_init(&xo);
+    EXPECT(xo.struct_size == sizeof(xo) && xo.num_threads == 1);
+    qairt_executor_destroy(NULL);
+    EXPECT(qairt_executor_input_count(NULL) == 0);
+    xs = qairt_executor_create(NULL, &xo, &ex);
+    EXPECT(xs != NULL && qairt_status_code(xs) == QAIRT_INVALID_ARGUMENT && ex == NULL);
+    qairt_status_free(xs);
+  }
   qairt_encoding_destroy(NULL);
   qairt_diagnostics_destroy(NULL);
   qairt_container_destroy(NULL);

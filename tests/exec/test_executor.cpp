@@ -1,0 +1,242 @@
+// Unit tests of the reference executor on graphs built directly in the IR.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "exec/executor.h"
+#include "ir/graph.h"
+
+using namespace qairt;
+
+namespace {
+
+std::shared_ptr<const StaticData> Floats(const std::vector<float>& v) {
+  return StaticData::Copy(v.data(), v.size() * sizeof(float));
+}
+
+std::vector<float> AsFloats(const exec::HostTensor& t) {
+  std::vector<float> v(t.bytes.size() / 4);
+  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+  return v;
+}
+
+Result<std::vector<exec::HostTensor>> RunF(exec::Executor& ex, const std::vector<std::vector<float>>& inputs,
+                                           const exec::Observer* obs = nullptr) {
+  std::vector<const void*> p;
+  std::vector<size_t> n;
+  for (const auto& v : inputs) {
+    p.push_back(v.data());
+    n.push_back(v.size() * 4);
+  }
+  return ex.Run(p, n, obs);
+}
+
+// x[1,2,3,3] -> Conv2d(3x3, pad 1, 2->2) -> Relu -> +1 -> out
+Graph SmallConvGraph() {
+  Graph g("conv");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{1, 2, 3, 3}).value();
+  std::vector<float> w(2 * 2 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) - 2.0f;
+  auto wt = g.AddConstant("w", DType::kFloat32, Shape{2, 2, 3, 3}, Floats(w)).value();
+  auto bt = g.AddConstant("b", DType::kFloat32, Shape{2}, Floats({0.5f, -0.5f})).value();
+  auto c = g.AddOp("Conv2d", "conv", {x, wt, bt}, {"c"},
+                   {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{1, 1}}});
+  REQUIRE(c.ok());
+  auto r = g.AddOp("Relu", "relu", {g.op(c.value()).outputs[0]}, {"r"});
+  auto one = g.AddConstant("one", DType::kFloat32, Shape{1}, Floats({1.0f})).value();
+  auto a = g.AddOp("ElementWiseAdd", "add", {g.op(r.value()).outputs[0], one}, {"out"});
+  REQUIRE(g.MarkOutput(g.op(a.value()).outputs[0]).ok());
+  return g;
+}
+
+// Direct reference of SmallConvGraph.
+std::vector<float> SmallConvReference(const std::vector<float>& x) {
+  std::vector<float> out(2 * 9);
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        float acc = o == 0 ? 0.5f : -0.5f;
+        for (int c = 0; c < 2; ++c)
+          for (int ki = 0; ki < 3; ++ki)
+            for (int kj = 0; kj < 3; ++kj) {
+              const int ii = i + ki - 1, jj = j + kj - 1;
+              if (ii < 0 || ii >= 3 || jj < 0 || jj >= 3) continue;
+              const int widx = ((o * 2 + c) * 3 + ki) * 3 + kj;
+              acc += (static_cast<float>(widx % 5) - 2.0f) * x[static_cast<size_t>((c * 3 + ii) * 3 + jj)];
+            }
+        out[static_cast<size_t>((o * 3 + i) * 3 + j)] = std::max(acc, 0.0f) + 1.0f;
+      }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("executor runs a conv graph like a direct reference", "[exec]") {
+  Graph g = SmallConvGraph();
+  auto ex = exec::Executor::Create(g);
+  REQUIRE(ex.ok());
+  std::vector<float> x(18);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i));
+  auto out = RunF(*ex.value(), {x});
+  REQUIRE(out.ok());
+  const auto got = AsFloats(out.value()[0]);
+  const auto want = SmallConvReference(x);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-5));
+  CHECK(out.value()[0].dims == std::vector<int64_t>{1, 2, 3, 3});
+}
+
+TEST_CASE("executor observer sees every op output after the op", "[exec]") {
+  Graph g = SmallConvGraph();
+  auto ex = exec::Executor::Create(g).value();
+  std::vector<std::string> seen;
+  std::map<std::string, float> first;
+  exec::Observer obs = [&](const exec::ObservedTensor& t) {
+    seen.push_back(*t.name);
+    REQUIRE(t.storage_dtype == DType::kFloat32);
+    first[*t.name] = static_cast<const float*>(t.data)[0];
+    return Status::Ok();
+  };
+  std::vector<float> x(18, 0.25f);
+  auto out = RunF(*ex, {x}, &obs);
+  REQUIRE(out.ok());
+  CHECK(seen == std::vector<std::string>{"c", "r", "out"});
+  CHECK(first["out"] == Approx(std::max(first["c"], 0.0f) + 1.0f));
+  // An observer error stops the run and is returned.
+  exec::Observer stop = [](const exec::ObservedTensor& t) {
+    return *t.name == "r" ? InvalidArgument("stop at {}", *t.name) : Status::Ok();
+  };
+  auto stopped = RunF(*ex, {x}, &stop);
+  REQUIRE_FALSE(stopped.ok());
+  CHECK(stopped.status().message() == "stop at r");
+}
+
+TEST_CASE("executor reuses activation memory by liveness", "[exec]") {
+  // A chain of 8 elementwise ops on [1024] floats: only two buffers are ever live.
+  Graph g("chain");
+  TensorId t = g.AddInput("x", DType::kFloat32, Shape{1024}).value();
+  for (int i = 0; i < 8; ++i) t = g.op(g.AddOp("Relu", "r" + std::to_string(i), {t}, {"t" + std::to_string(i)}).value()).outputs[0];
+  REQUIRE(g.MarkOutput(t).ok());
+  auto ex = exec::Executor::Create(g).value();
+  const auto& st = ex->stats();
+  CHECK(st.unplanned_bytes == 9 * 4096u);
+  CHECK(st.arena_bytes <= 3 * 4096u);  // input + two alternating buffers
+  std::vector<float> x(1024, -1.0f);
+  x[7] = 3.0f;
+  auto out = RunF(*ex, {x});
+  REQUIRE(out.ok());
+  CHECK(AsFloats(out.value()[0])[7] == 3.0f);
+  CHECK(AsFloats(out.value()[0])[8] == 0.0f);
+}
+
+TEST_CASE("executor reads float32 weights in place", "[exec]") {
+  Graph g = SmallConvGraph();
+  auto ex = exec::Executor::Create(g).value();
+  CHECK(ex->stats().static_borrowed_bytes == (36 + 2 + 1) * 4u);
+  CHECK(ex->stats().static_copied_bytes == 0u);
+}
+
+TEST_CASE("executor simulates quantization at encoded tensors", "[exec]") {
+  Graph g("q");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{4}).value();
+  auto y = g.op(g.AddOp("Relu", "relu", {x}, {"y"}).value()).outputs[0];
+  REQUIRE(g.MarkOutput(y).ok());
+  Encoding e;
+  e.kind = EncodingKind::kPerTensor;
+  e.dtype = DType::kUFixed8;
+  e.scales = {0.1f};
+  e.offsets = {0};
+  REQUIRE(g.SetEncoding(y, e).ok());
+  std::vector<float> in = {0.04f, 0.26f, 30.0f, -1.0f};
+  auto sim = RunF(*exec::Executor::Create(g).value(), {in});
+  REQUIRE(sim.ok());
+  const auto v = AsFloats(sim.value()[0]);
+  CHECK(v[0] == Approx(0.0f).margin(1e-7));
+  CHECK(v[1] == Approx(0.3f));   // 2.6 -> 3 steps
+  CHECK(v[2] == Approx(25.5f));  // saturates at 255 steps
+  CHECK(v[3] == 0.0f);
+  exec::Options no_sim;
+  no_sim.simulate_quantization = false;
+  auto flt = RunF(*exec::Executor::Create(g, no_sim).value(), {in});
+  REQUIRE(flt.ok());
+  CHECK(AsFloats(flt.value()[0])[1] == Approx(0.26f));
+}
+
+TEST_CASE("executor dequantizes fixed-point static weights once", "[exec]") {
+  Graph g("fc");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{1, 2}).value();
+  const std::vector<int8_t> q = {10, -20, 30, 40};  // [2 out, 2 in]
+  auto w = g.AddConstant("w", DType::kSFixed8, Shape{2, 2}, StaticData::Copy(q.data(), q.size())).value();
+  Encoding e;
+  e.kind = EncodingKind::kPerChannel;
+  e.dtype = DType::kSFixed8;
+  e.axis = 0;
+  e.scales = {0.5f, 0.25f};
+  e.offsets = {0, 0};
+  REQUIRE(g.SetEncoding(w, e).ok());
+  auto y = g.op(g.AddOp("FullyConnected", "fc", {x, w}, {"y"}).value()).outputs[0];
+  REQUIRE(g.MarkOutput(y).ok());
+  auto ex = exec::Executor::Create(g).value();
+  CHECK(ex->stats().static_copied_bytes > 0u);
+  auto out = RunF(*ex, {{1.0f, 2.0f}});
+  REQUIRE(out.ok());
+  const auto v = AsFloats(out.value()[0]);
+  CHECK(v[0] == Approx(1.0f * 5.0f + 2.0f * -10.0f));
+  CHECK(v[1] == Approx(1.0f * 7.5f + 2.0f * 10.0f));
+}
+
+TEST_CASE("executor rejects bad inputs and unsupported graphs with named errors", "[exec]") {
+  Graph g = SmallConvGraph();
+  auto ex = exec::Executor::Create(g).value();
+  std::vector<float> small(5);
+  auto r = RunF(*ex, {small});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("input 'x' needs 72 bytes") != std::string::npos);
+  CHECK_FALSE(ex->Run({}, {}).ok());
+
+  Graph dyn("dyn");
+  auto x = dyn.AddInput("x", DType::kFloat32, Shape{Dim::Symbolic("batch"), 3}).value();
+  auto y = dyn.op(dyn.AddOp("Relu", "relu", {x}, {"y"}).value()).outputs[0];
+  REQUIRE(dyn.MarkOutput(y).ok());
+  auto bad = exec::Executor::Create(dyn);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("tensor 'x'") != std::string::npos);
+
+  Graph unk("unk");
+  auto u = unk.AddInput("x", DType::kFloat32, Shape{2}).value();
+  auto o = unk.AddOp("NoSuchOp", "mystery", {u}, {"y"});
+  if (o.ok()) {
+    REQUIRE(unk.MarkOutput(unk.op(o.value()).outputs[0]).ok());
+    auto e2 = exec::Executor::Create(unk);
+    REQUIRE_FALSE(e2.ok());
+    CHECK(e2.status().message().find("mystery") != std::string::npos);
+  }
+}
+
+TEST_CASE("executor gives identical results with several threads", "[exec]") {
+  Graph g = SmallConvGraph();
+  std::vector<float> x(18);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(static_cast<float>(i) * 0.7f);
+  exec::Options o1, o2;
+  o2.num_threads = 2;
+  auto a = RunF(*exec::Executor::Create(g, o1).value(), {x});
+  auto b = RunF(*exec::Executor::Create(g, o2).value(), {x});
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a.value()[0].bytes == b.value()[0].bytes);
+}
+
+TEST_CASE("executor supports every op type the ONNX importer emits", "[exec]") {
+  const auto ops = exec::SupportedOpTypes();
+  for (const char* t : {"Conv2d", "DepthWiseConv2d", "TransposeConv2d", "FullyConnected", "MatMul", "PoolMax2d",
+                        "PoolAvg2d", "Softmax", "LayerNorm", "GroupNorm", "InstanceNorm", "Batchnorm", "Gelu", "Resize",
+                        "Gather", "GatherElements", "GatherNd", "ScatterNd", "ScatterElements", "Concat", "Split",
+                        "StridedSlice", "Transpose", "Reshape", "Pad", "Tile", "Lstm", "Gru", "Cast", "Convert", "TopK",
+                        "Argmax", "ReduceMean", "CumulativeSum", "ElementWiseSelect", "ElementWiseUnary", "Prelu",
+                        "DepthToSpace", "SpaceToDepth", "Lrn", "ReluMinMax", "HardSwish", "Shape", "ExpandDims",
+                        "Squeeze", "IsInf", "IsNan", "ElementWiseMod", "ElementWiseFmod"})
+    CHECK(std::find(ops.begin(), ops.end(), t) != ops.end());
+}
