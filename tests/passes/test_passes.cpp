@@ -418,3 +418,24 @@ TEST_CASE("AdaptEncoding keeps the real range and the old grid", "[passes]") {
   REQUIRE(f);
   CHECK(f->kind == EncodingKind::kFloat);
 }
+
+TEST_CASE("int4 weights: a16w4 selected, stored packed two per byte, CONTAINER annotation", "[passes]") {
+  ConvRelu m;
+  REQUIRE(m.g.SetEncoding(m.x, PerTensor(DType::kUFixed16, 1e-4f, -32768)).ok());
+  REQUIRE(m.g.SetEncoding(m.y, PerTensor(DType::kUFixed16, 1e-4f, 0)).ok());
+  REQUIRE(m.g.SetEncoding(m.w, PerChannel(DType::kSFixed4, std::vector<float>(8, 1.f / 7))).ok());
+  auto r = RunProcess(&m.g, Builtin("htp_v73"));
+  for (const auto& e : r.errors) UNSCOPED_INFO(e);
+  CHECK(r.errors.empty());
+  CHECK(Contains(r.log, "[SELECTED KERN.] a16w4 IN < u16, s4, s32, > OUT < u16, >"));
+  CHECK(Contains(r.log, "CONTAINER IN[1]: s8"));
+  const Tensor& w = m.g.tensor(m.w);
+  CHECK(w.dtype == DType::kSFixed4);
+  REQUIRE(w.data->size() == 32);  // 64 values, two per byte
+  // Ramp -1..1 with scale 1/7: first values -7, -7 (low nibble first).
+  CHECK(w.data->data()[0] == 0x99);
+  // The bias follows the 16-bit input and the 4-bit weight scales.
+  const Tensor& b = m.g.tensor(m.b);
+  REQUIRE(b.encoding);
+  CHECK(b.encoding->scales[0] == 1e-4f * (1.f / 7));
+}
