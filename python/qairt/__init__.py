@@ -1059,6 +1059,11 @@ def _graph_export_onnx(self, path=None, opset=17, **kwargs):
 Graph.export_onnx = _graph_export_onnx
 __all__ += ["import_onnx", "export_onnx"]
 
+# TFLite import (qairt_import.h): python/qairt/tflite.py.
+from .tflite import import_tflite  # noqa: E402
+
+__all__ += ["import_tflite"]
+
 # Target descriptors (qairt_target.h): python/qairt/targets.py.
 from .targets import Target, builtin_targets  # noqa: E402
 __all__ += ["Target", "builtin_targets"]
