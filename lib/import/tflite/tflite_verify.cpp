@@ -127,6 +127,8 @@ bool Lowered(int32_t code) {
 
 namespace {
 
+std::string ShapeText(const flatbuffers::Vector<int32_t>* shape);
+
 class Checker {
  public:
   Checker(const fb::Model& m, uint64_t fb_size, uint64_t file_size) : m_(m), fb_size_(fb_size), file_size_(file_size) {}
@@ -310,11 +312,18 @@ void Checker::CheckTensor(size_t si, size_t ti, const fb::Tensor* t) {
       if (!need)
         Fail("{}: constant data of type {} is not supported", where, TensorTypeName(type));
       else if (*need != have)
-        Fail("{}: buffers[{}] holds {} bytes, but shape {} of {} needs {}", where, t->buffer(), have,
-             count, TensorTypeName(type), *need);
+        Fail("{}: buffers[{}] holds {} bytes, but shape {} ({} elements of {}) needs {}", where, t->buffer(), have,
+             ShapeText(t->shape()), count, TensorTypeName(type), *need);
     }
   }
   if (t->quantization()) CheckQuantization(where, *t, *t->quantization());
+}
+
+std::string ShapeText(const flatbuffers::Vector<int32_t>* shape) {
+  std::string s = "[";
+  for (size_t i = 0; shape && i < shape->size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape->Get(static_cast<flatbuffers::uoffset_t>(i)));
+  return s + "]";
 }
 
 bool HasData(const fb::Model& m, const fb::Tensor& t) {
@@ -374,7 +383,7 @@ void Checker::CheckSubgraph(size_t si) {
         if (state[static_cast<size_t>(i)] == 0) {
           const fb::Tensor* t = sg->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i));
           Fail("{} ({}).inputs[{}] = {} ('{}') is neither a constant, a subgraph input nor the output of an earlier "
-               "operator", where, opname, k, i, i, t->name() ? t->name()->string_view() : "");
+               "operator", where, opname, k, i, t->name() ? t->name()->string_view() : "");
         }
       }
     }

@@ -19,6 +19,12 @@ namespace qairt::tflite_test {
 namespace tfb = ::qairt::tflite::fb;
 
 struct TTensor {
+  TTensor() = default;
+  TTensor(std::string n, std::vector<int32_t> s, tfb::TensorType t = tfb::TensorType::FLOAT32,
+          std::vector<uint8_t> d = {}, std::vector<float> sc = {}, std::vector<int64_t> zp = {}, int32_t qd = 0)
+      : name(std::move(n)), shape(std::move(s)), type(t), data(std::move(d)), scale(std::move(sc)),
+        zero_point(std::move(zp)), quantized_dimension(qd) {}
+
   std::string name;
   std::vector<int32_t> shape;
   tfb::TensorType type = tfb::TensorType::FLOAT32;
