@@ -226,6 +226,7 @@ struct Executor::Impl {
   std::vector<std::vector<int64_t>> in_dims, out_dims;
   std::unique_ptr<kernels::ThreadPool> pool;
   std::vector<uint8_t> qscratch;
+  std::vector<float> scratch;  // im2col and other per-op temporaries, reused
 
   Status Simulate(TensorId id);
   Status Prepare();
@@ -567,7 +568,7 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
     std::vector<Buf*> out;
     for (TensorId id : op.inputs) in.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
     for (TensorId id : op.outputs) out.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
-    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.pool.get());
+    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.pool.get(), &m.scratch);
     Status s = m.fns[pos](ctx);
     if (!s.ok()) return s;
     for (TensorId id : op.outputs) {

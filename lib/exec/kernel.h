@@ -39,8 +39,14 @@ struct Buf {
 class Ctx {
  public:
   Ctx(const Op& op, std::vector<const Buf*> in, std::vector<Buf*> out, uint32_t threads,
-      kernels::ThreadPool* pool)
-      : op_(op), in_(std::move(in)), out_(std::move(out)), threads_(threads), pool_(pool) {}
+      kernels::ThreadPool* pool, std::vector<float>* scratch = nullptr)
+      : op_(op), in_(std::move(in)), out_(std::move(out)), threads_(threads), pool_(pool), scratch_(scratch) {}
+  // Float scratch kept by the executor across ops and runs (contents undefined).
+  float* Scratch(size_t n) {
+    if (!scratch_) scratch_ = &own_scratch_;
+    if (scratch_->size() < n) scratch_->resize(n);
+    return scratch_->data();
+  }
   const Op& op() const { return op_; }
   size_t num_in() const { return in_.size(); }
   bool has_in(size_t i) const { return i < in_.size() && in_[i] != nullptr; }
@@ -74,6 +80,8 @@ class Ctx {
   std::vector<Buf*> out_;
   uint32_t threads_;
   kernels::ThreadPool* pool_;
+  std::vector<float>* scratch_;
+  std::vector<float> own_scratch_;
   std::vector<std::vector<float>> f_scratch_;
   std::vector<std::vector<int64_t>> i_scratch_;
 };

@@ -76,6 +76,23 @@ def compare(name, expected, got, rtol, atol):
 
 FROZEN = set()
 
+# Why each known executor failure happens (checked by hand; a case that fails for
+# another reason shows the measured difference only).
+WHY = {
+    "test_cast_FLOAT_to_BFLOAT16": "the executor rounds to nearest even (the ONNX spec, and ONNX Runtime); onnx "
+                                   "1.12's expected values truncate the low 16 bits",
+    "test_isinf_negative": "the importer lowers IsInf without its detect_negative/detect_positive attributes, so "
+                           "the IR op detects both signs",
+    "test_isinf_positive": "as test_isinf_negative: attributes dropped at import",
+    "test_quantizelinear_axis": "the importer folds a QuantizeLinear that ends the graph into an encoding on the "
+                                "float input, so the graph output is the (simulated) float tensor, not uint8 codes",
+    "test_reduce_sum_empty_axes_input_noop_example": "the importer lowers ReduceSum with an empty axes input and "
+                                                     "noop_with_empty_axes=1 as a reduction over all axes instead "
+                                                     "of the identity",
+    "test_reduce_sum_negative_axes_keepdims_random": "onnx 1.12 feeds this case an empty axes input with "
+                                                     "noop_with_empty_axes=1; same importer issue as the case above",
+}
+
 
 def import_model(model, feeds):
     try:
@@ -214,10 +231,11 @@ def main(argv):
                     "with every input read at an operand slot > 0 turned into an initializer holding the case's "
                     "data (%d executed cases).\n\n" % len(FROZEN & {n for n, (st, _) in status.items() if st in ("pass", "fail")}))
             for title, kind in (("Executor failures", "fail"), ("Refused by the importer", "import_error")):
-                f.write("## %s\n\n| case | reason |\n|---|---|\n" % title)
+                f.write("## %s\n\n| case | measured | why |\n|---|---|---|\n" % title)
                 for name, (st, why) in sorted(status.items()):
                     if st == kind:
-                        f.write("| %s | %s |\n" % (name, why.replace("|", "\\|")[:300]))
+                        f.write("| %s | %s | %s |\n" % (name, why.replace("|", "\\|")[:300],
+                                                      WHY.get(name, "importer limitation" if kind == "import_error" else "")))
                 f.write("\n")
             f.write("## Out of scope\n\n")
             oos = sorted(n for n, (s, _) in status.items() if s == "out_of_scope")

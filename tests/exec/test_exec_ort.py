@@ -57,6 +57,8 @@ class ExecVsOrt(unittest.TestCase):
         for name in exec_models.light_names():
             m = exec_models.light_model(exec_models.light_path(name))
             add(name, m, random_inputs(m, 2))
+        m = exec_models.mobilenet_like()
+        add("mobilenet_like", m, random_inputs(m, 6))
         m = exec_models.encoder_layer()
         add("encoder_layer", m, random_inputs(m, 3))
         m = exec_models.recurrent()
@@ -125,7 +127,7 @@ def _make(name):
     return lambda self: self.check(name)
 
 
-for _n in ["cls", "encoder_layer", "lstm_gru", "qdq_cnn"] + exec_models.light_names():
+for _n in ["cls", "mobilenet_like", "encoder_layer", "lstm_gru", "qdq_cnn"] + exec_models.light_names():
     setattr(ExecVsOrt, "test_" + _n, _make(_n))
 
 if __name__ == "__main__":
