@@ -174,7 +174,9 @@ class Importer {
 
   // ---- values ----
   Val& V(int32_t i) { return vals_[static_cast<size_t>(i)]; }
-  Val& In(OpCtx& c, size_t i) { return V(c.in_index(i)); }
+  // Precondition (checked in LowerOp): slot i exists and is not -1; a stray
+  // access still gets an empty, unavailable value instead of tensors[-1].
+  Val& In(OpCtx& c, size_t i) { return c.in_index(i) >= 0 ? V(c.in_index(i)) : missing_; }
   Val& Out(OpCtx& c, size_t i) { return V(c.out_index(i)); }
   Result<TensorId> Get(OpCtx& c, size_t i);      // TFLite layout
   Result<TensorId> GetNchw(OpCtx& c, size_t i);  // NCHW (rank 4)
@@ -212,10 +214,24 @@ class Importer {
   Graph graph_;
   const fb::SubGraph* sg_ = nullptr;
   std::vector<Val> vals_;
+  Val missing_;
   std::unordered_map<std::string, size_t> name_counter_;
 };
 
 Status LowerOperator(OpCtx& c);  // the op table, below
+
+// Inputs every lowering reads (optional slots beyond are checked where read).
+size_t MinInputs(int32_t code) {
+  switch (code) {
+    case kTransposeConv: case kSlice: case kStridedSlice: case kSplitV: return 3;
+    case kConv2d: case kDepthwiseConv2d: case kFullyConnected: case kAdd: case kSub: case kMul: case kDiv:
+    case kMaximum: case kMinimum: case kSquaredDifference: case kPad: case kPadV2: case kTranspose: case kMean:
+    case kSum: case kReduceMax: case kReduceMin: case kReduceProd: case kGather: case kResizeBilinear:
+    case kResizeNearestNeighbor: case kSplit: case kBatchMatmul: case kPrelu:
+      return 2;
+    default: return 1;
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Values
@@ -586,6 +602,12 @@ void Importer::LowerOp(size_t index, const fb::Operator& op) {
     return unsupported("control flow (IF/WHILE/CALL_ONCE) is not supported");
   if (code > 200) return unsupported("StableHLO ops are not supported");
   if (!Lowered(code)) return unsupported(fmt::format("op {} is not supported", c.opname));
+  const size_t need = MinInputs(code);
+  if (c.num_inputs() < need)
+    return (void)Fail(c, "inputs", "{} needs at least {} inputs, the operator has {}", c.opname, need, c.num_inputs());
+  for (size_t i = 0; i < need; ++i)
+    if (!c.has_input(i) && !OptionalInput(code, i))
+      return (void)Fail(c, fmt::format("inputs[{}]", i), "input {} is absent (-1) but required", i);
   Status s = LowerOperator(c);
   if (!s.ok() && (report_->diagnostics.empty() || report_->diagnostics.back().message != s.message()))
     Diag(Severity::kError, DiagKind::kAttribute, fmt::format("operators[{}]", index),
