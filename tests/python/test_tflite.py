@@ -267,6 +267,32 @@ class TfliteFixtureTest(unittest.TestCase):
             qairt.import_tflite(data[: len(data) // 2])
         self.assertIn("verifier rejected", str(cm.exception))
 
+    def test_cli_inspect_dry_run_overrides_and_convert(self):
+        cli = Path(os.environ.get("QAIRT_LIBRARY", "")).parent / "qairt"
+        if not cli.exists():
+            self.skipTest("qairt CLI not next to QAIRT_LIBRARY")
+        model = str(self.paths["conv_per_channel_relu6"])
+        out = subprocess.run([str(cli), "inspect", model, "--json"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        report = json.loads(out.stdout)
+        self.assertEqual(report["opsets"], {"tflite": 3})
+        encs = {e["tensor"]: e for e in report["encodings"]}
+        self.assertEqual(encs["w"]["kind"], "per_channel")
+        with tempfile.TemporaryDirectory() as tmp:
+            ov = Path(tmp) / "ov.json"
+            ov.write_text(json.dumps({"version": "1.0.0", "param_encodings": [], "activation_encodings": [
+                {"name": "y", "dtype": "INT", "bw": 8, "is_sym": False, "enc_type": "PER_TENSOR",
+                 "offset": [-100], "scale": [0.2]}]}))
+            out = subprocess.run([str(cli), "convert", "--dry_run", "-i", model, "--quantization_overrides", str(ov)],
+                                 capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            self.assertIn("tensor 'y': replaces the encoding", out.stdout + out.stderr)
+            dst = Path(tmp) / "conv.qairt"
+            out = subprocess.run([str(cli), "convert", "-i", model, "-o", str(dst), "--target", "htp_v73"],
+                                 capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            self.assertTrue(dst.exists())
+
     @unittest.skipUnless(HAVE_ARMNN or STRICT, "python3-pyarmnn (Arm NN reference) not installed")
     def test_quantized_execution_within_one_lsb_of_armnn(self):
         rs = np.random.RandomState(11)
