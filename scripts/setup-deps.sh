@@ -13,6 +13,7 @@ PACKAGES=(
   libsimdjson-dev libfmt-dev libabsl-dev
   catch2 libbenchmark-dev
   python3 python3-numpy python3-onnx
+  python3-pil fonts-dejavu-core  # calibration test images: rendered text lines (tests/calib)
   binutils
   libopenblas0-pthread  # GEMM of the reference executor (lib/exec, loaded at run time)
 )

@@ -4,6 +4,7 @@
 #include <qairt/qairt_container.h>
 #include <qairt/qairt_encodings.h>
 #include <qairt/qairt_process.h>
+#include <qairt/qairt_calib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -146,6 +147,107 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     }
     return 1;
   }
+  auto method = [&](uint32_t* out) {
+    const char* v = value();
+    if (!v) return -1;
+    const std::string m = v;
+    if (m == "min-max" || m == "minmax") *out = QAIRT_CALIBRATION_MIN_MAX;
+    else if (m == "sqnr") *out = QAIRT_CALIBRATION_SQNR;
+    else if (m == "mse") *out = QAIRT_CALIBRATION_MSE;
+    else if (m == "percentile") *out = QAIRT_CALIBRATION_PERCENTILE;
+    else {
+      std::fprintf(stderr, "qairt convert: %s %s: must be min-max, sqnr, mse or percentile\n", arg.c_str(), v);
+      return -1;
+    }
+    return 1;
+  };
+  auto schema = [&](uint32_t* out) {
+    const char* v = value();
+    if (!v) return -1;
+    const std::string m = v;
+    if (m == "asymmetric") *out = 0;
+    else if (m == "symmetric") *out = 1;
+    else if (m == "unsignedsymmetric") *out = 3;
+    else {
+      std::fprintf(stderr, "qairt convert: %s %s: must be asymmetric, symmetric or unsignedsymmetric\n", arg.c_str(), v);
+      return -1;
+    }
+    return 1;
+  };
+  // Legacy --act_quantizer / --param_quantizer: tf (min-max, asymmetric),
+  // enhanced (sqnr, asymmetric), symmetric (min-max, symmetric).
+  auto legacy = [&](uint32_t* m, uint32_t* sch) {
+    const char* v = value();
+    if (!v) return -1;
+    const std::string q = v;
+    if (q == "tf") *m = QAIRT_CALIBRATION_MIN_MAX, *sch = 0;
+    else if (q == "enhanced") *m = QAIRT_CALIBRATION_SQNR, *sch = 0;
+    else if (q == "symmetric") *m = QAIRT_CALIBRATION_MIN_MAX, *sch = 1;
+    else {
+      std::fprintf(stderr, "qairt convert: %s %s: must be tf, enhanced or symmetric\n", arg.c_str(), v);
+      return -1;
+    }
+    return 1;
+  };
+  if (arg == "--input_list" || arg == "--eval_input_list") {
+    const char* v = value();
+    if (!v) return -1;
+    (arg == "--input_list" ? p->input_list : p->eval_input_list) = v;
+    return 1;
+  }
+  if (arg == "--act_quantizer_calibration") return method(&p->act_method);
+  if (arg == "--param_quantizer_calibration") return method(&p->param_method);
+  if (arg == "--act_quantizer_schema") return schema(&p->act_schema);
+  if (arg == "--param_quantizer_schema") return schema(&p->param_schema);
+  if (arg == "--act_quantizer") return legacy(&p->act_method, &p->act_schema);
+  if (arg == "--param_quantizer") return legacy(&p->param_method, &p->param_schema);
+  if (arg == "--percentile_calibration_value") {
+    const char* v = value();
+    if (!v) return -1;
+    char* end = nullptr;
+    p->percentile = std::strtod(v, &end);
+    if (*end || !(p->percentile >= 50 && p->percentile <= 100)) {
+      std::fprintf(stderr, "qairt convert: --percentile_calibration_value %s: must be in [50, 100]\n", v);
+      return -1;
+    }
+    return 1;
+  }
+  if (arg == "--use_per_channel_quantization") return p->per_channel = true, 1;
+  if (arg == "--use_per_row_quantization") return p->per_row = true, 1;
+  if (arg == "--use_lpbq") return p->lpbq = true, 1;
+  if (arg == "--weights_block_size") {
+    const char* v = value();
+    if (!v) return -1;
+    if (!ParseUint(v, &p->block_size) || p->block_size < 2) {
+      std::fprintf(stderr, "qairt convert: --weights_block_size %s: must be an integer >= 2\n", v);
+      return -1;
+    }
+    return 1;
+  }
+  if (arg == "--num_threads") {
+    const char* v = value();
+    if (!v) return -1;
+    if (!ParseUint(v, &p->num_threads)) {
+      std::fprintf(stderr, "qairt convert: --num_threads %s: not a number\n", v);
+      return -1;
+    }
+    return 1;
+  }
+  if (arg == "--input_encoding") {
+    if (*i + 2 >= argc) {
+      std::fprintf(stderr, "qairt convert: --input_encoding needs NAME and ENCODING (only 'other' is supported)\n");
+      return -1;
+    }
+    const std::string name = argv[*i + 1], kind = argv[*i + 2];
+    if (kind != "other") {
+      std::fprintf(stderr, "qairt convert: --input_encoding %s %s: only 'other' (leave the input unquantized) is "
+                           "supported\n", name.c_str(), kind.c_str());
+      return -1;
+    }
+    p->float_inputs.push_back(name);
+    *i += 2;
+    return 1;
+  }
   return 0;
 }
 
@@ -195,6 +297,46 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
                  p.log_level == QAIRT_QUANTIZER_LOG_INFO ? "INFO" : "TRACE");
     return 2;
   }
+  // Calibration fills every tensor the overrides/Q-DQ nodes left without an
+  // encoding; the float graph is kept for the accuracy line.
+  qairt_graph_t* float_graph = nullptr;
+  if (!p.input_list.empty()) {
+    if (qairt_status_t* s = qairt_graph_clone(graph, &float_graph)) {
+      std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(s));
+      qairt_status_free(s);
+      return 1;
+    }
+    qairt_calibration_options c;
+    qairt_calibration_options_init(&c);
+    c.act_method = p.act_method;
+    c.param_method = p.param_method;
+    c.act_schema = p.act_schema;
+    c.param_schema = p.param_schema;
+    c.act_bitwidth = p.act_bitwidth ? p.act_bitwidth : 8;
+    c.weights_bitwidth = p.weights_bitwidth ? p.weights_bitwidth : 8;
+    c.percentile = p.percentile;
+    c.block_size = p.block_size;
+    c.num_threads = p.num_threads;
+    c.flags = (p.per_channel ? QAIRT_CALIBRATION_PER_CHANNEL : 0u) | (p.per_row ? QAIRT_CALIBRATION_PER_ROW : 0u) |
+              (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u);
+    std::vector<const char*> floats;
+    for (const auto& f : p.float_inputs) floats.push_back(f.c_str());
+    c.num_float_inputs = floats.size();
+    c.float_inputs = floats.data();
+    qairt_calibration_report_t* cr = nullptr;
+    if (qairt_status_t* s = qairt_calibrate_input_list(graph, p.input_list.c_str(), &c, &cr)) {
+      std::fprintf(stderr, "qairt convert: calibration: %s\n", qairt_status_message(s));
+      qairt_status_free(s);
+      qairt_graph_destroy(float_graph);
+      return 1;
+    }
+    std::printf("calibration: %zu samples, %zu activation and %zu parameter encodings computed\n",
+                qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
+                qairt_calibration_report_param_count(cr));
+    for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
+      std::fprintf(stderr, "warning: %s\n", qairt_calibration_report_warning(cr, i));
+    qairt_calibration_report_destroy(cr);
+  }
   qairt_process_options o;
   qairt_process_options_init(&o);
   o.target = target;
@@ -209,6 +351,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   if (qairt_status_t* s = qairt_process(graph, &o, &result)) {
     std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(s));
     qairt_status_free(s);
+    qairt_graph_destroy(float_graph);
     return 1;
   }
   int rc = 0;
@@ -257,6 +400,24 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
       rc = 1;
     }
   }
+  // Accuracy on the evaluation (or calibration) set, from the processed graph.
+  const std::string& eval = !p.eval_input_list.empty() ? p.eval_input_list : p.input_list;
+  if (rc == 0 && float_graph && !eval.empty()) {
+    qairt_compare_report_t* cmp = nullptr;
+    if (qairt_status_t* s = qairt_compare_input_list(float_graph, graph, eval.c_str(), 0, &cmp)) {
+      std::fprintf(stderr, "qairt convert: accuracy: %s\n", qairt_status_message(s));
+      qairt_status_free(s);
+    } else {
+      size_t len = 0;
+      qairt_status_free(qairt_compare_report_render(cmp, QAIRT_COMPARE_SUMMARY, nullptr, 0, &len));
+      std::string line(len + 1, '\0');
+      qairt_status_free(qairt_compare_report_render(cmp, QAIRT_COMPARE_SUMMARY, line.data(), line.size(), &len));
+      line.resize(len);
+      std::printf("%s\n", line.c_str());
+      qairt_compare_report_destroy(cmp);
+    }
+  }
+  qairt_graph_destroy(float_graph);
   qairt_process_result_destroy(result);
   return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace qairt_cli {
 
@@ -24,6 +25,14 @@ struct ProcessArgs {
   std::string export_encodings;
   uint32_t encodings_format = 0;  // qairt_encodings_version
   bool quantized_io = false;
+  // Calibration (--input_list): see include/qairt/qairt_calib.h.
+  std::string input_list, eval_input_list;
+  uint32_t act_method = 0, param_method = 0;  // qairt_calibration_method
+  uint32_t act_schema = 0, param_schema = 1;  // qairt_symmetry
+  double percentile = 99.99;
+  bool per_channel = false, per_row = false, lpbq = false;
+  uint32_t block_size = 0, num_threads = 1;
+  std::vector<std::string> float_inputs;
 };
 
 // Consumes the option at argv[*i] (advancing *i past its values): 1 if it was

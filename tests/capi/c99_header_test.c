@@ -7,6 +7,7 @@
 #include <qairt/qairt_exec.h>
 #include <qairt/qairt_container.h>
 #include <qairt/qairt_process.h>
+#include <qairt/qairt_calib.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,128 @@
+/*
+ * qairt_calib.h - post-training calibration and accuracy comparison in the
+ * qairt C ABI.
+ *
+ * Calibration computes an encoding for every tensor of a float graph that
+ * has none (encodings from an overrides file or Q-DQ nodes are kept), from
+ * samples streamed through the reference executor: activations by min-max,
+ * sqnr (TF-enhanced family), mse or percentile over their observed range;
+ * weights from their data per tensor, per channel, per row, per block or
+ * LPBQ. Memory does not grow with the number of samples; results do not
+ * depend on num_threads.
+ *
+ * Comparison runs a float graph and a quantized one (processed, converts
+ * included; its quantization simulated) on the same samples and reports, per
+ * output, cosine similarity, SQNR and max abs error, and optionally every
+ * encoded tensor's SQNR, worst first.
+ *
+ * Same conventions as qairt.h. Added with ABI minor 3.
+ */
+#ifndef QAIRT_QAIRT_CALIB_H_
+#define QAIRT_QAIRT_CALIB_H_
+
+#include "qairt/qairt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qairt_calibration_report_t qairt_calibration_report_t;
+typedef struct qairt_compare_report_t qairt_compare_report_t;
+
+typedef uint32_t qairt_calibration_method_t;
+enum qairt_calibration_method {
+  QAIRT_CALIBRATION_MIN_MAX = 0,
+  QAIRT_CALIBRATION_SQNR = 1,       /* grid search over both ends, clipping penalised (TF-enhanced family) */
+  QAIRT_CALIBRATION_MSE = 2,        /* clipping range minimising the quantization MSE */
+  QAIRT_CALIBRATION_PERCENTILE = 3  /* percentile / 100 - percentile of the observed values */
+};
+
+#define QAIRT_CALIBRATION_PER_CHANNEL 1u /* conv weights per output channel */
+#define QAIRT_CALIBRATION_PER_ROW 2u     /* FullyConnected / MatMul weights per output row */
+#define QAIRT_CALIBRATION_LPBQ 4u        /* with block_size: LPBQ weights (needs weights_bitwidth 4) */
+
+typedef struct qairt_calibration_options {
+  uint32_t struct_size;                    /* sizeof(qairt_calibration_options) */
+  uint32_t flags;                          /* QAIRT_CALIBRATION_* */
+  qairt_calibration_method_t act_method;   /* default MIN_MAX */
+  qairt_calibration_method_t param_method; /* default MIN_MAX */
+  qairt_symmetry_t act_schema;             /* default ASYMMETRIC */
+  qairt_symmetry_t param_schema;           /* default SYMMETRIC */
+  uint32_t act_bitwidth;                   /* 8 (default) | 16 */
+  uint32_t weights_bitwidth;               /* 4 | 8 (default) | 16 */
+  uint32_t block_size;                     /* > 0: MatMul/FC weights per block along the input dim */
+  uint32_t histogram_bins;                 /* default 2048 */
+  uint32_t num_threads;                    /* default 1; 0 = all cores */
+  uint32_t reserved;                       /* must be 0 */
+  double percentile;                       /* default 99.99 */
+  size_t num_float_inputs;                 /* graph inputs left unquantized (--input_encoding NAME other) */
+  const char* const* float_inputs;
+} qairt_calibration_options;
+
+QAIRT_API void qairt_calibration_options_init(qairt_calibration_options* options);
+
+/* Calibrates `graph` in place from an input_list file (one line per sample
+ * of name:=path entries or bare paths in graph-input order, paths relative to
+ * the list, raw little-endian data in the input's dtype). Every line is
+ * checked before any work; errors name the list line, the input and the raw
+ * file; on error the graph is unchanged. `out_report` may be NULL. */
+QAIRT_API qairt_status_t* qairt_calibrate_input_list(qairt_graph_t* graph, const char* input_list,
+                                                     const qairt_calibration_options* options,
+                                                     qairt_calibration_report_t** out_report);
+/* Same from memory: buffers[s * num_inputs + i] holds input i of sample s
+ * (graph-input order) with sizes[s * num_inputs + i] bytes. */
+QAIRT_API qairt_status_t* qairt_calibrate_buffers(qairt_graph_t* graph, size_t num_samples,
+                                                  const void* const* buffers, const size_t* sizes,
+                                                  const qairt_calibration_options* options,
+                                                  qairt_calibration_report_t** out_report);
+QAIRT_API void qairt_calibration_report_destroy(qairt_calibration_report_t* report);
+QAIRT_API size_t qairt_calibration_report_samples(const qairt_calibration_report_t* report);
+QAIRT_API size_t qairt_calibration_report_activation_count(const qairt_calibration_report_t* report);
+QAIRT_API size_t qairt_calibration_report_param_count(const qairt_calibration_report_t* report);
+/* Name of the i-th tensor given an encoding (activations first, then
+ * parameters); NULL if out of range. Borrowed. */
+QAIRT_API const char* qairt_calibration_report_tensor(const qairt_calibration_report_t* report, size_t index);
+QAIRT_API size_t qairt_calibration_report_warning_count(const qairt_calibration_report_t* report);
+QAIRT_API const char* qairt_calibration_report_warning(const qairt_calibration_report_t* report, size_t index);
+
+#define QAIRT_COMPARE_PER_LAYER 1u
+
+typedef uint32_t qairt_compare_format_t;
+enum qairt_compare_format {
+  QAIRT_COMPARE_TEXT = 1,    /* outputs table, then layers worst first */
+  QAIRT_COMPARE_JSON = 2,    /* {"samples":N,"outputs":[...],"layers":[...]} */
+  QAIRT_COMPARE_SUMMARY = 3  /* one line */
+};
+
+typedef struct qairt_accuracy {
+  uint32_t struct_size;   /* set by the caller */
+  uint32_t reserved;
+  const char* name;       /* borrowed */
+  double sqnr_db;         /* +inf when identical */
+  double cosine;
+  double max_abs;
+  uint64_t argmax_agree;  /* samples whose argmax matches */
+} qairt_accuracy;
+
+/* Runs both graphs on the samples of `input_list` (inputs of the float
+ * graph). Outputs are matched by name. */
+QAIRT_API qairt_status_t* qairt_compare_input_list(const qairt_graph_t* float_graph, const qairt_graph_t* quantized,
+                                                   const char* input_list, uint32_t flags,
+                                                   qairt_compare_report_t** out_report);
+QAIRT_API void qairt_compare_report_destroy(qairt_compare_report_t* report);
+QAIRT_API size_t qairt_compare_report_output_count(const qairt_compare_report_t* report);
+QAIRT_API qairt_status_t* qairt_compare_report_output(const qairt_compare_report_t* report, size_t index,
+                                                      qairt_accuracy* out_accuracy);
+QAIRT_API size_t qairt_compare_report_layer_count(const qairt_compare_report_t* report);
+QAIRT_API qairt_status_t* qairt_compare_report_layer(const qairt_compare_report_t* report, size_t index,
+                                                     qairt_accuracy* out_accuracy);
+/* Query-then-fill. */
+QAIRT_API qairt_status_t* qairt_compare_report_render(const qairt_compare_report_t* report,
+                                                      qairt_compare_format_t format, char* buf, size_t capacity,
+                                                      size_t* out_length);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* QAIRT_QAIRT_CALIB_H_ */

@@ -1,0 +1,425 @@
+#include "calib/calibrate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "exec/executor.h"
+#include "kernels/ops.h"
+#include "quant/quantize.h"
+
+namespace qairt::calib {
+
+std::string_view MethodName(Method m) {
+  switch (m) {
+    case Method::kMinMax: return "min-max";
+    case Method::kSqnr: return "sqnr";
+    case Method::kMse: return "mse";
+    case Method::kPercentile: return "percentile";
+  }
+  return "?";
+}
+
+bool ParseMethod(std::string_view s, Method* out) {
+  if (s == "min-max" || s == "minmax" || s == "tf") *out = Method::kMinMax;
+  else if (s == "sqnr" || s == "enhanced" || s == "tf_enhanced") *out = Method::kSqnr;
+  else if (s == "mse") *out = Method::kMse;
+  else if (s == "percentile") *out = Method::kPercentile;
+  else return false;
+  return true;
+}
+
+bool ParseSchema(std::string_view s, Symmetry* out) {
+  if (s == "asymmetric" || s == "tf" || s == "enhanced") *out = Symmetry::kAsymmetric;
+  else if (s == "symmetric") *out = Symmetry::kSymmetric;
+  else if (s == "unsignedsymmetric" || s == "unsigned_symmetric") *out = Symmetry::kUnsignedSymmetric;
+  else return false;
+  return true;
+}
+
+SampleSource SampleSource::FromInputList(const InputList& list) {
+  SampleSource s;
+  s.count = list.samples.size();
+  s.load = [&list](size_t i) { return LoadSample(list, i); };
+  return s;
+}
+
+namespace {
+
+// Real value a grid maps x to (the search's model of quantize->dequantize).
+struct Grid {
+  double scale, zp, qmin, qmax;
+  double QDQ(double x) const {
+    double q = std::nearbyint(x / scale) + zp;
+    q = std::clamp(q, qmin, qmax);
+    return (q - zp) * scale;
+  }
+};
+
+Grid MakeGrid(double a, double b, uint32_t bw, Symmetry schema) {
+  a = std::min(a, 0.0);
+  b = std::max(b, 0.0);
+  if (b - a < 1e-12) b = a + 1e-4;
+  Grid g;
+  if (schema == Symmetry::kAsymmetric || schema == Symmetry::kUnsignedSymmetric) {
+    g.qmin = 0;
+    g.qmax = std::ldexp(1.0, static_cast<int>(bw)) - 1;
+    g.scale = (b - a) / g.qmax;
+    g.zp = std::nearbyint(-a / g.scale);
+  } else {
+    const double m = std::max(-a, b);
+    g.qmax = std::ldexp(1.0, static_cast<int>(bw) - 1) - 1;
+    g.qmin = -g.qmax - 1;
+    g.scale = m / g.qmax;
+    g.zp = 0;
+  }
+  return g;
+}
+
+// Sum over bins of count x squared error; clipped error weighted by `gamma`.
+double Cost(const std::vector<uint64_t>& hist, double lo, double width, const Grid& g, double a, double b,
+            double gamma) {
+  double cost = 0;
+  for (size_t i = 0; i < hist.size(); ++i) {
+    if (!hist[i]) continue;
+    const double c = lo + (static_cast<double>(i) + 0.5) * width;
+    const double e = c - g.QDQ(c);
+    const double w = (c < a || c > b) ? gamma : 1.0;
+    cost += static_cast<double>(hist[i]) * e * e * w;
+  }
+  return cost;
+}
+
+}  // namespace
+
+std::pair<float, float> SearchRange(Method m, const std::vector<uint64_t>& hist, float lo, float hi, uint32_t bitwidth,
+                                    Symmetry schema, double percentile) {
+  if (m == Method::kMinMax || hist.empty() || !(hi > lo)) return {lo, hi};
+  const double width = (static_cast<double>(hi) - lo) / static_cast<double>(hist.size());
+  if (m == Method::kPercentile) {
+    uint64_t total = 0;
+    for (uint64_t c : hist) total += c;
+    if (!total) return {lo, hi};
+    const double tail = (100.0 - std::clamp(percentile, 50.0, 100.0)) / 100.0 * static_cast<double>(total);
+    uint64_t acc = 0;
+    size_t i_lo = 0, i_hi = hist.size() - 1;
+    for (size_t i = 0; i < hist.size(); ++i) {
+      acc += hist[i];
+      if (static_cast<double>(acc) > tail) {
+        i_lo = i;
+        break;
+      }
+    }
+    acc = 0;
+    for (size_t i = hist.size(); i-- > 0;) {
+      acc += hist[i];
+      if (static_cast<double>(acc) > tail) {
+        i_hi = i;
+        break;
+      }
+    }
+    const double a = i_lo == 0 ? lo : lo + static_cast<double>(i_lo) * width;
+    const double b = i_hi + 1 == hist.size() ? hi : lo + static_cast<double>(i_hi + 1) * width;
+    return {static_cast<float>(a), static_cast<float>(std::max(a, b))};
+  }
+  // mse: shrink both ends together; sqnr (TF-enhanced family): shrink each
+  // end on its own, with clipping penalised (gamma) over rounding noise.
+  const double gamma = m == Method::kSqnr ? 3.0 : 1.0;
+  double best_a = lo, best_b = hi;
+  double best = Cost(hist, lo, width, MakeGrid(lo, hi, bitwidth, schema), lo, hi, gamma);
+  auto consider = [&](double a, double b) {
+    const double c = Cost(hist, lo, width, MakeGrid(a, b, bitwidth, schema), a, b, gamma);
+    if (c < best) {
+      best = c;
+      best_a = a;
+      best_b = b;
+    }
+  };
+  if (m == Method::kMse) {
+    for (int k = 99; k >= 5; --k) consider(lo * k / 100.0, hi * k / 100.0);
+  } else {
+    for (int i = 20; i >= 2; --i)
+      for (int j = 20; j >= 2; --j) consider(lo * i / 20.0, hi * j / 20.0);
+  }
+  return {static_cast<float>(best_a), static_cast<float>(best_b)};
+}
+
+namespace {
+
+struct ActStats {
+  float min = std::numeric_limits<float>::infinity();
+  float max = -std::numeric_limits<float>::infinity();
+  std::vector<uint64_t> hist;
+};
+
+DType ActDType(const Options& o) {
+  const bool is_signed = o.act_schema == Symmetry::kSymmetric || o.act_schema == Symmetry::kStrictSymmetric;
+  return *FixedPointDType(is_signed, o.act_bitwidth);
+}
+
+// How a static tensor is quantized, from its first consumer.
+struct ParamPlan {
+  bool skip = false;  // biases (computed by processing) and non-float data
+  EncodingKind kind = EncodingKind::kPerTensor;
+  int32_t axis = -1;
+  std::vector<int64_t> block_sizes;
+  uint32_t bitwidth = 8;
+  bool lpbq = false;
+  bool activation_like = false;  // a constant operand, quantized like an activation
+};
+
+ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vector<std::string>* warnings) {
+  ParamPlan p;
+  // Constants of elementwise ops are operands next to activations: they take
+  // the activation bit width and schema (an a16 Add needs both inputs 16-bit).
+  p.bitwidth = o.act_bitwidth;
+  p.activation_like = true;
+  if (t.consumers.empty()) {
+    p.skip = true;
+    return p;
+  }
+  const Use u = t.consumers.front();
+  const Op& op = g.op(u.op);
+  const size_t rank = t.shape.rank();
+  const bool conv = op.type == "Conv2d" || op.type == "Conv1d" || op.type == "Conv3d" || op.type == "DepthWiseConv2d";
+  const bool tconv = op.type == "TransposeConv2d" || op.type == "TransposeConv3d";
+  const bool fc = op.type == "FullyConnected";
+  const bool matmul = op.type == "MatMul";
+  if ((conv || tconv || fc) && u.slot == 2) {
+    p.skip = true;  // bias: input scale x weight scale, computed by target processing
+    return p;
+  }
+  if (u.slot != 1 || !(conv || tconv || fc || matmul) || rank < 2) return p;
+  p.bitwidth = o.weights_bitwidth;
+  p.activation_like = false;
+  if (conv || tconv) {
+    if (o.per_channel) {
+      p.kind = EncodingKind::kPerChannel;
+      p.axis = tconv ? 1 : 0;
+    }
+    return p;
+  }
+  // FullyConnected [N, K]; MatMul [..., K, N] (transpose_in1: [..., N, K]).
+  bool n_last = matmul;
+  if (matmul) {
+    auto it = op.attrs.find("transpose_in1");
+    if (it != op.attrs.end() && std::holds_alternative<int64_t>(it->second) && std::get<int64_t>(it->second))
+      n_last = false;
+  }
+  const int32_t out_axis = n_last ? static_cast<int32_t>(rank - 1) : static_cast<int32_t>(rank - 2);
+  const int32_t in_axis = n_last ? static_cast<int32_t>(rank - 2) : static_cast<int32_t>(rank - 1);
+  if (o.block_size > 0) {
+    const int64_t k = t.shape[in_axis].value;
+    if (k > 0 && k % o.block_size == 0 && k > o.block_size) {
+      p.kind = o.lpbq ? EncodingKind::kLpbq : EncodingKind::kPerBlock;
+      p.axis = in_axis;
+      p.block_sizes.assign(rank, 1);
+      for (size_t d = 0; d < rank; ++d)
+        if (static_cast<int32_t>(d) != out_axis) p.block_sizes[d] = t.shape[d].value;
+      p.block_sizes[in_axis] = o.block_size;
+      p.lpbq = o.lpbq;
+      return p;
+    }
+    warnings->push_back(fmt::format("weight '{}': input dim {} is not a multiple of --weights_block_size {}; "
+                                    "quantized per {} instead",
+                                    t.name, k, o.block_size, o.per_row ? "row" : "tensor"));
+  }
+  if (o.per_row) {
+    p.kind = EncodingKind::kPerChannel;
+    p.axis = out_axis;
+  }
+  return p;
+}
+
+}  // namespace
+
+Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Report* report,
+                 const std::function<void(size_t, size_t, const char*)>& progress) {
+  if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
+  *report = Report{};
+  if (o.act_bitwidth != 8 && o.act_bitwidth != 16) return InvalidArgument("--act_bitwidth {}: must be 8 or 16", o.act_bitwidth);
+  if (o.weights_bitwidth != 4 && o.weights_bitwidth != 8 && o.weights_bitwidth != 16)
+    return InvalidArgument("--weights_bitwidth {}: must be 4, 8 or 16", o.weights_bitwidth);
+  if (o.lpbq && (o.block_size == 0 || o.weights_bitwidth != 4))
+    return InvalidArgument("--use_lpbq needs --weights_block_size N and --weights_bitwidth 4");
+  if (o.histogram_bins < 16 || o.histogram_bins > (1u << 16))
+    return InvalidArgument("histogram bins {}: must be in [16, 65536]", o.histogram_bins);
+  if (samples.count == 0) return InvalidArgument("calibration needs at least one sample");
+  for (const std::string& n : o.float_inputs) {
+    auto id = graph->FindTensor(n);
+    if (!id || graph->tensor(*id).kind != TensorKind::kInput)
+      return InvalidArgument("--input_encoding {} other: '{}' is not a graph input", n, n);
+  }
+  const Graph& g = *graph;
+
+  // Activations to observe: real-valued, non-static, without an encoding.
+  std::vector<int32_t> slot(g.tensor_count(), -1);
+  std::vector<TensorId> acts;
+  for (TensorId id = 0; id < g.tensor_count(); ++id) {
+    const Tensor& t = g.tensor(id);
+    if (t.kind == TensorKind::kStatic) continue;
+    if (t.encoding) {
+      ++report->kept;
+      continue;
+    }
+    if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat16) continue;
+    if (std::find(o.float_inputs.begin(), o.float_inputs.end(), t.name) != o.float_inputs.end()) continue;
+    slot[id] = static_cast<int32_t>(acts.size());
+    acts.push_back(id);
+  }
+
+  const bool need_hist = o.act_method != Method::kMinMax;
+  std::vector<ActStats> stats(acts.size());
+  const size_t passes = need_hist ? 2 : 1;
+  const uint32_t workers =
+      std::max<uint32_t>(1, std::min<uint32_t>(o.num_threads ? o.num_threads : std::thread::hardware_concurrency(),
+                                               static_cast<uint32_t>(samples.count)));
+  std::mutex mu;
+  size_t done = 0;
+
+  for (size_t pass = 0; pass < passes; ++pass) {
+    if (pass == 1)
+      for (auto& s : stats) s.hist.assign(o.histogram_bins, 0);
+    // Each worker: its own executor, its own partial statistics over a
+    // strided subset of the samples, merged exactly (min/max/counts).
+    std::vector<Status> errors(workers);
+    std::vector<std::vector<ActStats>> partial(workers, std::vector<ActStats>(acts.size()));
+    auto work = [&](uint32_t w) {
+      auto ex = exec::Executor::Create(g, exec::Options{1, false});
+      if (!ex.ok()) {
+        errors[w] = ex.status();
+        return;
+      }
+      auto& mine = partial[w];
+      if (pass == 1)
+        for (auto& s : mine) s.hist.assign(o.histogram_bins, 0);
+      std::vector<uint64_t> scratch(o.histogram_bins);
+      auto observe = [&](TensorId id, const float* x, size_t n) {
+        const int32_t k = slot[id];
+        if (k < 0) return;
+        ActStats& s = mine[k];
+        if (pass == 0) {
+          for (size_t i = 0; i < n; ++i) {
+            s.min = std::min(s.min, x[i]);
+            s.max = std::max(s.max, x[i]);
+          }
+        } else {
+          const ActStats& r = stats[k];
+          if (!(r.max > r.min)) return;
+          kernels::Histogram(x, n, r.min, r.max, o.histogram_bins, scratch.data());
+          for (uint32_t b = 0; b < o.histogram_bins; ++b) s.hist[b] += scratch[b];
+        }
+      };
+      exec::Observer observer = [&](const exec::ObservedTensor& t) -> Status {
+        if (t.storage_dtype == DType::kFloat32) observe(t.id, static_cast<const float*>(t.data), t.bytes / 4);
+        return Status::Ok();
+      };
+      for (size_t i = w; i < samples.count; i += workers) {
+        auto sample = samples.load(i);
+        if (!sample.ok()) {
+          errors[w] = sample.status();
+          return;
+        }
+        const auto& bufs = sample.value();
+        for (size_t in = 0; in < g.inputs().size() && in < bufs.size(); ++in)
+          if (g.tensor(g.inputs()[in]).dtype == DType::kFloat32)
+            observe(g.inputs()[in], reinterpret_cast<const float*>(bufs[in].data()), bufs[in].size() / 4);
+        std::vector<const void*> ptrs;
+        std::vector<size_t> sizes;
+        for (const auto& b : bufs) {
+          ptrs.push_back(b.data());
+          sizes.push_back(b.size());
+        }
+        auto out = ex.value()->Run(ptrs, sizes, &observer);
+        if (!out.ok()) {
+          errors[w] = Status(out.status().code(), fmt::format("sample {}: {}", i, out.status().message()));
+          return;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        ++done;
+        if (progress) progress(done, samples.count * passes, pass == 0 ? "ranges" : "histograms");
+      }
+    };
+    std::vector<std::thread> threads;
+    for (uint32_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);
+    for (auto& t : threads) t.join();
+    for (const Status& s : errors)
+      if (!s.ok()) return s;
+    for (uint32_t w = 0; w < workers; ++w)
+      for (size_t k = 0; k < acts.size(); ++k) {
+        if (pass == 0) {
+          stats[k].min = std::min(stats[k].min, partial[w][k].min);
+          stats[k].max = std::max(stats[k].max, partial[w][k].max);
+        } else {
+          for (uint32_t b = 0; b < o.histogram_bins; ++b) stats[k].hist[b] += partial[w][k].hist[b];
+        }
+      }
+  }
+
+  // Encodings, built on a copy so an error leaves the graph as it was.
+  Graph out = *graph;
+  quant::EncodingRequest act_req;
+  act_req.dtype = ActDType(o);
+  act_req.symmetry = o.act_schema;
+  for (size_t k = 0; k < acts.size(); ++k) {
+    const Tensor& t = g.tensor(acts[k]);
+    if (!std::isfinite(stats[k].min) || !std::isfinite(stats[k].max)) {
+      report->warnings.push_back(fmt::format("tensor '{}' was never computed (dead code?): no encoding", t.name));
+      continue;
+    }
+    auto [a, b] = SearchRange(o.act_method, stats[k].hist, stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema,
+                              o.percentile);
+    const float range[2] = {a, b};
+    auto enc = quant::ComputeEncoding(t.name, range, {2}, act_req);
+    if (!enc.ok()) return enc.status();
+    Encoding e = enc.value();
+    e.overridden = false;
+    QAIRT_RETURN_IF_ERROR(out.SetEncoding(acts[k], e));
+    report->activations.push_back(t.name);
+  }
+  for (TensorId id = 0; id < g.tensor_count(); ++id) {
+    const Tensor& t = g.tensor(id);
+    if (t.kind != TensorKind::kStatic || t.encoding || t.dtype != DType::kFloat32 || !t.data) continue;
+    ParamPlan p = PlanParam(g, t, o, &report->warnings);
+    if (p.skip) continue;
+    const auto count = t.shape.element_count();
+    if (!count || t.data->size() != *count * sizeof(float)) continue;
+    const float* data = reinterpret_cast<const float*>(t.data->data());
+    quant::EncodingRequest req;
+    req.kind = p.kind;
+    req.axis = p.axis;
+    req.block_sizes = p.block_sizes;
+    const Symmetry schema = p.activation_like ? o.act_schema : o.param_schema;
+    const bool is_signed = schema == Symmetry::kSymmetric || schema == Symmetry::kStrictSymmetric ||
+                           p.kind == EncodingKind::kLpbq;
+    req.symmetry = p.kind == EncodingKind::kLpbq ? Symmetry::kSymmetric : schema;
+    req.dtype = *FixedPointDType(is_signed, p.bitwidth);
+    if (p.lpbq) req.decompressed_bitwidth = 8;
+    std::vector<int64_t> dims = t.shape.extents();
+    Result<Encoding> enc = Status::Ok();
+    if (p.kind == EncodingKind::kPerTensor && o.param_method != Method::kMinMax && *count > 1) {
+      float lo = *std::min_element(data, data + *count), hi = *std::max_element(data, data + *count);
+      std::vector<uint64_t> hist(o.histogram_bins);
+      if (hi > lo) kernels::Histogram(data, *count, lo, hi, o.histogram_bins, hist.data());
+      auto [a, b] = SearchRange(o.param_method, hist, lo, hi, p.bitwidth, req.symmetry, o.percentile);
+      const float range[2] = {a, b};
+      enc = quant::ComputeEncoding(t.name, range, {2}, req);
+    } else {
+      enc = quant::ComputeEncoding(t.name, data, dims, req);
+    }
+    if (!enc.ok()) return enc.status();
+    Encoding e = enc.value();
+    e.overridden = false;
+    QAIRT_RETURN_IF_ERROR(out.SetEncoding(id, e));
+    report->params.push_back(t.name);
+  }
+  report->samples = samples.count;
+  *graph = std::move(out);
+  return Status::Ok();
+}
+
+}  // namespace qairt::calib

@@ -1,0 +1,75 @@
+// Post-training calibration (issue 9): computes encodings for every tensor
+// of a float graph that has none, from samples streamed through the
+// executor. Activations: min/max per tensor (pass 1) and, for the histogram
+// methods, a histogram over that range (pass 2); only one sample's
+// activations are alive at a time, so memory does not grow with the number
+// of samples. Parameters (static weights and constants): from their data,
+// per tensor, per channel (conv, --use_per_channel_quantization), per row
+// (FullyConnected/MatMul, --use_per_row_quantization), per block or LPBQ
+// (--weights_block_size, --use_lpbq). Encodings already on the graph (from
+// an overrides file or Q-DQ nodes) are kept: calibration only fills gaps.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "calib/input_list.h"
+#include "ir/encoding.h"
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace qairt::calib {
+
+// Values equal enum qairt_calibration_method.
+enum class Method : uint32_t { kMinMax = 0, kSqnr = 1, kMse = 2, kPercentile = 3 };
+std::string_view MethodName(Method m);  // "min-max", "sqnr", "mse", "percentile"
+bool ParseMethod(std::string_view s, Method* out);
+// "asymmetric" | "symmetric" | "unsignedsymmetric" (also the legacy tf / enhanced / symmetric
+// spellings of --act_quantizer/--param_quantizer, which set the method too).
+bool ParseSchema(std::string_view s, Symmetry* out);
+
+struct Options {
+  Method act_method = Method::kMinMax;
+  Method param_method = Method::kMinMax;
+  Symmetry act_schema = Symmetry::kAsymmetric;
+  Symmetry param_schema = Symmetry::kSymmetric;
+  uint32_t act_bitwidth = 8;      // 8 | 16
+  uint32_t weights_bitwidth = 8;  // 4 | 8 | 16
+  bool per_channel = false;       // conv weights per output channel
+  bool per_row = false;           // FullyConnected / MatMul weights per output row
+  uint32_t block_size = 0;        // > 0: MatMul/FullyConnected weights per block along the input dim
+  bool lpbq = false;              // with block_size: LPBQ (4-bit blocks on an 8-bit per-channel grid)
+  double percentile = 99.99;      // percentile method
+  uint32_t histogram_bins = 2048;
+  std::vector<std::string> float_inputs;  // --input_encoding NAME other: left unquantized
+  uint32_t num_threads = 1;               // executor threads; results do not depend on it
+};
+
+// Samples: count and a loader (one buffer per graph input, graph-input order).
+struct SampleSource {
+  size_t count = 0;
+  std::function<Result<std::vector<std::vector<uint8_t>>>(size_t)> load;
+  static SampleSource FromInputList(const InputList& list);
+};
+
+struct Report {
+  size_t samples = 0;
+  std::vector<std::string> activations;  // tensors given computed activation encodings
+  std::vector<std::string> params;       // static tensors given computed encodings
+  size_t kept = 0;                       // tensors that already had an encoding
+  std::vector<std::string> warnings;
+};
+
+// Calibrates `graph` in place. Progress (done, total, phase) is reported when
+// `progress` is set. An error leaves the graph unchanged.
+Status Calibrate(Graph* graph, const SampleSource& samples, const Options& options, Report* report,
+                 const std::function<void(size_t, size_t, const char*)>& progress = {});
+
+// The clipping range a method picks from a histogram of `bins` counts over
+// [lo, hi] (exposed for tests).
+std::pair<float, float> SearchRange(Method m, const std::vector<uint64_t>& hist, float lo, float hi, uint32_t bitwidth,
+                                    Symmetry schema, double percentile);
+
+}  // namespace qairt::calib

@@ -1,0 +1,213 @@
+// Calibration: range search, input_list checks, encodings from samples,
+// determinism across thread counts, accuracy comparison.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "calib/calibrate.h"
+#include "calib/compare.h"
+
+using namespace qairt;
+using namespace qairt::calib;
+
+namespace {
+
+std::shared_ptr<const StaticData> Floats(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return StaticData::Adopt(std::move(b));
+}
+
+// x[1,16] -> FullyConnected(w[8,16], b[8]) -> h -> Relu -> y
+Graph SmallMlp() {
+  Graph g("mlp");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 16}).value();
+  std::vector<float> w(128), b(8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(static_cast<float>(i)) * 0.5f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.1f * static_cast<float>(i) - 0.3f;
+  const TensorId wt = g.AddConstant("w", DType::kFloat32, Shape{8, 16}, Floats(w)).value();
+  const TensorId bt = g.AddConstant("b", DType::kFloat32, Shape{8}, Floats(b)).value();
+  const OpId fc = g.AddOp("FullyConnected", "fc", {x, wt, bt}, {"h"}).value();
+  const OpId relu = g.AddOp("Relu", "relu", {g.op(fc).outputs[0]}, {"y"}).value();
+  REQUIRE(g.MarkOutput(g.op(relu).outputs[0]).ok());
+  return g;
+}
+
+SampleSource Samples(size_t n, float amp = 1.f) {
+  SampleSource s;
+  s.count = n;
+  s.load = [amp](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    std::mt19937 rng(static_cast<uint32_t>(1000 + i));
+    std::normal_distribution<float> d(0.f, amp);
+    std::vector<float> v(16);
+    for (auto& x : v) x = d(rng);
+    std::vector<uint8_t> b(64);
+    std::memcpy(b.data(), v.data(), 64);
+    return std::vector<std::vector<uint8_t>>{b};
+  };
+  return s;
+}
+
+std::pair<double, double> RealRange(const Encoding& e) {
+  const QuantRange r = QuantRangeOf(e.dtype, e.effective_bitwidth());
+  return {(r.qmin + e.offsets[0]) * static_cast<double>(e.scales[0]),
+          (r.qmax + e.offsets[0]) * static_cast<double>(e.scales[0])};
+}
+
+}  // namespace
+
+TEST_CASE("range search: min-max keeps the range; mse and percentile clip a long tail", "[calib]") {
+  // 10^6 values in [0, 1] and one outlier at 100: 4096 bins over [0, 100].
+  // Over the full range the rounding noise of the million (N (100/255)^2 / 12)
+  // outweighs clipping the single outlier, so mse shrinks the range.
+  std::vector<uint64_t> hist(4096, 0);
+  for (size_t i = 0; i < 40; ++i) hist[i] = 25000;  // [0, ~1]
+  hist[4095] = 1;
+  auto mm = SearchRange(Method::kMinMax, hist, 0.f, 100.f, 8, Symmetry::kAsymmetric, 99.99);
+  CHECK(mm.first == 0.f);
+  CHECK(mm.second == 100.f);
+  auto mse = SearchRange(Method::kMse, hist, 0.f, 100.f, 8, Symmetry::kAsymmetric, 99.99);
+  CHECK(mse.second < 100.f);
+  auto pc = SearchRange(Method::kPercentile, hist, 0.f, 100.f, 8, Symmetry::kAsymmetric, 99.9);
+  CHECK(pc.second < 2.f);
+  auto sq = SearchRange(Method::kSqnr, hist, 0.f, 100.f, 8, Symmetry::kAsymmetric, 99.99);
+  CHECK(sq.second <= 100.f);
+  CHECK(sq.second > 0.f);
+}
+
+TEST_CASE("calibration fills missing encodings, keeps given ones, skips biases", "[calib]") {
+  Graph g = SmallMlp();
+  Encoding given;
+  given.kind = EncodingKind::kPerTensor;
+  given.dtype = DType::kUFixed8;
+  given.scales = {0.5f};
+  given.offsets = {-128};
+  given.overridden = true;
+  REQUIRE(g.SetEncoding(*g.FindTensor("y"), given).ok());
+  Options o;
+  o.act_bitwidth = 16;
+  o.per_row = true;
+  Report r;
+  REQUIRE(Calibrate(&g, Samples(8), o, &r).ok());
+  CHECK(r.samples == 8);
+  CHECK(r.kept == 1);
+  CHECK(*g.tensor(*g.FindTensor("y")).encoding == given);
+  const auto& h = g.tensor(*g.FindTensor("h")).encoding;
+  REQUIRE(h);
+  CHECK(h->dtype == DType::kUFixed16);
+  const auto& x = g.tensor(*g.FindTensor("x")).encoding;
+  REQUIRE(x);
+  auto [lo, hi] = RealRange(*x);
+  CHECK(lo < -1.0);  // 8 samples of N(0, 1) x 16
+  CHECK(hi > 1.0);
+  const auto& w = g.tensor(*g.FindTensor("w")).encoding;
+  REQUIRE(w);
+  CHECK(w->kind == EncodingKind::kPerChannel);
+  CHECK(w->axis == 0);
+  CHECK(w->dtype == DType::kSFixed8);
+  CHECK_FALSE(g.tensor(*g.FindTensor("b")).encoding);  // computed by target processing
+}
+
+TEST_CASE("calibration results do not depend on the thread count", "[calib]") {
+  for (Method m : {Method::kMinMax, Method::kMse}) {
+    Graph a = SmallMlp(), b = SmallMlp();
+    Options o;
+    o.act_method = m;
+    Report ra, rb;
+    o.num_threads = 1;
+    REQUIRE(Calibrate(&a, Samples(9), o, &ra).ok());
+    o.num_threads = 3;
+    REQUIRE(Calibrate(&b, Samples(9), o, &rb).ok());
+    CHECK(Graph::Diff(a, b).empty());
+  }
+}
+
+TEST_CASE("LPBQ and block weights follow --weights_block_size", "[calib]") {
+  Graph g("blocks");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 128}).value();
+  std::vector<float> w(64 * 128);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.37f * static_cast<float>(i)) * (1 + (i % 128) / 64.f);
+  const TensorId wt = g.AddConstant("w", DType::kFloat32, Shape{64, 128}, Floats(w)).value();
+  const OpId fc = g.AddOp("FullyConnected", "fc", {x, wt}, {"y"}).value();
+  REQUIRE(g.MarkOutput(g.op(fc).outputs[0]).ok());
+  Options o;
+  o.weights_bitwidth = 4;
+  o.block_size = 32;
+  o.lpbq = true;
+  Report r;
+  SampleSource s;
+  s.count = 2;
+  s.load = [](size_t) -> Result<std::vector<std::vector<uint8_t>>> {
+    return std::vector<std::vector<uint8_t>>{std::vector<uint8_t>(512, 0)};
+  };
+  REQUIRE(Calibrate(&g, s, o, &r).ok());
+  const auto& e = g.tensor(wt).encoding;
+  REQUIRE(e);
+  CHECK(e->kind == EncodingKind::kLpbq);
+  CHECK(e->axis == 1);
+  CHECK(e->block_sizes == std::vector<int64_t>{1, 32});
+  CHECK(e->block_int_scales.size() == 64 * 4);
+  CHECK(e->scales.size() == 64);
+}
+
+TEST_CASE("input_list: every problem names the line, the input and the file", "[calib]") {
+  const std::string dir = "/tmp/qairt_calib_test_" + std::to_string(::getpid());
+  std::string cmd = "mkdir -p " + dir;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::vector<InputSpec> inputs = {{"x", DType::kFloat32, {1, 4}, 16}, {"ids", DType::kInt64, {1, 2}, 16}};
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << content;
+  };
+  write("x.raw", std::string(16, '\0'));
+  write("ids.raw", std::string(16, '\0'));
+  write("ids32.raw", std::string(8, '\0'));
+  write("ok.txt", "x:=x.raw ids:=ids.raw\n\n# comment\n" + dir + "/x.raw " + dir + "/ids.raw\n");
+  auto ok = ReadInputList(dir + "/ok.txt", inputs);
+  REQUIRE(ok.ok());
+  CHECK(ok.value().samples.size() == 2);
+  CHECK(ok.value().samples[1].line == 4);
+  REQUIRE(LoadSample(ok.value(), 0).ok());
+
+  write("int32.txt", "x:=x.raw ids:=ids32.raw\n");
+  auto e = ReadInputList(dir + "/int32.txt", inputs);
+  REQUIRE_FALSE(e.ok());
+  CHECK_THAT(e.status().message(), Catch::Contains("line 1: input 'ids': file '") &&
+                                       Catch::Contains("ids32.raw' has 8 bytes, but a int64 tensor of shape [1, 2] "
+                                                       "needs 16 (that is 4 bytes per element"));
+  write("mixed.txt", "x:=x.raw ids.raw\n");
+  CHECK_THAT(ReadInputList(dir + "/mixed.txt", inputs).status().message(), Catch::Contains("mixes name:=path"));
+  write("count.txt", "x.raw\n");
+  CHECK_THAT(ReadInputList(dir + "/count.txt", inputs).status().message(),
+             Catch::Contains("line 1: 1 paths for 2 graph inputs"));
+  write("twice.txt", "x:=x.raw x:=x.raw\n");
+  CHECK_THAT(ReadInputList(dir + "/twice.txt", inputs).status().message(), Catch::Contains("'x' is given twice"));
+  write("noids.txt", "x:=x.raw\n");
+  CHECK_THAT(ReadInputList(dir + "/noids.txt", inputs).status().message(), Catch::Contains("no file for input 'ids'"));
+  CHECK_THAT(ReadInputList(dir + "/absent.txt", inputs).status().message(), Catch::Contains("absent.txt"));
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("compare: identical graphs give infinite SQNR; a quantized copy gives a finite one", "[calib]") {
+  Graph f = SmallMlp();
+  Graph q = f;
+  CompareReport same;
+  REQUIRE(Compare(f, q, Samples(4), true, &same).ok());
+  REQUIRE(same.outputs.size() == 1);
+  CHECK(std::isinf(same.outputs[0].sqnr_db));
+  CHECK(same.outputs[0].argmax_agree == 4);
+  Options o;
+  Report r;
+  REQUIRE(Calibrate(&q, Samples(8), o, &r).ok());
+  CompareReport diff;
+  REQUIRE(Compare(f, q, Samples(4), true, &diff).ok());
+  CHECK(std::isfinite(diff.outputs[0].sqnr_db));
+  CHECK(diff.outputs[0].sqnr_db > 20);
+  CHECK(diff.outputs[0].cosine > 0.99);
+  CHECK_FALSE(diff.layers.empty());
+  for (size_t i = 1; i < diff.layers.size(); ++i) CHECK(diff.layers[i - 1].sqnr_db <= diff.layers[i].sqnr_db);
+  CHECK_THAT(CompareSummaryLine(diff), Catch::StartsWith("accuracy on 4 samples: y SQNR"));
+}
