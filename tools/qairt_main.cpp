@@ -43,6 +43,7 @@ int RunConvert(int argc, char** argv);  // cmd_import.cpp
 int RunTargets(int argc, char** argv);  // cmd_targets.cpp
 int RunEncodings(int argc, char** argv);  // cmd_encodings.cpp
 int RunRun(int argc, char** argv);  // cmd_run.cpp
+int RunCompare(int argc, char** argv);  // cmd_compare.cpp
 
 namespace {
 
@@ -55,6 +56,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"convert", RunConvert, "-i MODEL [--quantization_overrides F] --target T [--quantizer_log F --quantizer_log_level L] -o OUT.qairt | --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
+    {"compare", RunCompare, "--float MODEL --quantized OUT.qairt --input_list LIST [-d NAME DIMS] [--per_layer] [--json]: accuracy per output and per layer"},
     {"run", RunRun, "MODEL --input_list LIST --output_dir DIR [-d NAME DIMS] [--define_symbol NAME VALUE] [--num_threads N] [--debug]"},
     {"help", PrintHelp, "print this message"},
 };

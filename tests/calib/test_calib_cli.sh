@@ -67,6 +67,24 @@ lib16=$(sed -n 's/.*softmax_0.tmp_0 SQNR \([-0-9.]*\) dB.*/\1/p' "$tmp/w8a16.log
 awk -v a="$lib16" -v b="$s16" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.5) }' ||
   { echo "FAIL: reported SQNR $lib16 dB vs measured $s16 dB"; fail=1; }
 
+# qairt compare: the same SQNR from the container, and every layer worst first.
+check "compare" 0 "$qairt" compare --float "$model" -d x 1,3,48,192 --quantized "$tmp/w8a16.qairt" \
+  --input_list "$d/eval_list.txt" --per_layer --json
+$py - "$tmp/out" "$s16" <<'PY' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["samples"] == 32, r["samples"]
+(o,) = r["outputs"]
+assert abs(o["sqnr_db"] - float(sys.argv[2])) <= 0.5, (o, sys.argv[2])
+assert o["argmax_agree"] == 32
+layers = [l["sqnr_db"] for l in r["layers"] if l["sqnr_db"] is not None]
+assert len(layers) > 100 and layers == sorted(layers), len(layers)
+PY
+check "compare text" 0 "$qairt" compare --float "$model" -d x 1,3,48,192 --quantized "$tmp/w8a16.qairt" \
+  --input_list "$d/eval_list.txt" --per_layer
+contains "compare layers" "$tmp/out" "^layers \(worst SQNR first"
+check "compare usage" 2 "$qairt" compare --float "$model"
+
 convert w8a8 --use_per_channel_quantization
 read -r s8 a8 <<< "$(sqnr_of w8a8)"
 echo "W8A8 per-channel, bias 32, htp_v73: output SQNR $s8 dB, class agreement $a8/32"
