@@ -392,6 +392,17 @@ Status Executor::Impl::LoadStatic(TensorId id) {
 }
 
 Status Executor::Impl::Prepare() {
+  // A graph read from a file may declare shapes its ops do not compute; the
+  // kernels trust the declared shapes, so an invalid graph is refused.
+  {
+    Diagnostics diags = graph.Validate();
+    if (HasErrors(diags)) {
+      Diagnostics errors;
+      for (const auto& d : diags)
+        if (d.severity == Severity::kError) errors.push_back(d);
+      return InvalidArgument("graph '{}' does not validate, so it cannot run: {}", graph.name(), JoinMessages(errors));
+    }
+  }
   auto topo = graph.TopologicalOrder();
   if (!topo.ok()) return topo.status();
   order = topo.value();
