@@ -240,3 +240,20 @@ TEST_CASE("executor supports every op type the ONNX importer emits", "[exec]") {
                         "Squeeze", "IsInf", "IsNan", "ElementWiseMod", "ElementWiseFmod"})
     CHECK(std::find(ops.begin(), ops.end(), t) != ops.end());
 }
+
+TEST_CASE("executor refuses a graph whose declared shapes disagree with its ops", "[exec]") {
+  // As a hostile file could declare: Relu of [4] written into a [3] tensor.
+  Graph g("bad");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{4}).value();
+  auto y = g.AddTensor("y", DType::kFloat32, Shape{3}).value();
+  OpSpec spec;
+  spec.type = "Relu";
+  spec.name = "relu";
+  spec.inputs = {x};
+  spec.outputs = {y};
+  REQUIRE(g.AddOp(spec).ok());
+  REQUIRE(g.MarkOutput(y).ok());
+  auto ex = exec::Executor::Create(g);
+  REQUIRE_FALSE(ex.ok());
+  CHECK(ex.status().message().find("does not validate") != std::string::npos);
+}
