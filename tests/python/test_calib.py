@@ -1,0 +1,78 @@
+"""Calibration and comparison through the Python binding."""
+import os
+import re
+import struct
+import tempfile
+import unittest
+
+import numpy as np
+
+import qairt
+from qairt import calib
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def mlp():
+    g = qairt.Graph("mlp")
+    x = g.add_input("x", "float32", [1, 8])
+    w = g.add_constant("w", "float32", [4, 8], struct.pack("32f", *[((i * 7) % 11 - 5) / 10 for i in range(32)]))
+    fc = g.add_op("FullyConnected", "fc", [x, w], ["h"])
+    r = g.add_op("Relu", "relu", [g.op(fc).outputs[0]], ["y"])
+    g.mark_output(g.op(r).outputs[0])
+    return g
+
+
+def samples(n):
+    rng = np.random.default_rng(7)
+    return [{"x": rng.normal(size=(1, 8)).astype(np.float32)} for _ in range(n)]
+
+
+class CalibTest(unittest.TestCase):
+    def test_declarations_match_header_and_exports(self):
+        with open(os.path.join(REPO, "include", "qairt", "qairt_calib.h")) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        header = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
+        self.assertEqual(header, set(calib.DECLARED))
+        with open(os.path.join(REPO, "capi", "calib.exports")) as f:
+            exported = {line.strip() for line in f if line.startswith("qairt_")}
+        self.assertEqual(exported, set(calib.DECLARED))
+
+    def test_calibrate_from_numpy_then_compare(self):
+        g = mlp()
+        f = g.clone()
+        r = calib.calibrate(g, samples(6), act_bitwidth=16, per_row=True)
+        self.assertEqual(r.samples, 6)
+        self.assertEqual(set(r.activations), {"x", "h", "y"})
+        self.assertEqual(r.params, ["w"])
+        with tempfile.TemporaryDirectory() as d:
+            lines = []
+            for i, s in enumerate(samples(3)):
+                s["x"].astype("<f4").tofile(os.path.join(d, "s%d.raw" % i))
+                lines.append("x:=s%d.raw\n" % i)
+            with open(os.path.join(d, "list.txt"), "w") as fl:
+                fl.writelines(lines)
+            c = calib.compare_input_list(f, g, os.path.join(d, "list.txt"), per_layer=True)
+            self.assertEqual(len(c.outputs), 1)
+            self.assertGreater(c.outputs[0].sqnr_db, 40)  # 16-bit activations
+            self.assertTrue(c.summary.startswith("accuracy on 3 samples: y SQNR"))
+            g2 = mlp()
+            r2 = calib.calibrate(g2, input_list=os.path.join(d, "list.txt"), act_method="mse")
+            self.assertEqual(r2.samples, 3)
+
+    def test_bad_data_raises_with_names(self):
+        g = mlp()
+        with self.assertRaises(qairt.InvalidArgumentError):
+            calib.calibrate(g, [{"y": np.zeros((1, 8), np.float32)}])
+        with self.assertRaises(qairt.InvalidArgumentError) as cm:
+            calib.calibrate(g, [{"x": np.zeros((1, 4), np.float32)}])
+        self.assertIn("input 'x' has 16 bytes, needs 32", str(cm.exception))
+        with self.assertRaises(qairt.InvalidArgumentError):
+            calib.calibrate(g, samples(1), act_method="best")
+        with self.assertRaises(qairt.QairtError) as cm:
+            calib.calibrate(g, input_list="/nonexistent/list.txt")
+        self.assertIn("/nonexistent/list.txt", str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
