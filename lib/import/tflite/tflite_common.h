@@ -3,7 +3,9 @@
 // (tflite_importer.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +54,15 @@ uint32_t TensorTypeBits(int32_t type);
 std::optional<uint64_t> TensorBytes(int32_t type, uint64_t count);
 // IR dtype of a plain (unquantized) tensor; nullopt for STRING/COMPLEX/RESOURCE/VARIANT/FLOAT8.
 std::optional<DType> PlainDType(int32_t type);
+
+// Element k of a vector of 8-byte values. The verifier checks a vector's
+// length prefix for alignment but not its elements: a hostile file can place
+// a [long] vector at 4 mod 8, so these are read with memcpy.
+inline int64_t ZeroPointAt(const flatbuffers::Vector<int64_t>& v, size_t k) {
+  int64_t x;
+  std::memcpy(&x, v.Data() + 8 * k, 8);
+  return x;
+}
 
 // True if input slot `slot` of builtin `code` may be -1 (absent).
 bool OptionalInput(int32_t code, size_t slot);

@@ -277,7 +277,8 @@ Status Importer::SetupValues() {
         for (float s : *q->scale()) e.scales.push_back(s);
         bool symmetric = true;
         const int64_t centre = IsSigned(*fixed) ? 0 : (int64_t{1} << (DTypeBits(*fixed) - 1));
-        for (int64_t z : *q->zero_point()) {
+        for (size_t k = 0; k < q->zero_point()->size(); ++k) {
+          const int64_t z = ZeroPointAt(*q->zero_point(), k);
           e.offsets.push_back(static_cast<int32_t>(-z));
           symmetric = symmetric && z == centre;
         }
@@ -437,6 +438,11 @@ Result<TensorId> Importer::GetPermutedConst(OpCtx& c, size_t i, const Ints& perm
   Val& v = In(c, i);
   if (!v.is_const()) return Fail(c, fmt::format("inputs[{}]", i), "'{}' must be a constant", v.name);
   const uint32_t bits = DTypeBits(v.dtype);
+  const auto count = v.shape.element_count();
+  const auto need = count ? StorageBytes(v.dtype, *count) : std::nullopt;
+  if (!need || *need != v.data->size() || bits == 0)
+    return Fail(c, fmt::format("inputs[{}]", i), "constant '{}' has {} bytes, which does not match its shape {} of {}",
+                v.name, v.data->size(), v.shape.ToString(), DTypeName(v.dtype));
   auto data = PermuteData(v.data->data(), bits, v.shape.extents(), perm);
   auto t = graph_.AddConstant(UniqueName(v.name), v.dtype, PermutedShape(v.shape, perm), data);
   if (!t.ok()) return Fail(c, fmt::format("inputs[{}]", i), "{} ({})", t.status().message(), suffix);
@@ -1223,6 +1229,9 @@ Status LowerQuantize(OpCtx& c) {
   Val& x = imp.In(c, 0);
   Val& y = imp.Out(c, 0);
   if (!y.enc) return imp.Fail(c, "outputs[0]", "output '{}' has no quantization parameters", y.name);
+  if (x.is_const() && x.shape.element_count() != y.shape.element_count())
+    return imp.Fail(c, "outputs[0]", "output {} and constant input {} differ in size", y.shape.ToString(),
+                    x.shape.ToString());
   if (x.is_const()) {  // float weights quantized at load: keep the float constant with the encoding
     y.data = x.data;
     y.dtype = x.dtype;
@@ -1236,9 +1245,14 @@ Status LowerQuantize(OpCtx& c) {
     // Requantization (int -> int with other parameters): an explicit Convert.
     return Done(imp.Emit(c, "Convert", {xin}, {{"output_dtype", static_cast<int64_t>(t.dtype)}}, 0, nchw));
   }
-  // float -> int: the encoding goes on the float tensor (as Q-DQ folding does).
-  Status s = imp.graph().SetEncoding(xin, nchw ? Permuted(*y.enc, kToNchw) : *y.enc);
-  if (!s.ok()) return imp.Fail(c, "outputs[0]", "{}", s.message());
+  // float -> int: the encoding goes on the float tensor (as Q-DQ folding
+  // does), on each IR form of it that exists.
+  for (const auto& [id, perm] : {std::pair{x.id, false}, std::pair{x.nchw, true}}) {
+    if (id == kInvalidId) continue;
+    Status s = imp.graph().SetEncoding(id, perm ? Permuted(*y.enc, kToNchw) : *y.enc);
+    if (!s.ok()) return imp.Fail(c, "outputs[0]", "{}", s.message());
+  }
+  (void)xin;
   ++imp.report().qdq_folded;
   y.id = x.id;
   y.nchw = x.nchw;
@@ -1250,6 +1264,9 @@ Status LowerDequantize(OpCtx& c) {
   Importer& imp = c.imp;
   Val& x = imp.In(c, 0);
   Val& y = imp.Out(c, 0);
+  if (x.is_const() && x.shape.element_count() != y.shape.element_count())
+    return imp.Fail(c, "outputs[0]", "output {} and constant input {} differ in size", y.shape.ToString(),
+                    x.shape.ToString());
   if (x.is_const()) {
     if (x.dtype == DType::kFloat16 || x.dtype == DType::kBFloat16) {
       // fp16 weights + DEQUANTIZE (the MediaPipe pattern): folded into a float32 constant.

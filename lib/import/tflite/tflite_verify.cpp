@@ -259,7 +259,7 @@ void Checker::CheckQuantization(const std::string& where, const fb::Tensor& t, c
   const bool is_signed = t.type() != fb::TensorType::UINT8 && t.type() != fb::TensorType::UINT4 &&
                          t.type() != fb::TensorType::UINT16 && t.type() != fb::TensorType::UINT32;
   for (size_t k = 0; k < nz && k < ns; ++k) {
-    const int64_t z = q.zero_point()->Get(static_cast<flatbuffers::uoffset_t>(k));
+    const int64_t z = ZeroPointAt(*q.zero_point(), k);
     int64_t lo = INT32_MIN, hi = INT32_MAX;
     if (bits > 0 && bits < 32) {
       lo = is_signed ? -(int64_t{1} << (bits - 1)) : 0;
