@@ -302,10 +302,11 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
         if (k < 0) return;
         ActStats& s = mine[k];
         if (pass == 0) {
-          for (size_t i = 0; i < n; ++i) {
-            s.min = std::min(s.min, x[i]);
-            s.max = std::max(s.max, x[i]);
-          }
+          // SIMD min/max of the kernels library (this runs on every activation).
+          float lo, hi;
+          kernels::MinMaxGrid(x, kernels::Grid::PerTensor({static_cast<int64_t>(n)}), &lo, &hi);
+          s.min = std::min(s.min, lo);
+          s.max = std::max(s.max, hi);
         } else {
           const ActStats& r = stats[k];
           if (!(r.max > r.min)) return;
