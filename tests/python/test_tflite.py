@@ -55,7 +55,12 @@ class ModelJson:
     """A small TFLite model as JSON for flatc."""
 
     CODES = {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 4, "FULLY_CONNECTED": 9, "ADD": 0, "CONCATENATION": 2,
-             "RESIZE_BILINEAR": 23}
+             "RESIZE_BILINEAR": 23, "TRANSPOSE_CONV": 67, "STRIDED_SLICE": 45, "PAD": 34, "SPLIT": 49,
+             "SOFTMAX": 25, "DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "RESIZE_NEAREST_NEIGHBOR": 97, "MEAN": 40,
+             "SUB": 41, "MUL": 18, "DIV": 42, "MAXIMUM": 55, "MINIMUM": 57, "LOGISTIC": 14, "TANH": 28,
+             "HARD_SWISH": 117, "LEAKY_RELU": 98, "PRELU": 54, "GATHER": 36, "TRANSPOSE": 39, "SLICE": 65,
+             "AVERAGE_POOL_2D": 1, "MAX_POOL_2D": 17, "RESHAPE": 22, "SQUEEZE": 43, "EXP": 47, "RELU": 19,
+             "RELU6": 21, "PADV2": 60, "BATCH_MATMUL": 126, "SPLIT_V": 102, "SUM": 74, "REDUCE_MAX": 82}
 
     def __init__(self):
         self.tensors, self.buffers, self.ops, self.codes = [], [{}], [], []
@@ -388,6 +393,113 @@ class ResizeTest(unittest.TestCase):
         want = tf_resize_bilinear_half_pixel(xv.astype(np.float64), 7, 5)
         self.assertLess(float(np.abs(got - want).max()), 1e-5)
         g.close()
+
+
+def float_op_models():
+    """Single-op float models: (name, ModelJson) for the builtin ops Arm NN 20.08 also runs."""
+    rs = np.random.RandomState(21)
+    out = []
+
+    def one(name, op, in_shapes, out_shapes, opt_type=None, opts=None, consts=()):
+        m = ModelJson()
+        ins = [m.tensor("in%d" % k, sh, "FLOAT32") for k, sh in enumerate(in_shapes)]
+        args = list(ins)
+        for k, (pos, arr, ttype) in enumerate(consts):
+            dtype = {"INT32": np.int32, "FLOAT32": np.float32}[ttype]
+            t = m.tensor("c%d" % k, list(np.shape(arr)), ttype, _bytes(np.asarray(arr, dtype), dtype))
+            args.insert(pos, t)
+        outs = [m.tensor("out%d" % k, sh, "FLOAT32") for k, sh in enumerate(out_shapes)]
+        m.op(op, args, outs, opt_type, opts)
+        m.inputs, m.outputs = ins, outs
+        out.append((name, m))
+
+    one("transpose_conv_same_s2", "TRANSPOSE_CONV", [[1, 4, 4, 3]], [[1, 8, 8, 2]], "TransposeConvOptions",
+        {"padding": "SAME", "stride_w": 2, "stride_h": 2},
+        consts=[(0, [1, 8, 8, 2], "INT32"), (1, rs.uniform(-1, 1, (2, 3, 3, 3)), "FLOAT32")])
+    one("strided_slice", "STRIDED_SLICE", [[1, 6, 5, 4]], [[1, 3, 2, 4]], "StridedSliceOptions",
+        {"begin_mask": 0, "end_mask": 8},
+        consts=[(1, [0, 1, 0, 0], "INT32"), (2, [1, 6, 4, 0], "INT32"), (3, [1, 2, 2, 1], "INT32")])
+    one("pad", "PAD", [[1, 3, 3, 2]], [[1, 5, 6, 2]], "PadOptions", {},
+        consts=[(1, [[0, 0], [1, 1], [2, 1], [0, 0]], "INT32")])
+    one("split", "SPLIT", [[1, 4, 6, 2]], [[1, 4, 3, 2], [1, 4, 3, 2]], "SplitOptions", {"num_splits": 2},
+        consts=[(0, [2], "INT32")])
+    one("softmax", "SOFTMAX", [[2, 10]], [[2, 10]], "SoftmaxOptions", {"beta": 1.0})
+    one("depth_to_space", "DEPTH_TO_SPACE", [[1, 2, 3, 8]], [[1, 4, 6, 2]], "DepthToSpaceOptions", {"block_size": 2})
+    one("space_to_depth", "SPACE_TO_DEPTH", [[1, 4, 6, 2]], [[1, 2, 3, 8]], "SpaceToDepthOptions", {"block_size": 2})
+    one("resize_nearest", "RESIZE_NEAREST_NEIGHBOR", [[1, 3, 3, 2]], [[1, 6, 6, 2]],
+        "ResizeNearestNeighborOptions", {}, consts=[(1, [6, 6], "INT32")])
+    one("mean_keep", "MEAN", [[1, 4, 4, 3]], [[1, 1, 1, 3]], "ReducerOptions", {"keep_dims": True},
+        consts=[(1, [1, 2], "INT32")])
+    for op, opt in [("SUB", "SubOptions"), ("MUL", "MulOptions"), ("DIV", None), ("MAXIMUM", None),
+                    ("MINIMUM", None)]:
+        one(op.lower(), op, [[1, 3, 3, 2], [1, 3, 3, 2]], [[1, 3, 3, 2]], opt, {} if opt else None)
+    for op in ["LOGISTIC", "TANH", "HARD_SWISH", "EXP", "RELU", "RELU6"]:
+        one(op.lower(), op, [[1, 3, 4, 2]], [[1, 3, 4, 2]])
+    one("leaky_relu", "LEAKY_RELU", [[1, 3, 4, 2]], [[1, 3, 4, 2]], "LeakyReluOptions", {"alpha": 0.1})
+    one("prelu", "PRELU", [[1, 3, 4, 2]], [[1, 3, 4, 2]], consts=[(1, [[[0.1, 0.3]]], "FLOAT32")])
+    one("gather", "GATHER", [[4, 5]], [[4, 3]], "GatherOptions", {"axis": 1}, consts=[(1, [4, 0, 2], "INT32")])
+    one("transpose", "TRANSPOSE", [[1, 2, 3, 4]], [[1, 4, 2, 3]], "TransposeOptions", {},
+        consts=[(1, [0, 3, 1, 2], "INT32")])
+    one("slice", "SLICE", [[2, 5, 4]], [[1, 3, 4]], consts=[(1, [1, 1, 0], "INT32"), (2, [1, 3, 4], "INT32")])
+    one("avg_pool_same", "AVERAGE_POOL_2D", [[1, 5, 5, 2]], [[1, 3, 3, 2]], "Pool2DOptions",
+        {"padding": "SAME", "stride_w": 2, "stride_h": 2, "filter_width": 3, "filter_height": 3})
+    one("reshape", "RESHAPE", [[1, 2, 3, 4]], [[6, 4]], consts=[(1, [6, 4], "INT32")])
+    one("fc_keep_dims", "FULLY_CONNECTED", [[2, 3, 8]], [[6, 5]], "FullyConnectedOptions", {},
+        consts=[(1, rs.uniform(-1, 1, (5, 8)), "FLOAT32"), (2, rs.uniform(-1, 1, 5), "FLOAT32")])
+    one("conv_dilated", "CONV_2D", [[1, 7, 7, 3]], [[1, 7, 7, 4]], "Conv2DOptions",
+        {"padding": "SAME", "stride_w": 1, "stride_h": 1, "dilation_w_factor": 2, "dilation_h_factor": 2},
+        consts=[(1, rs.uniform(-1, 1, (4, 3, 3, 3)), "FLOAT32"), (2, rs.uniform(-1, 1, 4), "FLOAT32")])
+    one("depthwise_mult2", "DEPTHWISE_CONV_2D", [[1, 5, 5, 2]], [[1, 3, 3, 4]], "DepthwiseConv2DOptions",
+        {"padding": "SAME", "stride_w": 2, "stride_h": 2, "depth_multiplier": 2},
+        consts=[(1, rs.uniform(-1, 1, (1, 3, 3, 4)), "FLOAT32"), (2, rs.uniform(-1, 1, 4), "FLOAT32")])
+    return out
+
+
+def _depth_to_space(x, b=2):
+    n, h, w, c = x.shape
+    return x.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5).reshape(n, h * b, w * b, c // (b * b))
+
+
+def _space_to_depth(x, b=2):
+    n, h, w, c = x.shape
+    return x.reshape(n, h // b, b, w // b, b, c).transpose(0, 1, 3, 2, 4, 5).reshape(n, h // b, w // b, c * b * b)
+
+
+# TensorFlow semantics written out in numpy, for the ops Arm NN 20.08 cannot
+# run (DEPTH_TO_SPACE/SPACE_TO_DEPTH unsupported; DIV, PRELU and GATHER crash
+# its parser).
+NUMPY_REFS = {
+    "depth_to_space": _depth_to_space,
+    "space_to_depth": _space_to_depth,
+    "div": lambda a, b: a / b,
+    "prelu": lambda x: np.where(x >= 0, x, x * np.array([0.1, 0.3], np.float32)),
+    "gather": lambda x: np.take(x, [4, 0, 2], axis=1),
+}
+
+
+@unittest.skipUnless(FLATC, "flatc not found")
+class FloatOpsTest(unittest.TestCase):
+    @unittest.skipUnless(HAVE_ARMNN or STRICT, "python3-pyarmnn (Arm NN reference) not installed")
+    def test_single_op_models_match_armnn(self):
+        rs = np.random.RandomState(4)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, m in float_op_models():
+                with self.subTest(op=name):
+                    path = flatc_binary(m.json(), tmp, name)
+                    g, _ = qairt.import_tflite(str(path))
+                    inputs = {m.tensors[i]["name"]: rs.uniform(-3, 3, m.tensors[i]["shape"]).astype(np.float32)
+                              for i in m.inputs}
+                    with qairt.Executor(g) as ex:
+                        got = ex.run(inputs)
+                    if name in NUMPY_REFS:  # ops Arm NN 20.08 rejects or crashes on
+                        ref = {"out0": NUMPY_REFS[name](*[inputs["in%d" % k] for k in range(len(inputs))])}
+                    else:
+                        ref = armnn_run(path, inputs)
+                    for k, want in ref.items():
+                        want = np.asarray(want).reshape(got[k].shape)
+                        err = float(np.abs(got[k] - want).max())
+                        self.assertLessEqual(err, 1e-5 * max(1.0, float(np.abs(want).max())), "%s %s" % (name, k))
+                    g.close()
 
 
 @unittest.skipUnless(FLATC, "flatc not found")
