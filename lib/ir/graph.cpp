@@ -348,13 +348,13 @@ Status Graph::ClearEncoding(TensorId tensor) {
 // ---------------------------------------------------------------------------
 
 std::optional<TensorId> Graph::FindTensor(std::string_view name) const {
-  auto it = tensor_by_name_.find(std::string(name));
+  auto it = tensor_by_name_.find(name);
   if (it == tensor_by_name_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<OpId> Graph::FindOp(std::string_view name) const {
-  auto it = op_by_name_.find(std::string(name));
+  auto it = op_by_name_.find(name);
   if (it == op_by_name_.end()) return std::nullopt;
   return it->second;
 }

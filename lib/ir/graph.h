@@ -171,8 +171,14 @@ class Graph {
   std::vector<Op> ops_;
   std::vector<TensorId> inputs_;
   std::vector<TensorId> outputs_;
-  std::unordered_map<std::string, TensorId> tensor_by_name_;  // first definition
-  std::unordered_map<std::string, OpId> op_by_name_;
+  // Transparent hashing: lookups by string_view allocate nothing (an
+  // encodings file applies ~200k names).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, TensorId, NameHash, std::equal_to<>> tensor_by_name_;  // first definition
+  std::unordered_map<std::string, OpId, NameHash, std::equal_to<>> op_by_name_;
 };
 
 }  // namespace qairt
