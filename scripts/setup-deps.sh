@@ -14,6 +14,7 @@ PACKAGES=(
   catch2 libbenchmark-dev
   python3 python3-numpy python3-onnx
   python3-pil fonts-dejavu-core  # calibration test images: rendered text lines (tests/calib)
+  python3-pyarmnn  # independent TFLite reference (Arm NN CpuRef) for tests/python/test_tflite.py
   binutils
   libopenblas0-pthread  # GEMM of the reference executor (lib/exec, loaded at run time)
 )

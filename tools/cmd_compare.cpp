@@ -13,27 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
+
+using qairt_cli::ParseDims;
+using qairt_cli::ParseInt;
+
 namespace {
 
 bool EndsWith(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-bool ParseDims(const std::string& s, std::vector<int64_t>* out) {
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    const std::string tok = s.substr(start, comma - start);
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(tok.c_str(), &end, 10);
-    if (tok.empty() || errno || *end || v < 0) return false;
-    out->push_back(v);
-    start = comma + 1;
-  }
-  return !out->empty();
 }
 
 struct Loaded {
@@ -93,9 +82,8 @@ int RunCompare(int argc, char** argv) {
       dims.push_back(std::move(d));
       i += 2;
     } else if (a == "--define_symbol" && value(2)) {
-      char* end = nullptr;
-      const long long v = std::strtoll(argv[i + 2], &end, 10);
-      if (*end || v < 0) {
+      int64_t v = 0;
+      if (!ParseInt(argv[i + 2], &v)) {
         std::fprintf(stderr, "qairt compare: --define_symbol %s: '%s' is not a non-negative integer\n", argv[i + 1],
                      argv[i + 2]);
         return 2;

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
+
 // A .tflite model: by extension, or by the FlatBuffers identifier "TFL3" at bytes 4..7.
 static bool IsTflitePath(const char* path) {
   const size_t n = std::strlen(path);
@@ -27,6 +29,9 @@ static bool IsTflitePath(const char* path) {
   std::fclose(f);
   return is;
 }
+
+using qairt_cli::ParseDims;
+using qairt_cli::ParseInt;
 
 namespace {
 
@@ -45,29 +50,6 @@ struct ImportArgs {
   std::vector<std::vector<int64_t>> dims;
   qairt_cli::ProcessArgs process;  // convert without --dry_run
 };
-
-bool ParseInt(const std::string& s, int64_t* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno || *end != '\0' || v < 0) return false;
-  *out = v;
-  return true;
-}
-
-bool ParseDims(const std::string& s, std::vector<int64_t>* out) {
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    int64_t v;
-    if (!ParseInt(s.substr(start, comma - start), &v)) return false;
-    out->push_back(v);
-    start = comma + 1;
-  }
-  return !out->empty();
-}
 
 // Returns 0 on success, 2 (usage error) with a message otherwise.
 int Parse(int argc, char** argv, bool convert, ImportArgs* a) {

@@ -10,16 +10,7 @@ syms=(--define_symbol p2o.DynamicDimension.0 1 --define_symbol p2o.DynamicDimens
 py=/usr/bin/python3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() {  # check NAME EXPECTED_RC COMMAND... ; output in $tmp/out, $tmp/err
-  local name=$1 want=$2; shift 2
-  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    echo "FAIL $name: exit $rc, wanted $want"; head -30 "$tmp/out" "$tmp/err"; fail=1; return 1
-  fi
-}
-contains() {  # contains NAME FILE PATTERN
-  if ! grep -qE -- "$3" "$2"; then echo "FAIL $1: no /$3/ in $2"; head -40 "$2"; fail=1; fi
-}
+. "$here/tests/cli/common.sh"
 [ -f "$model" ] || { echo "FAIL: $model missing (run scripts/setup-npm.sh)"; exit 1; }
 
 # Every fixture checks clean on its own.
