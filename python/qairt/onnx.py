@@ -92,16 +92,23 @@ def import_onnx(model: Union[str, os.PathLike, bytes], define_symbols: Optional[
         opts.input_dim_ranks = rank_arr
         opts.input_dims = ptr_arr
 
+    return _run_import(_ffi.qairt_import_onnx_file, _ffi.qairt_import_onnx_bytes, path, data, opts)
+
+
+def _run_import(file_fn, bytes_fn, path, data, opts):
+    """Calls an importer (file or bytes form); returns (Graph, report dict) or
+    raises its QairtError with the report attached. Shared by ONNX and TFLite."""
+    from . import Graph  # the package imports this module at its end
+
     handle = _ffi.GraphP()
     report = _ffi.ImportReportP()
     error = None
     try:
         if path is not None:
-            _ffi.qairt_import_onnx_file(_enc(path), ctypes.byref(opts), ctypes.byref(handle), ctypes.byref(report))
+            file_fn(_enc(path), ctypes.byref(opts), ctypes.byref(handle), ctypes.byref(report))
         else:
             buf = ctypes.create_string_buffer(data, len(data))
-            _ffi.qairt_import_onnx_bytes(buf, len(data), ctypes.byref(opts), ctypes.byref(handle),
-                                         ctypes.byref(report))
+            bytes_fn(buf, len(data), ctypes.byref(opts), ctypes.byref(handle), ctypes.byref(report))
     except _ffi.errors.QairtError as e:
         error = e
     try:
