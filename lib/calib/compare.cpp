@@ -140,21 +140,34 @@ std::string CompareText(const CompareReport& r, size_t max_layers) {
 }
 
 std::string CompareJson(const CompareReport& r) {
-  auto num = [](double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string("null"); };
+  JsonWriter w;
   auto item = [&](const Accuracy& a) {
-    std::string n;
-    for (char c : a.name) {
-      if (c == '"' || c == '\\') n += '\\';
-      n += c;
-    }
-    return fmt::format("{{\"name\":\"{}\",\"sqnr_db\":{},\"cosine\":{},\"max_abs\":{},\"argmax_agree\":{}}}", n,
-                       num(a.sqnr_db), num(a.cosine), num(a.max_abs), a.argmax_agree);
+    w.BeginObject();
+    w.Key("name");
+    w.String(a.name);
+    w.Key("sqnr_db");
+    w.Double(a.sqnr_db);  // +inf (identical) is written as null
+    w.Key("cosine");
+    w.Double(a.cosine);
+    w.Key("max_abs");
+    w.Double(a.max_abs);
+    w.Key("argmax_agree");
+    w.UInt(a.argmax_agree);
+    w.EndObject();
   };
-  std::string s = fmt::format("{{\"samples\":{},\"outputs\":[", r.samples);
-  for (size_t i = 0; i < r.outputs.size(); ++i) s += (i ? "," : "") + item(r.outputs[i]);
-  s += "],\"layers\":[";
-  for (size_t i = 0; i < r.layers.size(); ++i) s += (i ? "," : "") + item(r.layers[i]);
-  return s + "]}";
+  w.BeginObject();
+  w.Key("samples");
+  w.UInt(r.samples);
+  w.Key("outputs");
+  w.BeginArray();
+  for (const auto& a : r.outputs) item(a);
+  w.EndArray();
+  w.Key("layers");
+  w.BeginArray();
+  for (const auto& a : r.layers) item(a);
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
 }
 
 }  // namespace qairt::calib
