@@ -1,8 +1,6 @@
-// libFuzzer target for the TFLite parser (reliability suite):
-//   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-//         -DQAIRT_FUZZ=ON -DQAIRT_SANITIZE=address,undefined
-//   cmake --build build-fuzz --target fuzz_tflite
-//   build-fuzz/lib/import/tflite/fuzz_tflite -max_len=65536 corpus/
+// libFuzzer target for the TFLite parser (verifier, semantic pass, lowering).
+// Built with the other targets in tests/fuzz (-DQAIRT_FUZZ=ON, clang); see
+// docs/TESTING.md. Seeds: tests/fuzz/corpus/tflite (earlier findings).
 // Any input must give a graph or an error Status: never a crash, a sanitizer
 // report, a hang or an abort. A valid import must also validate cleanly.
 #include <cstddef>
