@@ -17,7 +17,20 @@ PACKAGES=(
   python3-pyarmnn  # independent TFLite reference (Arm NN CpuRef) for tests/python/test_tflite.py
   binutils
   libopenblas0-pthread  # GEMM of the reference executor (lib/exec, loaded at run time)
+  locales  # de_DE.UTF-8 (comma decimal) for the locale-independence test (tests/hostile)
 )
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# The locale test needs a comma-decimal locale; generate it once.
+ensure_locale() {
+  locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$' && return 0
+  echo "setup-deps: generating the de_DE.UTF-8 locale"
+  $SUDO sed -i 's/^# *de_DE.UTF-8 UTF-8/de_DE.UTF-8 UTF-8/' /etc/locale.gen
+  grep -q '^de_DE.UTF-8 UTF-8' /etc/locale.gen || echo 'de_DE.UTF-8 UTF-8' | $SUDO tee -a /etc/locale.gen >/dev/null
+  $SUDO locale-gen >/dev/null
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -26,12 +39,11 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup-deps: all ${#PACKAGES[@]} packages present"
+  ensure_locale
   exit 0
 fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "setup-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+ensure_locale
