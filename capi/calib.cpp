@@ -1,6 +1,9 @@
 // C boundary of calibration and comparison (include/qairt/qairt_calib.h).
 #include "qairt/qairt_calib.h"
 
+#include <cstddef>
+#include <functional>
+
 #include "calib/calibrate.h"
 #include "calib/compare.h"
 #include "capi/capi_internal.h"
@@ -19,14 +22,25 @@ namespace calib = qairt::calib;
 
 namespace {
 
-qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o) {
+// The 1.3 layout ends after float_inputs.
+constexpr size_t kCalibrationOptionsV1Size =
+    offsetof(qairt_calibration_options, float_inputs) + sizeof(const char* const*);
+
+using Progress = std::function<void(size_t, size_t, const char*)>;
+
+Progress ToProgress(qairt_progress_fn fn, void* user) {
+  if (!fn) return {};
+  return [fn, user](size_t done, size_t total, const char* phase) { fn(user, phase, done, total); };
+}
+
+qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o, Progress* progress) {
   qairt_calibration_options c;
   qairt_calibration_options_init(&c);
   if (in) {
-    if (auto* s = qairt::capi::ReadVersionedStruct(in, sizeof(qairt_calibration_options), "qairt_calibration_options",
-                                                   &c))
+    if (auto* s = qairt::capi::ReadVersionedStruct(in, kCalibrationOptionsV1Size, "qairt_calibration_options", &c))
       return s;
   }
+  *progress = ToProgress(c.progress, c.progress_user_data);
   if (c.flags & ~(QAIRT_CALIBRATION_PER_CHANNEL | QAIRT_CALIBRATION_PER_ROW | QAIRT_CALIBRATION_LPBQ))
     return InvalidArg("qairt_calibration_options.flags: unknown bits {:#x}", c.flags);
   if (c.act_method > QAIRT_CALIBRATION_PERCENTILE || c.param_method > QAIRT_CALIBRATION_PERCENTILE)
@@ -104,13 +118,15 @@ qairt_status_t* qairt_calibrate_input_list(qairt_graph_t* graph, const char* inp
   if (!graph) return InvalidArg("graph must not be NULL");
   if (!input_list) return InvalidArg("input_list must not be NULL");
   calib::Options o;
-  if (auto* s = ToOptions(options, &o)) return s;
+  Progress progress;
+  if (auto* s = ToOptions(options, &o, &progress)) return s;
   auto specs = calib::GraphInputSpecs(graph->graph);
   if (!specs.ok()) return qairt::capi::FromStatus(specs.status());
   auto list = calib::ReadInputList(input_list, specs.value());
   if (!list.ok()) return qairt::capi::FromStatus(list.status());
   calib::Report report;
-  auto st = calib::Calibrate(&graph->graph, calib::SampleSource::FromInputList(list.value()), o, &report);
+  auto st = calib::Calibrate(&graph->graph, calib::SampleSource::FromInputList(list.value()), o, &report,
+                             progress);
   return Finish(st, std::move(report), out_report);
   QAIRT_CAPI_END
 }
@@ -123,7 +139,8 @@ qairt_status_t* qairt_calibrate_buffers(qairt_graph_t* graph, size_t num_samples
   if (!graph) return InvalidArg("graph must not be NULL");
   if (num_samples && (!buffers || !sizes)) return InvalidArg("buffers and sizes must not be NULL");
   calib::Options o;
-  if (auto* s = ToOptions(options, &o)) return s;
+  Progress progress;
+  if (auto* s = ToOptions(options, &o, &progress)) return s;
   auto specs = calib::GraphInputSpecs(graph->graph);
   if (!specs.ok()) return qairt::capi::FromStatus(specs.status());
   const size_t n_in = specs.value().size();
@@ -146,7 +163,7 @@ qairt_status_t* qairt_calibrate_buffers(qairt_graph_t* graph, size_t num_samples
     return out;
   };
   calib::Report report;
-  auto st = calib::Calibrate(&graph->graph, src, o, &report);
+  auto st = calib::Calibrate(&graph->graph, src, o, &report, progress);
   return Finish(st, std::move(report), out_report);
   QAIRT_CAPI_END
 }
@@ -171,6 +188,12 @@ const char* qairt_calibration_report_warning(const qairt_calibration_report_t* r
 
 qairt_status_t* qairt_compare_input_list(const qairt_graph_t* float_graph, const qairt_graph_t* quantized,
                                          const char* input_list, uint32_t flags, qairt_compare_report_t** out_report) {
+  return qairt_compare_input_list_progress(float_graph, quantized, input_list, flags, nullptr, nullptr, out_report);
+}
+
+qairt_status_t* qairt_compare_input_list_progress(const qairt_graph_t* float_graph, const qairt_graph_t* quantized,
+                                                  const char* input_list, uint32_t flags, qairt_progress_fn progress,
+                                                  void* progress_user_data, qairt_compare_report_t** out_report) {
   QAIRT_CAPI_BEGIN
   if (!out_report) return InvalidArg("out_report must not be NULL");
   *out_report = nullptr;
@@ -182,7 +205,7 @@ qairt_status_t* qairt_compare_input_list(const qairt_graph_t* float_graph, const
   if (!list.ok()) return qairt::capi::FromStatus(list.status());
   auto r = std::make_unique<qairt_compare_report_t>();
   auto st = calib::Compare(float_graph->graph, quantized->graph, calib::SampleSource::FromInputList(list.value()),
-                           flags & QAIRT_COMPARE_PER_LAYER, &r->report);
+                           flags & QAIRT_COMPARE_PER_LAYER, &r->report, ToProgress(progress, progress_user_data));
   if (!st.ok()) return qairt::capi::FromStatus(st);
   *out_report = r.release();
   return nullptr;

@@ -13,7 +13,8 @@ using capi::InvalidArg;
 
 static_assert(QAIRT_ONNX_EXPORT_MIN_OPSET == kOnnxExportMinOpset);
 static_assert(QAIRT_ONNX_EXPORT_MAX_OPSET == kOnnxExportMaxOpset);
-static_assert(QAIRT_ONNX_EXPORT_DEFAULT_OPSET == OnnxExportOptions{}.opset);
+static_assert(QAIRT_ONNX_EXPORT_DEFAULT_OPSET == kOnnxExportDefaultOpset);
+static_assert(QAIRT_ONNX_EXPORT_AUTO_OPSET == OnnxExportOptions{}.opset);
 
 namespace {
 
@@ -24,7 +25,7 @@ qairt_status_t* ReadOptions(const qairt_onnx_export_options* in, OnnxExportOptio
   if (!in) return nullptr;
   qairt_onnx_export_options o;
   if (auto* s = capi::ReadVersionedStruct(in, kOptionsV1Size, "qairt_onnx_export_options", &o)) return s;
-  if (o.flags & ~QAIRT_EXPORT_VALUE_INFO)
+  if (o.flags & ~(QAIRT_EXPORT_VALUE_INFO | QAIRT_EXPORT_QDQ_MS_DOMAIN))
     return InvalidArg("qairt_onnx_export_options.flags has unknown bits 0x{:x}", o.flags);
   if (o.opset != 0) {
     if (o.opset < QAIRT_ONNX_EXPORT_MIN_OPSET || o.opset > QAIRT_ONNX_EXPORT_MAX_OPSET)
@@ -35,6 +36,15 @@ qairt_status_t* ReadOptions(const qairt_onnx_export_options* in, OnnxExportOptio
   if (o.producer_name) out->producer_name = o.producer_name;
   if (o.graph_name) out->graph_name = o.graph_name;
   out->value_info = (o.flags & QAIRT_EXPORT_VALUE_INFO) != 0;
+  out->qdq_ms_domain = (o.flags & QAIRT_EXPORT_QDQ_MS_DOMAIN) != 0;
+  if (o.num_metadata_props && !o.metadata_props)
+    return InvalidArg("qairt_onnx_export_options.metadata_props is NULL with num_metadata_props = {}",
+                      o.num_metadata_props);
+  for (size_t k = 0; k < o.num_metadata_props; ++k) {
+    const qairt_onnx_metadata_prop& p = o.metadata_props[k];
+    if (!p.key || !*p.key) return InvalidArg("qairt_onnx_export_options.metadata_props[{}].key is NULL or empty", k);
+    out->metadata.emplace_back(p.key, p.value ? p.value : "");
+  }
   return nullptr;
 }
 
@@ -46,7 +56,7 @@ void qairt_onnx_export_options_init(qairt_onnx_export_options* options) {
   if (!options) return;
   *options = qairt_onnx_export_options{};
   options->struct_size = sizeof(qairt_onnx_export_options);
-  options->opset = QAIRT_ONNX_EXPORT_DEFAULT_OPSET;
+  options->opset = QAIRT_ONNX_EXPORT_AUTO_OPSET;
 }
 
 qairt_status_t* qairt_export_onnx_file(const qairt_graph_t* graph, const char* path,

@@ -1,6 +1,9 @@
 #include "cli_util.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace qairt_cli {
@@ -26,6 +29,38 @@ bool ParseDims(const std::string& s, std::vector<int64_t>* out) {
     start = comma + 1;
   }
   return !out->empty();
+}
+
+Progress::Progress(const char* label, bool enabled)
+    : label_(label), enabled_(enabled), tty_(enabled && isatty(STDERR_FILENO) == 1) {}
+
+Progress::~Progress() {
+  if (drawn_) std::fputc('\n', stderr);
+}
+
+void Progress::Callback(void* self, const char* phase, size_t done, size_t total) {
+  static_cast<Progress*>(self)->Update(phase ? phase : "", done, total);
+}
+
+void Progress::Update(const char* phase, size_t done, size_t total) {
+  if (!enabled_ || total == 0) return;
+  if (phase_ != phase) {  // a new pass starts from 0%
+    phase_ = phase;
+    next_line_ = 0;
+  }
+  const size_t pct = done * 100 / total;
+  if (tty_) {
+    constexpr size_t kWidth = 30;
+    const size_t fill = done * kWidth / total;
+    std::fprintf(stderr, "\r%s %-10s [%s%s] %zu/%zu", label_, phase, std::string(fill, '#').c_str(),
+                 std::string(kWidth - fill, '.').c_str(), done, total);
+    std::fflush(stderr);
+    drawn_ = true;
+    return;
+  }
+  if (pct < next_line_ && done != total) return;
+  std::fprintf(stderr, "%s: %s %zu/%zu (%zu%%)\n", label_, phase, done, total, pct);
+  next_line_ = (pct / 10 + 1) * 10;
 }
 
 }  // namespace qairt_cli

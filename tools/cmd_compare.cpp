@@ -17,6 +17,7 @@
 
 using qairt_cli::ParseDims;
 using qairt_cli::ParseInt;
+using qairt_cli::Progress;
 
 namespace {
 
@@ -53,7 +54,7 @@ Loaded Load(const std::string& path, const qairt_import_options& io) {
 
 int RunCompare(int argc, char** argv) {
   std::string float_model, quantized, input_list;
-  bool per_layer = false, json = false;
+  bool per_layer = false, json = false, progress = true;
   std::vector<std::string> dim_names, sym_names;
   std::vector<std::vector<int64_t>> dims;
   std::vector<int64_t> sym_values;
@@ -71,6 +72,7 @@ int RunCompare(int argc, char** argv) {
     else if (a == "--input_list" && value(1)) input_list = argv[++i];
     else if (a == "--per_layer") per_layer = true;
     else if (a == "--json") json = true;
+    else if (a == "--no_progress") progress = false;
     else if ((a == "-d" || a == "--input_dim") && value(2)) {
       std::vector<int64_t> d;
       if (!ParseDims(argv[i + 2], &d)) {
@@ -101,7 +103,7 @@ int RunCompare(int argc, char** argv) {
   }
   if (float_model.empty() || quantized.empty() || input_list.empty()) {
     std::fprintf(stderr, "usage: qairt compare --float MODEL.onnx|FILE.qairt --quantized OUT.qairt --input_list LIST "
-                         "[-d NAME DIMS]... [--define_symbol NAME VALUE]... [--per_layer] [--json]\n");
+                         "[-d NAME DIMS]... [--define_symbol NAME VALUE]... [--per_layer] [--json] [--no_progress]\n");
     return 2;
   }
   std::vector<const char*> dn, sn;
@@ -129,8 +131,13 @@ int RunCompare(int argc, char** argv) {
   if (!q.graph) std::fprintf(stderr, "qairt compare: %s\n", q.error.c_str()), rc = 1;
   qairt_compare_report_t* r = nullptr;
   if (rc == 0) {
-    if (qairt_status_t* s = qairt_compare_input_list(f.graph, q.graph, input_list.c_str(),
-                                                     per_layer ? QAIRT_COMPARE_PER_LAYER : 0u, &r)) {
+    qairt_status_t* cs = nullptr;
+    {
+      Progress bar("compare", progress);
+      cs = qairt_compare_input_list_progress(f.graph, q.graph, input_list.c_str(),
+                                             per_layer ? QAIRT_COMPARE_PER_LAYER : 0u, Progress::Callback, &bar, &r);
+    }
+    if (qairt_status_t* s = cs) {
       std::fprintf(stderr, "qairt compare: %s\n", qairt_status_message(s));
       qairt_status_free(s);
       rc = 1;

@@ -3,6 +3,7 @@
 // final encodings. Uses only the public C API.
 #include <qairt/qairt_container.h>
 #include <qairt/qairt_encodings.h>
+#include <qairt/qairt_export.h>
 #include <qairt/qairt_process.h>
 #include <qairt/qairt_calib.h>
 
@@ -11,9 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
+#include "cli_util.h"
 #include "convert_args.h"
 
 namespace qairt_cli {
@@ -29,19 +32,34 @@ bool ParseUint(const char* s, uint32_t* out) {
   return true;
 }
 
-// Writes text to path atomically (temporary file + rename).
+// Writes text to path atomically: a hidden temporary created with mkstemp
+// (O_EXCL: never through a symlink someone planted) in the same folder,
+// fsynced and renamed over the path; on failure nothing is left behind.
 bool WriteTextAtomically(const std::string& path, const std::string& text, std::string* error) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    *error = path + ": " + std::strerror(errno);
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string tmpl = (slash == std::string::npos ? std::string() : dir) + "." + base + ".qairt-tmp-XXXXXX";
+  const int fd = mkstemp(tmpl.data());
+  if (fd < 0) {
+    *error = path + ": cannot create a temporary file: " + std::strerror(errno);
     return false;
   }
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = path + ": " + std::strerror(errno ? errno : EIO);
-    std::remove(tmp.c_str());
+  const mode_t mask = umask(0);  // the CLI is single-threaded here
+  umask(mask);
+  bool ok = fchmod(fd, 0666 & ~mask) == 0;
+  for (size_t off = 0; ok && off < text.size();) {
+    const ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) off += static_cast<size_t>(n);
+  }
+  ok = ok && fsync(fd) == 0;
+  const int saved = errno;
+  ok = (close(fd) == 0) && ok;
+  if (!ok || std::rename(tmpl.c_str(), path.c_str()) != 0) {
+    *error = path + ": " + std::strerror(errno ? errno : (saved ? saved : EIO));
+    unlink(tmpl.c_str());
     return false;
   }
   return true;
@@ -147,6 +165,23 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     }
     return 1;
   }
+  if (arg == "--export_qdq_onnx") {
+    const char* v = value();
+    if (!v) return -1;
+    p->export_qdq_onnx = v;
+    return 1;
+  }
+  if (arg == "--qdq_opset") {
+    const char* v = value();
+    if (!v) return -1;
+    const std::string o = v;
+    if (o != "13" && o != "21") {
+      std::fprintf(stderr, "qairt convert: --qdq_opset %s: must be 13 (com.microsoft Q/DQ) or 21\n", v);
+      return -1;
+    }
+    p->qdq_opset = o == "13" ? 13 : 21;
+    return 1;
+  }
   auto method = [&](uint32_t* out) {
     const char* v = value();
     if (!v) return -1;
@@ -212,6 +247,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     }
     return 1;
   }
+  if (arg == "--no_progress") return p->progress = false, 1;
   if (arg == "--use_per_channel_quantization") return p->per_channel = true, 1;
   if (arg == "--use_per_row_quantization") return p->per_row = true, 1;
   if (arg == "--use_lpbq") return p->lpbq = true, 1;
@@ -324,7 +360,14 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     c.num_float_inputs = floats.size();
     c.float_inputs = floats.data();
     qairt_calibration_report_t* cr = nullptr;
-    if (qairt_status_t* s = qairt_calibrate_input_list(graph, p.input_list.c_str(), &c, &cr)) {
+    qairt_status_t* cs = nullptr;
+    {
+      Progress bar("calibration", p.progress);
+      c.progress = Progress::Callback;
+      c.progress_user_data = &bar;
+      cs = qairt_calibrate_input_list(graph, p.input_list.c_str(), &c, &cr);
+    }
+    if (qairt_status_t* s = cs) {
       std::fprintf(stderr, "qairt convert: calibration: %s\n", qairt_status_message(s));
       qairt_status_free(s);
       qairt_graph_destroy(float_graph);
@@ -389,6 +432,31 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
       rc = 1;
     }
   }
+  if (rc == 0 && !p.export_qdq_onnx.empty()) {
+    // The Q-DQ model carries the resolved options and the target as metadata.
+    size_t num_options = 0;
+    const qairt_container_option* options = qairt_process_result_options(result, &num_options);
+    std::vector<std::string> keys;
+    keys.reserve(num_options);
+    std::vector<qairt_onnx_metadata_prop> props;
+    for (size_t k = 0; k < num_options; ++k) {
+      keys.push_back(std::string("qairt.") + options[k].key);
+      props.push_back({nullptr, options[k].value});
+    }
+    for (size_t k = 0; k < num_options; ++k) props[k].key = keys[k].c_str();
+    qairt_onnx_export_options e;
+    qairt_onnx_export_options_init(&e);
+    e.opset = p.qdq_opset;
+    if (p.qdq_opset == 13) e.flags |= QAIRT_EXPORT_QDQ_MS_DOMAIN;
+    e.num_metadata_props = props.size();
+    e.metadata_props = props.data();
+    if (qairt_status_t* s = qairt_export_onnx_file(graph, p.export_qdq_onnx.c_str(), &e)) {
+      std::fprintf(stderr, "qairt convert: --export_qdq_onnx: %s\n", qairt_status_message(s));
+      qairt_status_free(s);
+      if (!output_path.empty()) std::remove(output_path.c_str());  // all outputs or none
+      rc = 1;
+    }
+  }
   if (rc == 0 && !p.export_encodings.empty()) {
     qairt_encodings_write_options w;
     qairt_encodings_write_options_init(&w);
@@ -397,6 +465,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
       std::fprintf(stderr, "qairt convert: --export_encodings: %s\n", qairt_status_message(s));
       qairt_status_free(s);
       std::remove(output_path.c_str());  // all outputs or none
+      if (!p.export_qdq_onnx.empty()) std::remove(p.export_qdq_onnx.c_str());
       rc = 1;
     }
   }
@@ -404,7 +473,12 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   const std::string& eval = !p.eval_input_list.empty() ? p.eval_input_list : p.input_list;
   if (rc == 0 && float_graph && !eval.empty()) {
     qairt_compare_report_t* cmp = nullptr;
-    if (qairt_status_t* s = qairt_compare_input_list(float_graph, graph, eval.c_str(), 0, &cmp)) {
+    qairt_status_t* cs = nullptr;
+    {
+      Progress bar("accuracy", p.progress);
+      cs = qairt_compare_input_list_progress(float_graph, graph, eval.c_str(), 0, Progress::Callback, &bar, &cmp);
+    }
+    if (qairt_status_t* s = cs) {
       std::fprintf(stderr, "qairt convert: accuracy: %s\n", qairt_status_message(s));
       qairt_status_free(s);
     } else {

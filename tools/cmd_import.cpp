@@ -138,7 +138,14 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
                                    "--target_soc_model SOC) [--float_bitwidth 16|32] [--act_bitwidth 8|16] "
                                    "[--weights_bitwidth 4|8|16] [--bias_bitwidth 8|32] [--quantizer_log FILE "
                                    "--quantizer_log_level NONE|INFO|TRACE] [--export_encodings FILE "
-                                   "[--encodings_format 2.0.0|1.0.0|0.6.1]] [--stop_after PASS] [--print_pipeline] "
+                                   "[--encodings_format 2.0.0|1.0.0|0.6.1]] [--export_qdq_onnx FILE [--qdq_opset 13|21]] "
+                                   "[--input_list LIST [--eval_input_list LIST] [--act_quantizer_calibration "
+                                   "min-max|sqnr|mse|percentile] [--param_quantizer_calibration METHOD] "
+                                   "[--act_quantizer_schema|--param_quantizer_schema asymmetric|symmetric|"
+                                   "unsignedsymmetric] [--percentile_calibration_value P] "
+                                   "[--use_per_channel_quantization] [--use_per_row_quantization] "
+                                   "[--weights_block_size N [--use_lpbq]] [--input_encoding NAME other]... "
+                                   "[--num_threads N] [--no_progress]] [--stop_after PASS] [--print_pipeline] "
                                    "(-o OUT.qairt | --dry_run [--json])\n"
                                  : "usage: qairt inspect MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... [--json]\n");
     return 2;

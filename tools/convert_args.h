@@ -24,6 +24,8 @@ struct ProcessArgs {
   std::string stop_after;
   std::string export_encodings;
   uint32_t encodings_format = 0;  // qairt_encodings_version
+  std::string export_qdq_onnx;    // --export_qdq_onnx FILE
+  int64_t qdq_opset = 0;          // --qdq_opset 13|21 (0: automatic)
   bool quantized_io = false;
   // Calibration (--input_list): see include/qairt/qairt_calib.h.
   std::string input_list, eval_input_list;
@@ -32,6 +34,7 @@ struct ProcessArgs {
   double percentile = 99.99;
   bool per_channel = false, per_row = false, lpbq = false;
   uint32_t block_size = 0, num_threads = 1;
+  bool progress = true;  // --no_progress turns the calibration/accuracy progress off
   std::vector<std::string> float_inputs;
 };
 

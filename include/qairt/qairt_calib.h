@@ -15,6 +15,11 @@
  * output, cosine similarity, SQNR and max abs error, and optionally every
  * encoded tensor's SQNR, worst first.
  *
+ * Threads: calibrating mutates its graph (thread-compatible, as every
+ * qairt_graph_t); calibrations and comparisons of different graphs may run
+ * at once (tests/hostile/test_embedding.cpp). Reports are immutable and may
+ * be read from any number of threads until destroyed.
+ *
  * Same conventions as qairt.h. Added with ABI minor 3.
  */
 #ifndef QAIRT_QAIRT_CALIB_H_
@@ -26,8 +31,8 @@
 extern "C" {
 #endif
 
-typedef struct qairt_calibration_report_t qairt_calibration_report_t;
-typedef struct qairt_compare_report_t qairt_compare_report_t;
+typedef struct qairt_calibration_report_t qairt_calibration_report_t; /* immutable, thread-safe */
+typedef struct qairt_compare_report_t qairt_compare_report_t;         /* immutable, thread-safe */
 
 typedef uint32_t qairt_calibration_method_t;
 enum qairt_calibration_method {
@@ -40,6 +45,13 @@ enum qairt_calibration_method {
 #define QAIRT_CALIBRATION_PER_CHANNEL 1u /* conv weights per output channel */
 #define QAIRT_CALIBRATION_PER_ROW 2u     /* FullyConnected / MatMul weights per output row */
 #define QAIRT_CALIBRATION_LPBQ 4u        /* with block_size: LPBQ weights (needs weights_bitwidth 4) */
+
+/* Progress of a long call: `phase` ("ranges", then "histograms" for the
+ * searching calibration methods; "compare"), `done` of `total` samples of
+ * that phase. Calls are serialized but may come from the library's worker
+ * threads (num_threads > 1); the callback must not call back into the
+ * library with the same handles. Since ABI 1.4. */
+typedef void (*qairt_progress_fn)(void* user_data, const char* phase, size_t done, size_t total);
 
 typedef struct qairt_calibration_options {
   uint32_t struct_size;                    /* sizeof(qairt_calibration_options) */
@@ -57,6 +69,9 @@ typedef struct qairt_calibration_options {
   double percentile;                       /* default 99.99 */
   size_t num_float_inputs;                 /* graph inputs left unquantized (--input_encoding NAME other) */
   const char* const* float_inputs;
+  /* Since ABI 1.4: progress per sample pass (NULL = none). */
+  qairt_progress_fn progress;
+  void* progress_user_data;
 } qairt_calibration_options;
 
 QAIRT_API void qairt_calibration_options_init(qairt_calibration_options* options);
@@ -109,6 +124,13 @@ typedef struct qairt_accuracy {
 QAIRT_API qairt_status_t* qairt_compare_input_list(const qairt_graph_t* float_graph, const qairt_graph_t* quantized,
                                                    const char* input_list, uint32_t flags,
                                                    qairt_compare_report_t** out_report);
+/* The same, reporting progress ("compare", sample, samples) to `progress`
+ * (may be NULL). Since ABI 1.4. */
+QAIRT_API qairt_status_t* qairt_compare_input_list_progress(const qairt_graph_t* float_graph,
+                                                            const qairt_graph_t* quantized, const char* input_list,
+                                                            uint32_t flags, qairt_progress_fn progress,
+                                                            void* progress_user_data,
+                                                            qairt_compare_report_t** out_report);
 QAIRT_API void qairt_compare_report_destroy(qairt_compare_report_t* report);
 QAIRT_API size_t qairt_compare_report_output_count(const qairt_compare_report_t* report);
 QAIRT_API qairt_status_t* qairt_compare_report_output(const qairt_compare_report_t* report, size_t index,

@@ -4,10 +4,20 @@
  * Writes a graph back as a runnable ONNX model: every op type the ONNX
  * importer produces maps back to standard ai.onnx ops (QNN-style ops without
  * an ONNX twin are spelled with several nodes), tensor layouts stay the
- * IR's (the source model's), static tensors become initializers, fixed-point
- * static tensors with a per-tensor or per-channel encoding become an integer
- * initializer + DequantizeLinear. Encodings on float activations are not
- * written yet (Q-DQ export of activations comes later).
+ * IR's (the source model's), static tensors become initializers.
+ *
+ * Quantization is written as the reference executor (qairt_exec.h) simulates
+ * it, so ONNX Runtime computes what qairt computes (a Q-DQ model, e.g. of a
+ * graph after qairt_process):
+ *  - fixed-point static tensors: integer initializer + DequantizeLinear
+ *    (per-tensor, per-axis, blocked with opset 21's block_size; LPBQ as the
+ *    two-level DequantizeLinear pattern the QNN execution provider fuses);
+ *  - other tensors with an integer encoding (quantized activations, float
+ *    tensors carrying an encoding): QuantizeLinear -> DequantizeLinear after
+ *    the producer, so requantizations read DQ -> Q pairs;
+ *  - float tensors with an fp16 encoding: Cast to float16 and back.
+ * 4-bit values, blocks, and 16-bit values without QAIRT_EXPORT_QDQ_MS_DOMAIN
+ * need opset 21, which opset 0 (automatic) selects when needed.
  *
  * Same conventions as qairt.h (status objects, struct_size, query-then-fill,
  * ownership). The graph is only read: several exports of one graph may run
@@ -24,17 +34,33 @@ extern "C" {
 
 /* Flags of qairt_onnx_export_options.flags. */
 #define QAIRT_EXPORT_VALUE_INFO 1u /* also write dtype/shape of every intermediate tensor */
+/* Q/DQ nodes in the com.microsoft domain (16-bit grids at opsets below 21,
+ * as ONNX Runtime's quantizer writes with --qdq_opset 13); no blocks or
+ * 4-bit grids. Since ABI 1.4. */
+#define QAIRT_EXPORT_QDQ_MS_DOMAIN 2u
 
+/* opset 0: 17, or 21 when a Q/DQ node needs it (since ABI 1.4). */
+#define QAIRT_ONNX_EXPORT_AUTO_OPSET 0
 #define QAIRT_ONNX_EXPORT_DEFAULT_OPSET 17
 #define QAIRT_ONNX_EXPORT_MIN_OPSET 11
 #define QAIRT_ONNX_EXPORT_MAX_OPSET 21
 
+/* One ModelProto.metadata_props entry. Fixed layout, used in arrays. */
+typedef struct qairt_onnx_metadata_prop {
+  const char* key;   /* non-NULL */
+  const char* value; /* NULL reads as "" */
+} qairt_onnx_metadata_prop;
+
 typedef struct qairt_onnx_export_options {
   uint32_t struct_size;      /* sizeof(qairt_onnx_export_options) */
   uint32_t flags;            /* QAIRT_EXPORT_* */
-  int64_t opset;             /* ai.onnx opset, MIN..MAX_OPSET; 0 = DEFAULT_OPSET */
+  int64_t opset;             /* ai.onnx opset, MIN..MAX_OPSET, or AUTO_OPSET (the default) */
   const char* producer_name; /* ModelProto.producer_name; NULL = "qairt" */
   const char* graph_name;    /* GraphProto.name; NULL = the graph's name */
+  /* Since ABI 1.4: ModelProto.metadata_props (e.g. the resolved options of
+   * qairt_process_result_options), read during the call. */
+  size_t num_metadata_props;
+  const qairt_onnx_metadata_prop* metadata_props;
 } qairt_onnx_export_options;
 
 QAIRT_API void qairt_onnx_export_options_init(qairt_onnx_export_options* options);

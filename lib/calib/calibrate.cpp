@@ -341,7 +341,8 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
         }
         std::lock_guard<std::mutex> lock(mu);
         ++done;
-        if (progress) progress(done, samples.count * passes, pass == 0 ? "ranges" : "histograms");
+        // Per pass: (sample, samples, "ranges" | "histograms").
+        if (progress) progress(done - pass * samples.count, samples.count, pass == 0 ? "ranges" : "histograms");
       }
     };
     std::vector<std::thread> threads;

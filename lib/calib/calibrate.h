@@ -62,8 +62,9 @@ struct Report {
   std::vector<std::string> warnings;
 };
 
-// Calibrates `graph` in place. Progress (done, total, phase) is reported when
-// `progress` is set. An error leaves the graph unchanged.
+// Calibrates `graph` in place. Progress (done, total, phase) is reported per
+// pass ("ranges", then "histograms" for the searching methods) when
+// `progress` is set, one call at a time (from worker threads too). An error leaves the graph unchanged.
 Status Calibrate(Graph* graph, const SampleSource& samples, const Options& options, Report* report,
                  const std::function<void(size_t, size_t, const char*)>& progress = {});
 

@@ -73,7 +73,7 @@ Result<std::map<std::string, std::vector<float>>> RunOne(exec::Executor& ex, con
 }  // namespace
 
 Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSource& samples, bool per_layer,
-               CompareReport* report) {
+               CompareReport* report, const std::function<void(size_t, size_t, const char*)>& progress) {
   *report = CompareReport{};
   if (samples.count == 0) return InvalidArgument("compare: no samples");
   auto fex = exec::Executor::Create(float_graph, exec::Options{1, false});
@@ -107,6 +107,7 @@ Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSou
         if (!id || !quantized.tensor(*id).encoding) continue;
         layer_acc[n].Add(v.data(), b->second.data(), v.size());
       }
+    if (progress) progress(i + 1, samples.count, "compare");
   }
   report->samples = samples.count;
   for (const auto& n : outputs) report->outputs.push_back(out_acc[n].Get(n));

@@ -28,8 +28,9 @@ struct CompareReport {
 };
 
 // `quantized` may have injected converts: outputs are matched by name.
+// Progress (sample, samples, "compare") after each sample when `progress` is set.
 Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSource& samples, bool per_layer,
-               CompareReport* report);
+               CompareReport* report, const std::function<void(size_t, size_t, const char*)>& progress = {});
 
 std::string CompareText(const CompareReport& r, size_t max_layers = 20);
 std::string CompareJson(const CompareReport& r);

@@ -1050,7 +1050,7 @@ def _read_diagnostics(dh) -> List[Diagnostic]:
 from .onnx import export_onnx, import_onnx  # noqa: E402
 
 
-def _graph_export_onnx(self, path=None, opset=17, **kwargs):
+def _graph_export_onnx(self, path=None, opset=0, **kwargs):
     """Writes the graph as an ONNX model to `path` (atomically), or returns the
     bytes when path is None. See qairt.export_onnx."""
     return export_onnx(self, path, opset=opset, **kwargs)

@@ -16,7 +16,7 @@ import os
 from . import errors
 
 ABI_MAJOR = 1  # QAIRT_ABI_MAJOR this binding was written against
-ABI_MINOR = 3
+ABI_MINOR = 4
 INVALID_ID = 0xFFFFFFFF
 CONSTANT_BORROW = 1
 
@@ -197,10 +197,18 @@ class OnnxExportOptions(ctypes.Structure):
         ("opset", c_int64),
         ("producer_name", c_char_p),
         ("graph_name", c_char_p),
+        ("num_metadata_props", c_size_t),
+        ("metadata_props", c_void_p),  # const qairt_onnx_metadata_prop*
     ]
 
 
+class OnnxMetadataProp(ctypes.Structure):
+    """qairt_onnx_metadata_prop (qairt_export.h)."""
+    _fields_ = [("key", c_char_p), ("value", c_char_p)]
+
+
 EXPORT_VALUE_INFO = 1
+EXPORT_QDQ_MS_DOMAIN = 2
 # qairt_write_fn: int32_t (*)(void* user_data, const void* data, size_t size)
 WriteFn = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
 

@@ -33,6 +33,17 @@ PER_CHANNEL, PER_ROW, LPBQ = 1, 2, 4
 COMPARE_PER_LAYER = 1
 
 
+# qairt_progress_fn: void (*)(void* user_data, const char* phase, size_t done, size_t total)
+ProgressFn = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_size_t, c_size_t)
+
+
+def _progress_fn(progress):
+    """A C callback calling progress(phase, done, total), or a NULL one."""
+    if progress is None:
+        return ProgressFn()
+    return ProgressFn(lambda _user, phase, done, total: progress(_dec(phase), done, total))
+
+
 class CalibrationOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32), ("flags", c_uint32), ("act_method", c_uint32), ("param_method", c_uint32),
@@ -40,6 +51,7 @@ class CalibrationOptions(ctypes.Structure):
         ("weights_bitwidth", c_uint32), ("block_size", c_uint32), ("histogram_bins", c_uint32),
         ("num_threads", c_uint32), ("reserved", c_uint32), ("percentile", c_double),
         ("num_float_inputs", c_size_t), ("float_inputs", _P(c_char_p)),
+        ("progress", ProgressFn), ("progress_user_data", c_void_p),
     ]
 
 
@@ -74,6 +86,8 @@ _DECLS = [
     ("qairt_calibration_report_warning_count", c_size_t, [ReportP]),
     ("qairt_calibration_report_warning", c_char_p, [ReportP, c_size_t]),
     ("qairt_compare_input_list", _ffi.StatusP, [_ffi.GraphP, _ffi.GraphP, c_char_p, c_uint32, _P(CompareP)]),
+    ("qairt_compare_input_list_progress", _ffi.StatusP,
+     [_ffi.GraphP, _ffi.GraphP, c_char_p, c_uint32, ProgressFn, c_void_p, _P(CompareP)]),
     ("qairt_compare_report_destroy", None, [CompareP]),
     ("qairt_compare_report_output_count", c_size_t, [CompareP]),
     ("qairt_compare_report_output", _ffi.StatusP, [CompareP, c_size_t, _P(Accuracy)]),
@@ -88,7 +102,7 @@ DECLARED = tuple(d[0] for d in _DECLS)
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
 except AttributeError as _e:
-    raise ImportError("qairt: %s does not export the calibration API of qairt_calib.h (ABI 1.3): %s"
+    raise ImportError("qairt: %s does not export the calibration API of qairt_calib.h (ABI 1.4): %s"
                       % (_ffi.library_path, _e)) from None
 
 _dec = _ffi.decode
@@ -120,7 +134,7 @@ class CompareReport:
 
 
 def _options(act_method, param_method, act_schema, param_schema, act_bitwidth, weights_bitwidth, per_channel,
-             per_row, block_size, lpbq, percentile, float_inputs, num_threads, keep):
+             per_row, block_size, lpbq, percentile, float_inputs, num_threads, progress, keep):
     for what, value, table in (("act_method", act_method, METHODS), ("param_method", param_method, METHODS),
                                ("act_schema", act_schema, SCHEMAS), ("param_schema", param_schema, SCHEMAS)):
         if value not in table:
@@ -136,6 +150,9 @@ def _options(act_method, param_method, act_schema, param_schema, act_bitwidth, w
     names = (c_char_p * max(1, len(float_inputs)))(*[_ffi.encode(n) for n in float_inputs])
     keep.append(names)
     o.num_float_inputs, o.float_inputs = len(float_inputs), names
+    callback = _progress_fn(progress)
+    keep.append(callback)
+    o.progress = callback
     return o
 
 
@@ -156,14 +173,15 @@ def _report(h) -> CalibrationReport:
 def calibrate(graph, samples: Optional[Iterable[Mapping[str, object]]] = None, *, input_list: Optional[str] = None,
               act_method="min-max", param_method="min-max", act_schema="asymmetric", param_schema="symmetric",
               act_bitwidth=8, weights_bitwidth=8, per_channel=False, per_row=False, block_size=0, lpbq=False,
-              percentile=99.99, float_inputs=(), num_threads=1) -> CalibrationReport:
+              percentile=99.99, float_inputs=(), num_threads=1, progress=None) -> CalibrationReport:
     """Calibrates `graph` in place from `samples` (an iterable of {input name: numpy array}) or an input_list
-    file. Raises a QairtError naming the sample, input or file on bad data."""
+    file. Raises a QairtError naming the sample, input or file on bad data. progress: optional
+    callable(phase, done, total), called after each sample of each pass."""
     if (samples is None) == (input_list is None):
         raise errors.InvalidArgumentError("give samples or input_list (one of them)", code=errors.INVALID_ARGUMENT)
     keep = []
     o = _options(act_method, param_method, act_schema, param_schema, act_bitwidth, weights_bitwidth, per_channel,
-                 per_row, block_size, lpbq, percentile, list(float_inputs), num_threads, keep)
+                 per_row, block_size, lpbq, percentile, list(float_inputs), num_threads, progress, keep)
     h = ReportP()
     if input_list is not None:
         _fn["qairt_calibrate_input_list"](graph.handle, _ffi.encode(str(input_list)), ctypes.byref(o),
@@ -204,11 +222,15 @@ def _render(h, fmt):
     return buf.value.decode()
 
 
-def compare_input_list(float_graph, quantized_graph, input_list: str, per_layer: bool = False) -> CompareReport:
-    """Runs both graphs on the input_list's samples; per output cosine, SQNR (dB), max abs error."""
+def compare_input_list(float_graph, quantized_graph, input_list: str, per_layer: bool = False,
+                       progress=None) -> CompareReport:
+    """Runs both graphs on the input_list's samples; per output cosine, SQNR (dB), max abs error.
+    progress: optional callable("compare", done, total), called after each sample."""
     h = CompareP()
-    _fn["qairt_compare_input_list"](float_graph.handle, quantized_graph.handle, _ffi.encode(str(input_list)),
-                                    COMPARE_PER_LAYER if per_layer else 0, ctypes.byref(h))
+    callback = _progress_fn(progress)
+    _fn["qairt_compare_input_list_progress"](float_graph.handle, quantized_graph.handle,
+                                             _ffi.encode(str(input_list)), COMPARE_PER_LAYER if per_layer else 0,
+                                             callback, None, ctypes.byref(h))
     try:
         return CompareReport(outputs=_entries(h, "qairt_compare_report_output_count", "qairt_compare_report_output"),
                              layers=_entries(h, "qairt_compare_report_layer_count", "qairt_compare_report_layer"),

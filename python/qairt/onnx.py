@@ -19,8 +19,10 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 
-__all__ = ["import_onnx", "export_onnx", "DEFAULT_OPSET", "MIN_OPSET", "MAX_OPSET"]
+__all__ = ["import_onnx", "export_onnx", "AUTO_OPSET", "DEFAULT_OPSET", "MIN_OPSET", "MAX_OPSET"]
 
+# AUTO_OPSET: DEFAULT_OPSET, or 21 when a Q/DQ node needs it (4/16-bit, blocks).
+AUTO_OPSET = 0
 DEFAULT_OPSET = 17
 MIN_OPSET = 11
 MAX_OPSET = 21
@@ -122,22 +124,35 @@ def _run_import(file_fn, bytes_fn, path, data, opts):
     return Graph(_handle=handle), report_dict
 
 
-def _export_options(opset, producer_name, graph_name, value_info):
+def _export_options(opset, producer_name, graph_name, value_info, qdq_ms_domain, metadata):
     opts = _ffi.new_struct(_ffi.OnnxExportOptions)
     _ffi.qairt_onnx_export_options_init(ctypes.byref(opts))
     opts.opset = int(opset)
     opts.producer_name = _enc(producer_name)
     opts.graph_name = _enc(graph_name)
-    opts.flags = _ffi.EXPORT_VALUE_INFO if value_info else 0
+    opts.flags = ((_ffi.EXPORT_VALUE_INFO if value_info else 0) |
+                  (_ffi.EXPORT_QDQ_MS_DOMAIN if qdq_ms_domain else 0))
+    items = list((metadata or {}).items())
+    props = (_ffi.OnnxMetadataProp * max(1, len(items)))()
+    for k, (key, value) in enumerate(items):
+        props[k].key = _enc(str(key))
+        props[k].value = _enc(str(value))
+    opts.num_metadata_props = len(items)
+    opts.metadata_props = ctypes.cast(props, ctypes.c_void_p)
+    opts._keepalive = props  # the array must outlive the call
     return opts
 
 
-def export_onnx(graph, path: Optional[Union[str, os.PathLike]] = None, opset: int = DEFAULT_OPSET,
+def export_onnx(graph, path: Optional[Union[str, os.PathLike]] = None, opset: int = AUTO_OPSET,
                 producer_name: Optional[str] = None, graph_name: Optional[str] = None,
-                value_info: bool = False) -> Optional[bytes]:
+                value_info: bool = False, qdq_ms_domain: bool = False,
+                metadata: Optional[dict] = None) -> Optional[bytes]:
     """Writes `graph` as an ONNX model: to `path` (atomically) or, when path is
-    None, returned as bytes."""
-    opts = _export_options(opset, producer_name, graph_name, value_info)
+    None, returned as bytes. Quantization is written as Q/DQ nodes the way the
+    executor simulates it (see qairt_export.h); opset AUTO_OPSET picks 21 only
+    when a Q/DQ node needs it. qdq_ms_domain: com.microsoft Q/DQ (16-bit grids
+    below opset 21). metadata: ModelProto.metadata_props."""
+    opts = _export_options(opset, producer_name, graph_name, value_info, qdq_ms_domain, metadata)
     if path is not None:
         _ffi.qairt_export_onnx_file(graph.handle, _enc(os.fspath(path)), ctypes.byref(opts))
         return None

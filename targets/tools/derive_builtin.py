@@ -214,6 +214,12 @@ def parse_aimet(path):
             pk = None if not p else ("f" if p["dtype"] == "float" else "i") + str(p["bitwidth"])
             ks.append((ak, pk))
         table[name] = ks
+    # The kernel tables key the normalizations by their ONNX names
+    # (formats.md 2.3); the IR uses the QNN ones.
+    for onnx_name, ir_name in (("LayerNormalization", "LayerNorm"), ("GroupNormalization", "GroupNorm"),
+                               ("InstanceNormalization", "InstanceNorm")):
+        if onnx_name in table and ir_name not in table:
+            table[ir_name] = table[onnx_name]
     return d, table
 
 

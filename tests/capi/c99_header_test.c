@@ -158,7 +158,7 @@ int main(void) {
     unsigned char* bytes;
     qairt_graph_t* back = NULL;
     qairt_onnx_export_options_init(&eo);
-    EXPECT(eo.opset == QAIRT_ONNX_EXPORT_DEFAULT_OPSET);
+    EXPECT(eo.opset == QAIRT_ONNX_EXPORT_AUTO_OPSET && eo.num_metadata_props == 0);
     EXPECT(ok(qairt_export_onnx_bytes(g, &eo, NULL, 0, &size)));
     EXPECT(size > 20);
     bytes = (unsigned char*)malloc(size);

@@ -115,6 +115,13 @@ Graph ReImport(const std::string& bytes, const OnnxImportOptions& opts = {}) {
   return std::move(g).value();
 }
 
+// The reference models carry encodings on some float tensors (written as
+// Q-DQ pairs); the spelling tests look at the float ops alone.
+void ClearFloatEncodings(Graph* g) {
+  for (TensorId id = 0; id < g->tensor_count(); ++id)
+    if (g->tensor(id).encoding && !IsFixedPoint(g->tensor(id).dtype)) REQUIRE(g->ClearEncoding(id).ok());
+}
+
 std::shared_ptr<const StaticData> Floats(std::vector<float> v) {
   return StaticData::Copy(v.data(), v.size() * sizeof(float));
 }
@@ -124,6 +131,7 @@ TEST_CASE("the reference models export, are well-formed and re-import to the sam
     Graph g("model");
     testing::CppModelBuilder b(&g);
     build(b);
+    ClearFloatEncodings(&g);
     REQUIRE(!HasErrors(g.Validate()));
     std::string bytes;
     REQUIRE(ExportOnnx(g, {}, &bytes).ok());
@@ -154,6 +162,7 @@ TEST_CASE("CNN ops map to their ONNX spellings and back", "[export][onnx]") {
   Graph g("cnn");
   testing::CppModelBuilder b(&g);
   testing::BuildSmallCnn(b);
+  ClearFloatEncodings(&g);
   std::string bytes;
   REQUIRE(ExportOnnx(g, {}, &bytes).ok());
   const onnx::ModelProto m = Parse(bytes);
@@ -189,6 +198,7 @@ TEST_CASE("opset-dependent spellings", "[export][onnx]") {
   Graph g("t");
   testing::CppModelBuilder b(&g);
   testing::BuildTransformerBlock(b);
+  ClearFloatEncodings(&g);
 
   const onnx::ModelProto m17 = Export(g, 17);
   CHECK(Count(m17, "LayerNormalization") == 2);
@@ -211,7 +221,7 @@ TEST_CASE("opset-dependent spellings", "[export][onnx]") {
   Graph back = ReImport(bytes);
   CHECK(back.tensor(back.outputs()[0]).shape == g.tensor(g.outputs()[0]).shape);
 
-  for (int64_t bad : {0, 10, 22}) {
+  for (int64_t bad : {-1, 10, 22}) {
     o.opset = bad;
     Status s = ExportOnnx(g, o, &bytes);
     CHECK(s.code() == StatusCode::kInvalidArgument);
@@ -355,13 +365,14 @@ TEST_CASE("quantized weights export as integer initializer + DequantizeLinear an
   REQUIRE(g16.SetEncoding(c16.value(), e16).ok());
   REQUIRE(g16.AddOp("Conv2d", "conv", {x16.value(), c16.value()}, {"y"}, {{"group", int64_t{2}}}).ok());
   REQUIRE(g16.MarkOutput(*g16.FindTensor("y")).ok());
-  Status s = ExportOnnx(g16, {}, &bytes);
+  OnnxExportOptions o17;
+  o17.opset = 17;
+  Status s = ExportOnnx(g16, o17, &bytes);
   CHECK(s.code() == StatusCode::kUnsupported);
   CHECK(s.message().find("'w16'") != std::string::npos);
   CHECK(s.message().find("opset 21") != std::string::npos);
-  OnnxExportOptions o21;
-  o21.opset = 21;
-  REQUIRE(ExportOnnx(g16, o21, &bytes).ok());
+  REQUIRE(ExportOnnx(g16, {}, &bytes).ok());  // automatic opset: 21
+  CHECK(Parse(bytes).opset_import(0).version() == 21);
   CHECK(FindInit(Parse(bytes), "w16_quantized")->data_type() == onnx::TensorProto::UINT16);
 
   // A fixed-point constant without an encoding cannot be dequantized.
@@ -400,7 +411,7 @@ TEST_CASE("unsupported and invalid graphs fail naming the op", "[export][onnx]")
   CHECK(bytes == "untouched");
 }
 
-TEST_CASE("float Convert (requantization) is the identity; quantized activations are refused", "[export][onnx]") {
+TEST_CASE("float Convert (requantization) is the identity", "[export][onnx]") {
   Graph g("convert");
   auto x = g.AddInput("x", DType::kFloat32, Shape{4});
   REQUIRE(g.AddOp("Convert", "requant", {x.value()}, {"y"}, {{"output_dtype", int64_t(DType::kFloat32)}}).ok());
@@ -409,6 +420,7 @@ TEST_CASE("float Convert (requantization) is the identity; quantized activations
   CHECK(OpTypes(m) == std::vector<std::string>{"Identity"});
   CheckWellFormed(m);
 
+  // A fixed-point activation without an encoding cannot be quantized.
   Graph q("quantized");
   auto xq = q.AddInput("x", DType::kFloat32, Shape{4});
   REQUIRE(q.AddOp("Quantize", "quant", {xq.value()}, {"xq"}, {{"output_dtype", int64_t(DType::kUFixed8)}}).ok());
@@ -417,6 +429,182 @@ TEST_CASE("float Convert (requantization) is the identity; quantized activations
   Status s = ExportOnnx(q, {}, &bytes);
   CHECK(s.code() == StatusCode::kUnsupported);
   CHECK(s.message().find("'quant'") != std::string::npos);
+  CHECK(s.message().find("'xq'") != std::string::npos);
+}
+
+Encoding PerTensor(DType dtype, float scale, int32_t offset) {
+  Encoding e;
+  e.dtype = dtype;
+  e.scales = {scale};
+  e.offsets = {offset};
+  return e;
+}
+
+// float input -> Quantize(u16) -> Conv(w s8 per-channel, bias s32) -> u16 ->
+// Convert(u8) -> Relu(u8) -> Dequantize -> float output: what
+// target-specific processing leaves for W8A16 with a requantization.
+Graph ProcessedConv() {
+  Graph g("processed");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{1, 2, 4, 4});
+  REQUIRE(g.AddOp("Quantize", "x_quant", {x.value()}, {"x_q"}, {{"output_dtype", int64_t(DType::kUFixed16)}}).ok());
+  REQUIRE(g.SetEncoding(*g.FindTensor("x_q"), PerTensor(DType::kUFixed16, 1.0f / 4096, -32768)).ok());
+  const std::vector<int8_t> wq = {-3, 1, 4, -1, 5, -9, 2, 6, 7, -7, 0, 3, 1, 1, -2, 8};
+  auto w = g.AddConstant("w", DType::kSFixed8, Shape{2, 2, 2, 2}, StaticData::Copy(wq.data(), wq.size()));
+  Encoding ew;
+  ew.kind = EncodingKind::kPerChannel;
+  ew.dtype = DType::kSFixed8;
+  ew.symmetry = Symmetry::kSymmetric;
+  ew.axis = 0;
+  ew.scales = {0.05f, 0.02f};
+  ew.offsets = {0, 0};
+  REQUIRE(g.SetEncoding(w.value(), ew).ok());
+  const std::vector<int32_t> bq = {1000, -400};
+  auto bias = g.AddConstant("b", DType::kSFixed32, Shape{2}, StaticData::Copy(bq.data(), 8));
+  Encoding eb = ew;
+  eb.dtype = DType::kSFixed32;
+  eb.scales = {0.05f / 4096, 0.02f / 4096};
+  REQUIRE(g.SetEncoding(bias.value(), eb).ok());
+  REQUIRE(g.AddOp("Conv2d", "conv", {*g.FindTensor("x_q"), w.value(), bias.value()}, {"c"}).ok());
+  REQUIRE(g.SetTensorDType(*g.FindTensor("c"), DType::kUFixed16).ok());
+  REQUIRE(g.SetEncoding(*g.FindTensor("c"), PerTensor(DType::kUFixed16, 1.0f / 2048, -30000)).ok());
+  REQUIRE(g.AddOp("Convert", "c_convert", {*g.FindTensor("c")}, {"c8"}, {{"output_dtype", int64_t(DType::kUFixed8)}})
+              .ok());
+  REQUIRE(g.SetEncoding(*g.FindTensor("c8"), PerTensor(DType::kUFixed8, 0.05f, -128)).ok());
+  REQUIRE(g.AddOp("Relu", "relu", {*g.FindTensor("c8")}, {"r"}).ok());
+  REQUIRE(g.SetTensorDType(*g.FindTensor("r"), DType::kUFixed8).ok());
+  REQUIRE(g.SetEncoding(*g.FindTensor("r"), PerTensor(DType::kUFixed8, 0.03f, 0)).ok());
+  REQUIRE(g.AddOp("Dequantize", "r_dequant", {*g.FindTensor("r")}, {"y"}, {{"output_dtype", int64_t(DType::kFloat32)}})
+              .ok());
+  REQUIRE(g.MarkOutput(*g.FindTensor("y")).ok());
+  INFO(JoinMessages(g.Validate()));
+  REQUIRE(!HasErrors(g.Validate()));
+  return g;
+}
+
+TEST_CASE("a processed graph exports as Q-DQ: activations, requantization, int32 bias", "[export][onnx][qdq]") {
+  const Graph g = ProcessedConv();
+  std::string bytes;
+  Status st = ExportOnnx(g, {}, &bytes);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  const onnx::ModelProto m = Parse(bytes);
+  CheckWellFormed(m);
+  CHECK(m.opset_import(0).version() == 21);  // 16-bit Q/DQ: automatic opset 21
+  // x: Q-DQ; w, b: DQ; c: Q-DQ; c8 (requantized): Q-DQ; r: Q-DQ; the
+  // Quantize/Convert/Dequantize ops are the identity on float values.
+  CHECK(OpTypes(m) == std::vector<std::string>{"DequantizeLinear", "DequantizeLinear", "QuantizeLinear",
+                                               "DequantizeLinear", "Conv", "QuantizeLinear", "DequantizeLinear",
+                                               "QuantizeLinear", "DequantizeLinear", "Relu", "QuantizeLinear",
+                                               "DequantizeLinear", "Identity"});
+  const onnx::TensorProto* xz = FindInit(m, "x_q_zero_point");
+  REQUIRE(xz);
+  CHECK(xz->data_type() == onnx::TensorProto::UINT16);
+  uint16_t z16;
+  std::memcpy(&z16, xz->raw_data().data(), 2);
+  CHECK(z16 == 32768);
+  const onnx::TensorProto* bi = FindInit(m, "b_quantized");
+  REQUIRE(bi);
+  CHECK(bi->data_type() == onnx::TensorProto::INT32);
+  const onnx::TensorProto* c8z = FindInit(m, "c8_zero_point");
+  REQUIRE(c8z);
+  CHECK(c8z->data_type() == onnx::TensorProto::UINT8);
+  CHECK(static_cast<uint8_t>(c8z->raw_data()[0]) == 128);
+  // The graph output keeps its name; the Relu feeds Q-DQ, whose DQ feeds it.
+  CHECK(m.graph().output(0).name() == "y");
+  CHECK(m.graph().output(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
+
+  // 16-bit at an explicit opset 17: refused naming the tensor, unless the
+  // com.microsoft Q/DQ are asked for.
+  OnnxExportOptions o;
+  o.opset = 17;
+  Status s = ExportOnnx(g, o, &bytes);
+  CHECK(s.code() == StatusCode::kUnsupported);
+  CHECK(s.message().find("'x_q'") != std::string::npos);
+  CHECK(s.message().find("opset 21") != std::string::npos);
+  o.opset = 13;
+  o.qdq_ms_domain = true;
+  st = ExportOnnx(g, o, &bytes);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  const onnx::ModelProto ms = Parse(bytes);
+  CHECK(ms.opset_import(0).version() == 13);
+  REQUIRE(ms.opset_import_size() == 2);
+  CHECK(ms.opset_import(1).domain() == "com.microsoft");
+  for (const auto& n : ms.graph().node())
+    if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear") CHECK(n.domain() == "com.microsoft");
+}
+
+TEST_CASE("block and LPBQ weights export in ONNX's blocked layout", "[export][onnx][qdq]") {
+  // MatMul weight [K=4, N=8]: blocks of 2 along K (axis 0).
+  Graph g("blocks");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{1, 4});
+  std::vector<int8_t> wq(32);
+  for (size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>(static_cast<int>(i % 15) - 7);
+  std::vector<uint8_t> packed(16, 0);
+  for (size_t i = 0; i < wq.size(); ++i) packed[i / 2] |= static_cast<uint8_t>((wq[i] & 0xF) << ((i % 2) * 4));
+  auto w = g.AddConstant("w", DType::kSFixed4, Shape{4, 8}, StaticData::Copy(packed.data(), packed.size()));
+  Encoding e;
+  e.kind = EncodingKind::kPerBlock;
+  e.dtype = DType::kSFixed4;
+  e.symmetry = Symmetry::kSymmetric;
+  e.axis = 0;
+  e.block_sizes = {2, 1};
+  for (int k = 0; k < 16; ++k) e.scales.push_back(0.01f * static_cast<float>(k + 1));  // grid [2, 8]
+  e.offsets.assign(16, 0);
+  REQUIRE(g.SetEncoding(w.value(), e).ok());
+  REQUIRE(g.AddOp("MatMul", "mm", {x.value(), w.value()}, {"y"}).ok());
+  REQUIRE(g.MarkOutput(*g.FindTensor("y")).ok());
+  std::string bytes;
+  Status st = ExportOnnx(g, {}, &bytes);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  onnx::ModelProto m = Parse(bytes);
+  CheckWellFormed(m);
+  CHECK(m.opset_import(0).version() == 21);
+  const onnx::NodeProto* dq = FindNode(m, "DequantizeLinear");
+  REQUIRE(dq);
+  CHECK(FindAttr(*dq, "axis")->i() == 0);
+  CHECK(FindAttr(*dq, "block_size")->i() == 2);
+  const onnx::TensorProto* sc = FindInit(m, "w_scale");
+  REQUIRE(sc);
+  CHECK(std::vector<int64_t>(sc->dims().begin(), sc->dims().end()) == Ints{2, 8});
+  CHECK(FindInit(m, "w_quantized")->data_type() == 22);  // INT4
+  CHECK(FindInit(m, "w_quantized")->raw_data() == std::string(packed.begin(), packed.end()));
+
+  // The same weight as LPBQ: per-block integer scales on a per-channel
+  // (per-column) float scale; two DequantizeLinear nodes.
+  Encoding l = e;
+  l.kind = EncodingKind::kLpbq;
+  l.scales = {0.001f, 0.002f, 0.003f, 0.004f, 0.005f, 0.006f, 0.007f, 0.008f};
+  l.block_int_scales.clear();
+  for (int k = 0; k < 16; ++k) l.block_int_scales.push_back(1 + k % 16);
+  l.offsets.clear();
+  l.bitwidth = 4;
+  l.decompressed_bitwidth = 8;
+  REQUIRE(g.SetEncoding(w.value(), l).ok());
+  st = ExportOnnx(g, {}, &bytes);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  m = Parse(bytes);
+  CheckWellFormed(m);
+  REQUIRE(Count(m, "DequantizeLinear") == 2);
+  const onnx::NodeProto& first = m.graph().node(0);
+  CHECK(first.op_type() == "DequantizeLinear");
+  CHECK(FindAttr(first, "axis")->i() == 1);  // the channel axis
+  const onnx::TensorProto* ints = FindInit(m, first.input(0));
+  REQUIRE(ints);
+  CHECK(ints->data_type() == onnx::TensorProto::UINT8);
+  CHECK(std::vector<int64_t>(ints->dims().begin(), ints->dims().end()) == Ints{2, 8});
+  const onnx::NodeProto& second = m.graph().node(1);
+  CHECK(second.input(1) == first.output(0));
+  CHECK(FindAttr(second, "block_size")->i() == 2);
+
+  // Blocks have no com.microsoft spelling.
+  OnnxExportOptions o;
+  o.qdq_ms_domain = true;
+  Status s = ExportOnnx(g, o, &bytes);
+  CHECK(s.code() == StatusCode::kUnsupported);
+  CHECK(s.message().find("'w'") != std::string::npos);
 }
 
 TEST_CASE("generated names never collide with the graph's own", "[export][onnx]") {
@@ -526,7 +714,7 @@ TEST_CASE("C API: export to bytes, a callback and a file", "[export][onnx][capi]
   qairt_onnx_export_options o;
   qairt_onnx_export_options_init(&o);
   CHECK(o.struct_size == sizeof o);
-  CHECK(o.opset == 17);
+  CHECK(o.opset == QAIRT_ONNX_EXPORT_AUTO_OPSET);
   size_t size = 0;
   REQUIRE(qairt_export_onnx_bytes(g, &o, nullptr, 0, &size) == nullptr);
   std::string buf(size, '\0');
@@ -559,6 +747,31 @@ TEST_CASE("C API: export to bytes, a callback and a file", "[export][onnx][capi]
   CHECK(m.graph().name() == "renamed");
   CHECK(m.opset_import(0).version() == 21);
   CHECK(m.graph().value_info_size() > 5);
+  // Metadata props (since 1.4), in order; a NULL key is refused.
+  const qairt_onnx_metadata_prop props[] = {{"qairt.act_bitwidth", "16"}, {"qairt.target", nullptr}};
+  o.num_metadata_props = 2;
+  o.metadata_props = props;
+  REQUIRE(qairt_export_onnx_write(g, &o, Collect, &(buf = std::string())) == nullptr);
+  const onnx::ModelProto mm = Parse(buf);
+  REQUIRE(mm.metadata_props_size() == 2);
+  CHECK(mm.metadata_props(0).key() == "qairt.act_bitwidth");
+  CHECK(mm.metadata_props(0).value() == "16");
+  CHECK(mm.metadata_props(1).value().empty());
+  const qairt_onnx_metadata_prop bad_prop[] = {{nullptr, "x"}};
+  o.metadata_props = bad_prop;
+  o.num_metadata_props = 1;
+  CHECK(StatusText(qairt_export_onnx_bytes(g, &o, nullptr, 0, &size)).find("metadata_props[0].key") !=
+        std::string::npos);
+  o.metadata_props = nullptr;
+  CHECK(StatusText(qairt_export_onnx_bytes(g, &o, nullptr, 0, &size)).find("metadata_props is NULL") !=
+        std::string::npos);
+  o.num_metadata_props = 0;
+  // A 1.3 caller's struct (without the metadata fields) still works.
+  o.struct_size = offsetof(qairt_onnx_export_options, num_metadata_props);
+  o.num_metadata_props = 99;  // beyond its struct_size: never read
+  CHECK(qairt_export_onnx_bytes(g, &o, nullptr, 0, &size) == nullptr);
+  o.struct_size = sizeof o;
+  o.num_metadata_props = 0;
   o.flags = 0x80;
   CHECK(StatusText(qairt_export_onnx_bytes(g, &o, nullptr, 0, &size)).find("flags") != std::string::npos);
   o.flags = 0;

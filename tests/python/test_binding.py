@@ -206,6 +206,7 @@ class AbiDeclarationTest(unittest.TestCase):
             "qairt_attr": _ffi.Attr, "qairt_op_desc": _ffi.OpDesc, "qairt_diagnostic": _ffi.Diagnostic,
             "qairt_tensor_info": _ffi.TensorInfo, "qairt_op_info": _ffi.OpInfo,
             "qairt_import_options": _ffi.ImportOptions, "qairt_onnx_export_options": _ffi.OnnxExportOptions,
+            "qairt_onnx_metadata_prop": _ffi.OnnxMetadataProp,
         }
         lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "qairt/qairt.h"',
                  '#include "qairt/qairt_import.h"', '#include "qairt/qairt_export.h"', "int main(void) {"]

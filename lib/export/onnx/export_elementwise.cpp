@@ -58,7 +58,7 @@ Status ExportSquaredDifference(OpContext& ctx) {
 }
 
 Status ExportFloorDiv(OpContext& ctx) {
-  if (!IsFloat(ctx.out_tensor(0).dtype))
+  if (!IsFloat(ctx.out_dtype(0)))
     return ctx.Fail("integer floor division has no ONNX spelling (Div truncates)");
   const std::string q = ctx.Temp("quotient");
   ctx.Node("Div", {ctx.in(0), ctx.in(1)}, {q});
@@ -81,7 +81,7 @@ Status ExportMod(OpContext& ctx) {
 
 // Clip with bounds as inputs (opset >= 11); infinite bounds are left out.
 Status EmitClip(OpContext& ctx, double lo, double hi) {
-  const DType dt = ctx.in_tensor(0).dtype;
+  const DType dt = ctx.in_dtype(0);
   std::string min_name, max_name;
   if (!std::isinf(lo)) {
     auto s = ctx.Scalar("min", dt, lo);
@@ -130,7 +130,7 @@ Status ExportGelu(OpContext& ctx) {
     SetAttr(ctx.Node("Gelu", {ctx.in(0)}, {ctx.out(0)}), "approximate", approx);
     return Status::Ok();
   }
-  const DType dt = ctx.in_tensor(0).dtype;
+  const DType dt = ctx.in_dtype(0);
   const std::string x = ctx.in(0);
   auto half = ctx.Scalar("half", dt, 0.5);
   auto one = ctx.Scalar("one", dt, 1.0);
@@ -188,7 +188,7 @@ Status ExportSoftplus(OpContext& ctx) {
     return Status::Ok();
   }
   // softplus(beta * x) / beta
-  auto b = ctx.Scalar("beta", ctx.in_tensor(0).dtype, beta);
+  auto b = ctx.Scalar("beta", ctx.in_dtype(0), beta);
   if (!b.ok()) return b.status();
   const std::string bx = ctx.Temp("beta_x"), sp = ctx.Temp("softplus");
   ctx.Node("Mul", {ctx.in(0), b.value()}, {bx}, "beta_x");

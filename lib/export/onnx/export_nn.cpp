@@ -113,7 +113,7 @@ Status ExportSoftmax(OpContext& ctx) {
   int64_t axis = ctx.Int("axis", -1);
   std::string x = ctx.in(0);
   if (const double beta = ctx.Float("beta", 1.0); beta != 1.0) {
-    auto b = ctx.Scalar("beta", ctx.in_tensor(0).dtype, beta);
+    auto b = ctx.Scalar("beta", ctx.in_dtype(0), beta);
     if (!b.ok()) return b.status();
     const std::string scaled = ctx.Temp("beta_x");
     ctx.Node("Mul", {x, b.value()}, {scaled}, "beta");
@@ -152,7 +152,7 @@ void ReduceMean(OpContext& ctx, const std::string& in, const std::string& out, c
 // (x - mean) / sqrt(var + eps) over `axes`, var = mean((x - mean)^2); or
 // x / sqrt(mean(x^2) + eps) when `rms`.
 Result<std::string> Normalize(OpContext& ctx, const std::string& x, const Ints& axes, double eps, bool rms) {
-  auto e = ctx.Scalar("epsilon", ctx.in_tensor(0).dtype, eps);
+  auto e = ctx.Scalar("epsilon", ctx.in_dtype(0), eps);
   if (!e.ok()) return e.status();
   std::string centered = x;
   if (!rms) {
@@ -298,7 +298,7 @@ Status ExportBatchnorm(OpContext& ctx) {
   const auto c = Channels(ctx);
   if (!c) return ctx.Fail("needs the channel count");
   const auto n = static_cast<size_t>(*c);
-  if (ctx.in_tensor(0).dtype != DType::kFloat32) return ctx.Fail("only float32 Batchnorm is exported");
+  if (ctx.in_dtype(0) != DType::kFloat32) return ctx.Fail("only float32 Batchnorm is exported");
   std::string bias = ctx.in(2);
   if (bias.empty()) bias = ctx.Floats1d("bias", std::vector<float>(n, 0.0f));
   const std::string mean = ctx.Floats1d("mean", std::vector<float>(n, 0.0f));

@@ -127,7 +127,7 @@ Status ExportPad(OpContext& ctx) {
   if (pads.empty()) return ctx.Fail("needs pads");
   std::string value = ctx.has("constant_value") || !ctx.has_in(2) ? std::string() : ctx.in(2);
   if (const double v = ctx.Float("constant_value", 0.0); ctx.has("constant_value") && v != 0.0 && mode == "constant") {
-    auto s = ctx.Scalar("constant_value", ctx.in_tensor(0).dtype, v);
+    auto s = ctx.Scalar("constant_value", ctx.in_dtype(0), v);
     if (!s.ok()) return s.status();
     value = s.value();
   }
@@ -168,27 +168,26 @@ Status ExportScatter(OpContext& ctx) {
   return Status::Ok();
 }
 
-Status ExportCast(OpContext& ctx) {
-  const int64_t to = ctx.Int("to", 0);
-  const auto dt = static_cast<DType>(to);
-  const int32_t elem = IsValidDType(static_cast<uint32_t>(to)) && !IsFixedPoint(dt) ? onnx_import::OnnxFromDType(dt) : 0;
-  if (elem == 0) return ctx.Fail("cast to {} has no ONNX spelling", DTypeName(dt));
-  SetAttr(ctx.Node("Cast", {ctx.in(0)}, {ctx.out(0)}), "to", static_cast<int64_t>(elem));
-  return Status::Ok();
-}
-
-// Convert (requantization between two encodings of a float tensor) is the
-// identity in a float model; between float types it is a Cast.
+// Cast, Convert, Quantize and Dequantize. Fixed-point values are float32 in
+// the exported model (the Q-DQ pair after each one applies its encoding), so
+// a requantization or a cast to or from a fixed-point type is the identity
+// there, or a Cast between float types.
 Status ExportConvert(OpContext& ctx) {
-  const DType from = ctx.in_tensor(0).dtype;
-  const DType to = ctx.out_tensor(0).dtype == DType::kUndefined ? from : ctx.out_tensor(0).dtype;
-  if (!IsFloat(from) || !IsFloat(to)) return ctx.Fail("{} -> {} is a quantized conversion (Q-DQ export comes later)",
-                                                      DTypeName(from), DTypeName(to));
-  if (from == to) {
-    ctx.Node("Identity", {ctx.in(0)}, {ctx.out(0)});
-  } else {
-    SetAttr(ctx.Node("Cast", {ctx.in(0)}, {ctx.out(0)}), "to", static_cast<int64_t>(onnx_import::OnnxFromDType(to)));
+  DType to = ctx.out_dtype(0);
+  if (ctx.op().type == "Cast") {
+    const int64_t attr = ctx.Int("to", 0);
+    if (!IsValidDType(static_cast<uint32_t>(attr))) return ctx.Fail("cast to dtype {} has no ONNX spelling", attr);
+    to = IsFixedPoint(static_cast<DType>(attr)) ? DType::kFloat32 : static_cast<DType>(attr);
   }
+  const DType from = ctx.in_dtype(0);
+  if (to == DType::kUndefined) to = from;
+  if (from == to) {
+    ctx.Alias(0, ctx.in(0));
+    return Status::Ok();
+  }
+  const int32_t elem = onnx_import::OnnxFromDType(to);
+  if (elem == 0) return ctx.Fail("cast to {} has no ONNX spelling", DTypeName(to));
+  SetAttr(ctx.Node("Cast", {ctx.in(0)}, {ctx.out(0)}), "to", static_cast<int64_t>(elem));
   return Status::Ok();
 }
 
@@ -275,8 +274,7 @@ void RegisterShapeExports(std::unordered_map<std::string, ExportFn>* t) {
   (*t)["GatherNd"] = ExportGather;
   (*t)["ScatterNd"] = ExportScatter;
   (*t)["ScatterElements"] = ExportScatter;
-  (*t)["Cast"] = ExportCast;
-  (*t)["Convert"] = ExportConvert;
+  for (const char* c : {"Cast", "Convert", "Quantize", "Dequantize"}) (*t)[c] = ExportConvert;
   (*t)["Shape"] = ExportShape;
   (*t)["TopK"] = ExportTopK;
   (*t)["Argmax"] = ExportArg;

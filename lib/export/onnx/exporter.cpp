@@ -79,6 +79,15 @@ int64_t OpContext::opset() const { return ex_.opset(); }
 const Tensor& OpContext::in_tensor(size_t i) const { return ex_.graph().tensor(op_.inputs[i]); }
 const Tensor& OpContext::out_tensor(size_t i) const { return ex_.graph().tensor(op_.outputs[i]); }
 
+DType OpContext::in_dtype(size_t i) const { return ex_.ValueDType(op_.inputs[i]); }
+DType OpContext::out_dtype(size_t i) const { return ex_.ValueDType(op_.outputs[i]); }
+
+void OpContext::Alias(size_t i, const std::string& name) {
+  const Tensor& t = out_tensor(i);
+  if (t.is_output) Node("Identity", {name}, {out(i)}, fmt::format("identity{}", i));
+  else ex_.SetValueName(op_.outputs[i], name);
+}
+
 std::string OpContext::in(size_t i) const { return has_in(i) ? ex_.ValueName(op_.inputs[i]) : std::string(); }
 std::string OpContext::out(size_t i) const { return ex_.ValueName(op_.outputs[i]); }
 
@@ -258,6 +267,11 @@ Exporter::Exporter(const Graph& graph, const OnnxExportOptions& options) : graph
 
 const std::string& Exporter::ValueName(TensorId id) const { return value_names_[id]; }
 
+DType Exporter::ValueDType(TensorId id) const {
+  const DType d = graph_.tensor(id).dtype;
+  return IsFixedPoint(d) ? DType::kFloat32 : d;
+}
+
 std::string Exporter::FreshName(const std::string& base) {
   if (used_.insert(base).second) return base;
   for (size_t n = 1;; ++n) {
@@ -294,85 +308,14 @@ Status Exporter::WriteInputs() {
     if (!FillType(t.dtype, t.shape, vi->mutable_type()))
       return Error(StatusCode::kUnsupported, "graph input '{}': dtype {} has no ONNX element type", t.name,
                    DTypeName(t.dtype));
-    if (IsFixedPoint(t.dtype)) QAIRT_RETURN_IF_ERROR(WriteDequantized(id));
-  }
-  return Status::Ok();
-}
-
-// DequantizeLinear of a fixed-point tensor (static or graph input) with its
-// encoding; consumers then read the float output.
-Status Exporter::WriteDequantized(TensorId id) {
-  const Tensor& t = graph_.tensor(id);
-  const bool is_static = t.kind == TensorKind::kStatic;
-  const char* what = is_static ? "static tensor" : "graph input";
-  if (!t.encoding)
-    return Error(StatusCode::kUnsupported, "{} '{}' is {} but has no encoding to dequantize it with", what, t.name,
-                 DTypeName(t.dtype));
-  const Encoding& e = *t.encoding;
-  const uint32_t bits = DTypeBits(t.dtype);
-  const int64_t opset = options_.opset;
-  if ((bits == 16 || bits == 4) && opset < 21)
-    return Error(StatusCode::kUnsupported, "{} '{}': DequantizeLinear of {} needs opset 21 (exporting opset {})", what,
-                 t.name, DTypeName(t.dtype), opset);
-  if (bits != 4 && bits != 8 && bits != 16 && bits != 32)
-    return Error(StatusCode::kUnsupported, "{} '{}': {} has no ONNX DequantizeLinear", what, t.name, DTypeName(t.dtype));
-  if (e.kind != EncodingKind::kPerTensor && e.kind != EncodingKind::kPerChannel)
-    return Error(StatusCode::kUnsupported, "{} '{}': {} encodings are not exported yet (Q-DQ export comes later)", what,
-                 t.name, EncodingKindName(e.kind));
-  if (e.kind == EncodingKind::kPerChannel && opset < 13)
-    return Error(StatusCode::kUnsupported, "{} '{}': per-axis DequantizeLinear needs opset 13", what, t.name);
-  if (e.scales.empty())
-    return Error(StatusCode::kUnsupported, "{} '{}': the encoding has no scales", what, t.name);
-  const size_t n = e.scales.size();
-  if (!e.offsets.empty() && e.offsets.size() != n)
-    return Error(StatusCode::kUnsupported, "{} '{}': {} offsets for {} scales", what, t.name, e.offsets.size(), n);
-  const int32_t elem = OnnxFromDType(t.dtype);
-  // Zero points in the data's own integer type (zero_point = -offset).
-  std::vector<uint8_t> zp(static_cast<size_t>(*StorageBytes(t.dtype, n)), 0);
-  for (size_t k = 0; k < n; ++k) {
-    const int64_t z = e.offsets.empty() ? 0 : -static_cast<int64_t>(e.offsets[k]);
-    const QuantRange r = QuantRangeOf(t.dtype, bits);
-    if (z < r.qmin || z > r.qmax)
-      return Error(StatusCode::kUnsupported, "{} '{}': zero point {} does not fit {}", what, t.name, z,
-                   DTypeName(t.dtype));
-    if (bits == 32 && z != 0)
-      return Error(StatusCode::kUnsupported, "{} '{}': int32 DequantizeLinear needs zero point 0, got {}", what, t.name,
-                   z);
-    switch (bits) {
-      case 4: zp[k / 2] |= static_cast<uint8_t>((z & 0xF) << ((k % 2) * 4)); break;
-      case 8: zp[k] = static_cast<uint8_t>(z); break;
-      case 16: { const auto v = static_cast<uint16_t>(z); std::memcpy(&zp[2 * k], &v, 2); break; }
-      case 32: { const auto v = static_cast<uint32_t>(z); std::memcpy(&zp[4 * k], &v, 4); break; }
-      default: break;
+    if (IsFixedPoint(t.dtype)) {
+      QAIRT_RETURN_IF_ERROR(WriteDequantized(id));
+    } else if (SimOf(id) != Sim::kNone) {
+      const std::string result = SimulatedName(id);
+      QAIRT_RETURN_IF_ERROR(WriteSimulation(id, t.name, result));
+      value_names_[id] = result;
     }
   }
-  const std::vector<int64_t> pdims = e.kind == EncodingKind::kPerChannel ? std::vector<int64_t>{static_cast<int64_t>(n)}
-                                                                         : std::vector<int64_t>{};
-  const std::string scale = AddInitializer(t.name + "_scale", onnx::TensorProto::FLOAT, pdims, e.scales.data(),
-                                           n * sizeof(float));
-  const std::string zero = AddInitializer(t.name + "_zero_point", elem, pdims, zp.data(), zp.size());
-  std::string quantized, dequantized;
-  if (is_static) {
-    const auto count = t.shape.element_count();
-    const auto bytes = count ? StorageBytes(t.dtype, *count) : std::nullopt;
-    if (!t.data || !bytes || t.data->size() != *bytes)
-      return Error(StatusCode::kInvalidArgument, "static tensor '{}': data size does not match {} {}", t.name,
-                   DTypeName(t.dtype), t.shape.ToString());
-    quantized = AddInitializer(t.name + "_quantized", elem, t.shape.extents(), t.data->data(), t.data->size());
-    dequantized = t.name;  // consumers keep reading the original name
-  } else {
-    quantized = t.name;
-    dequantized = FreshName(t.name + "_dequantized");
-  }
-  auto* node = proto_->add_node();
-  node->set_op_type("DequantizeLinear");
-  node->set_name(FreshNodeName(t.name + "/DequantizeLinear"));
-  node->add_input(quantized);
-  node->add_input(scale);
-  node->add_input(zero);
-  node->add_output(dequantized);
-  if (e.kind == EncodingKind::kPerChannel) SetAttr(node, "axis", static_cast<int64_t>(e.axis));
-  value_names_[id] = dequantized;
   return Status::Ok();
 }
 
@@ -396,6 +339,11 @@ Status Exporter::WriteStatic(TensorId id) {
   init->set_data_type(elem);
   for (int64_t d : t.shape.extents()) init->add_dims(d);
   init->set_raw_data(std::string(reinterpret_cast<const char*>(t.data->data()), t.data->size()));
+  if (SimOf(id) != Sim::kNone) {  // a float constant carrying an encoding
+    const std::string result = SimulatedName(id);
+    QAIRT_RETURN_IF_ERROR(WriteSimulation(id, t.name, result));
+    value_names_[id] = result;
+  }
   return Status::Ok();
 }
 
@@ -411,14 +359,9 @@ Status Exporter::WriteStatics() {
 Status Exporter::WriteOutputs() {
   for (TensorId id : graph_.outputs()) {
     const Tensor& t = graph_.tensor(id);
-    if (IsFixedPoint(t.dtype) && t.kind != TensorKind::kStatic)
-      return Error(StatusCode::kUnsupported,
-                   "graph output '{}' is {}: quantized activations are not exported yet (Q-DQ export comes later)",
-                   t.name, DTypeName(t.dtype));
     auto* vi = proto_->add_output();
     vi->set_name(ValueName(id));
-    const DType dtype = IsFixedPoint(t.dtype) ? DType::kFloat32 : t.dtype;
-    if (!FillType(dtype, t.shape, vi->mutable_type()))
+    if (!FillType(ValueDType(id), t.shape, vi->mutable_type()))
       return Error(StatusCode::kUnsupported, "graph output '{}': dtype {} has no ONNX element type", t.name,
                    DTypeName(t.dtype));
   }
@@ -429,10 +372,34 @@ Status Exporter::WriteValueInfo() {
   for (TensorId id = 0; id < graph_.tensor_count(); ++id) {
     const Tensor& t = graph_.tensor(id);
     if (t.kind != TensorKind::kActivation || t.is_output || t.producer == kInvalidId) continue;
-    if (t.dtype == DType::kUndefined || IsFixedPoint(t.dtype)) continue;
+    if (t.dtype == DType::kUndefined) continue;
     onnx::ValueInfoProto vi;
     vi.set_name(ValueName(id));
-    if (FillType(t.dtype, t.shape, vi.mutable_type())) *proto_->add_value_info() = std::move(vi);
+    if (FillType(ValueDType(id), t.shape, vi.mutable_type())) *proto_->add_value_info() = std::move(vi);
+  }
+  return Status::Ok();
+}
+
+// The op's nodes, then each simulated output's Q-DQ pair (or fp16 Cast pair):
+// the op writes a float value, consumers read the pair's result. A graph
+// output keeps its name on the pair's last node.
+Status Exporter::WriteOp(OpId id) {
+  const Op& op = graph_.op(id);
+  auto it = table_.find(op.type);
+  if (it == table_.end())
+    return Error(StatusCode::kUnsupported, "op '{}' ({}): no ONNX export for this op type", op.name, op.type);
+  for (TensorId out : op.outputs)
+    if (SimOf(out) != Sim::kNone && graph_.tensor(out).is_output)
+      value_names_[out] = FreshName(graph_.tensor(out).name + "_unquantized");
+  OpContext ctx(*this, op, id);
+  QAIRT_RETURN_IF_ERROR(it->second(ctx));
+  for (TensorId out : op.outputs) {
+    if (SimOf(out) == Sim::kNone) continue;
+    const Tensor& t = graph_.tensor(out);
+    const std::string result = t.is_output ? t.name : SimulatedName(out);
+    Status s = WriteSimulation(out, value_names_[out], result);
+    if (!s.ok()) return Status(s.code(), fmt::format("op '{}' ({}): {}", op.name, op.type, s.message()));
+    value_names_[out] = result;
   }
   return Status::Ok();
 }
@@ -448,7 +415,7 @@ int64_t IrVersionFor(int64_t opset) {
 }  // namespace
 
 Status Exporter::Run(onnx::ModelProto* model) {
-  if (options_.opset < kOnnxExportMinOpset || options_.opset > kOnnxExportMaxOpset)
+  if (options_.opset != 0 && (options_.opset < kOnnxExportMinOpset || options_.opset > kOnnxExportMaxOpset))
     return InvalidArgument("ONNX export: opset {} is not supported ({} to {})", options_.opset, kOnnxExportMinOpset,
                            kOnnxExportMaxOpset);
   // Only a graph that validates can be written as a runnable model.
@@ -464,33 +431,30 @@ Status Exporter::Run(onnx::ModelProto* model) {
                  graph_.name(), count, errors);
   auto order = graph_.TopologicalOrder();
   if (!order.ok()) return order.status();
+  QAIRT_RETURN_IF_ERROR(ResolveOpset());
 
-  model->set_ir_version(IrVersionFor(options_.opset));
+  model->set_ir_version(IrVersionFor(opset_));
   model->set_producer_name(options_.producer_name);
   model->set_producer_version(options_.producer_version);
   auto* opset = model->add_opset_import();
   opset->set_domain("");
-  opset->set_version(options_.opset);
+  opset->set_version(opset_);
+  if (options_.qdq_ms_domain) {
+    auto* ms = model->add_opset_import();
+    ms->set_domain("com.microsoft");
+    ms->set_version(1);
+  }
+  for (const auto& [key, value] : options_.metadata) {
+    auto* p = model->add_metadata_props();
+    p->set_key(key);
+    p->set_value(value);
+  }
   proto_ = model->mutable_graph();
   proto_->set_name(options_.graph_name.empty() ? graph_.name() : options_.graph_name);
 
   QAIRT_RETURN_IF_ERROR(WriteInputs());
   QAIRT_RETURN_IF_ERROR(WriteStatics());
-  for (OpId id : order.value()) {
-    const Op& op = graph_.op(id);
-    auto it = table_.find(op.type);
-    if (it == table_.end())
-      return Error(StatusCode::kUnsupported, "op '{}' ({}): no ONNX export for this op type", op.name, op.type);
-    for (TensorId out : op.outputs) {
-      const Tensor& t = graph_.tensor(out);
-      if (IsFixedPoint(t.dtype))
-        return Error(StatusCode::kUnsupported,
-                     "op '{}' ({}): output '{}' is {}: quantized activations are not exported yet (Q-DQ export "
-                     "comes later)", op.name, op.type, t.name, DTypeName(t.dtype));
-    }
-    OpContext ctx(*this, op, id);
-    QAIRT_RETURN_IF_ERROR(it->second(ctx));
-  }
+  for (OpId id : order.value()) QAIRT_RETURN_IF_ERROR(WriteOp(id));
   QAIRT_RETURN_IF_ERROR(WriteOutputs());
   if (options_.value_info) QAIRT_RETURN_IF_ERROR(WriteValueInfo());
   return Status::Ok();

@@ -34,6 +34,13 @@ class OpContext {
   bool has_in(size_t i) const { return i < op_.inputs.size() && op_.inputs[i] != kInvalidId; }
   const Tensor& in_tensor(size_t i) const;   // precondition: has_in(i)
   const Tensor& out_tensor(size_t i) const;  // precondition: i < num_outputs()
+  // The dtype input / output i has in the exported model (fixed-point values
+  // travel as float32 between Q/DQ nodes).
+  DType in_dtype(size_t i) const;
+  DType out_dtype(size_t i) const;
+  // Output i is the value `name` (no node of its own); the exporter still
+  // writes the output's Q-DQ pair, and an Identity if it is a graph output.
+  void Alias(size_t i, const std::string& name);
   // ONNX value name of input i ("" if absent); of output i.
   std::string in(size_t i) const;
   std::string out(size_t i) const;
@@ -98,11 +105,14 @@ class Exporter {
   Status Run(onnx::ModelProto* model);
 
   const Graph& graph() const { return graph_; }
-  int64_t opset() const { return options_.opset; }
+  int64_t opset() const { return opset_; }
   onnx::GraphProto& proto() { return *proto_; }
 
   // ONNX value name standing for IR tensor `id` as an op input.
   const std::string& ValueName(TensorId id) const;
+  void SetValueName(TensorId id, const std::string& name) { value_names_[id] = name; }
+  // See OpContext::in_dtype.
+  DType ValueDType(TensorId id) const;
   std::string FreshName(const std::string& base);
   std::string FreshNodeName(const std::string& base, bool own = false);
   // Adds an initializer; returns its (fresh) name.
@@ -115,10 +125,30 @@ class Exporter {
   Status WriteStatic(TensorId id);
   Status WriteOutputs();
   Status WriteValueInfo();
+  Status WriteOp(OpId id);
+
+  // Quantization (export_qdq.cpp).
+  Status WriteLpbq(TensorId id);
+  enum class Sim : uint8_t { kNone, kFixed, kHalf };
+  // What the executor does to tensor `id` after it is produced (see
+  // lib/exec: SimOf): quantize-dequantize, round to fp16, or nothing.
+  Sim SimOf(TensorId id) const;
+  // The opset option resolved (0 = automatic); fails if an explicit opset
+  // cannot express a Q/DQ node the graph needs.
+  Status ResolveOpset();
+  // Fixed-point static tensor or graph input: integer value + DequantizeLinear.
   Status WriteDequantized(TensorId id);
+  // The executor's simulation of tensor `id` applied to `value`, written to
+  // `result`: QuantizeLinear -> DequantizeLinear, or Cast fp16 -> Cast back.
+  Status WriteSimulation(TensorId id, const std::string& value, const std::string& result);
+  // A fresh name for the simulated value of tensor `id` ("<name>_dq" or "<name>_fp16").
+  std::string SimulatedName(TensorId id);
+  // A Q/DQ node (ai.onnx, or com.microsoft with qdq_ms_domain).
+  onnx::NodeProto* QdqNode(const std::string& type, const std::string& name);
 
   const Graph& graph_;
   OnnxExportOptions options_;
+  int64_t opset_ = 0;  // resolved
   onnx::GraphProto* proto_ = nullptr;
   std::unordered_map<std::string, ExportFn> table_;
   std::unordered_set<std::string> used_;        // value names

@@ -5,14 +5,27 @@
 // with several ONNX nodes, e.g. Gelu below opset 20, LayerNorm below 17).
 // Tensor layouts are the IR's, which are the source framework's (NCHW, OIHW),
 // so no transposes are inserted. Static tensors become initializers
-// (raw_data); fixed-point static tensors (quantized weights with an
-// encoding) become an integer initializer + DequantizeLinear (per-tensor or
-// per-axis). Encodings on float activations are not written (the Q-DQ export
-// of activations is a later issue). Symbolic dims become dim_param.
+// (raw_data). Symbolic dims become dim_param.
+//
+// Quantization is written the way the executor simulates it (lib/exec), so
+// the model computes what qairt computes:
+//  - fixed-point static tensors (quantized weights, int32 biases) become an
+//    integer initializer + DequantizeLinear: per-tensor, per-axis, blocked
+//    (opset 21 block_size), and LPBQ as the two-level pattern the QNN
+//    execution provider fuses (uint8 per-block scales dequantized by the
+//    per-channel float scales give the blocked DequantizeLinear's scale);
+//  - every other tensor with an integer encoding (fixed-point activations,
+//    float tensors carrying an encoding) gets QuantizeLinear -> DequantizeLinear
+//    after its producer; requantizations (Convert/Quantize/Dequantize ops)
+//    therefore read DQ -> Q pairs;
+//  - float tensors whose encoding is fp16 get a Cast to float16 and back.
+// Fixed-point values travel as float32 between these nodes.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/graph.h"
 #include "support/status.h"
@@ -20,8 +33,14 @@
 namespace qairt {
 
 struct OnnxExportOptions {
-  // ai.onnx opset of the written model (11 to 21).
-  int64_t opset = 17;
+  // ai.onnx opset of the written model (11 to 21); 0 = automatic: 17, or 21
+  // when a Q/DQ node needs it (4/16-bit types, blocks), unless qdq_ms_domain.
+  int64_t opset = 0;
+  // Q/DQ nodes in the com.microsoft domain (16-bit types without opset 21,
+  // the form older runtimes and the QNN EP at opset 13 read). No blocks.
+  bool qdq_ms_domain = false;
+  // ModelProto.metadata_props, in order (e.g. the resolved options).
+  std::vector<std::pair<std::string, std::string>> metadata;
   // ModelProto.producer_name / producer_version.
   std::string producer_name = "qairt";
   std::string producer_version = QAIRT_VERSION_STRING;
@@ -34,6 +53,8 @@ struct OnnxExportOptions {
 
 inline constexpr int64_t kOnnxExportMinOpset = 11;
 inline constexpr int64_t kOnnxExportMaxOpset = 21;
+// What opset 0 resolves to when no Q/DQ node needs opset 21.
+inline constexpr int64_t kOnnxExportDefaultOpset = 17;
 
 // Serializes `graph` as an ONNX model into *out_bytes. Fails (naming the op
 // or tensor) if the graph does not validate, an op type has no ONNX spelling
