@@ -169,6 +169,7 @@ struct ParamPlan {
   uint32_t bitwidth = 8;
   bool lpbq = false;
   bool activation_like = false;  // a constant operand, quantized like an activation
+  bool asymmetric = false;       // a parameter quantized with the asymmetric schema
 };
 
 ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vector<std::string>* warnings) {
@@ -188,8 +189,19 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
   const bool tconv = op.type == "TransposeConv2d" || op.type == "TransposeConv3d";
   const bool fc = op.type == "FullyConnected";
   const bool matmul = op.type == "MatMul";
-  if ((conv || tconv || fc) && u.slot == 2) {
+  const bool norm = op.type == "LayerNorm" || op.type == "GroupNorm" || op.type == "InstanceNorm" ||
+                    op.type == "Batchnorm" || op.type == "RmsNorm";
+  if ((conv || tconv || fc || norm) && u.slot == 2) {
     p.skip = true;  // bias: input scale x weight scale, computed by target processing
+    return p;
+  }
+  if (norm && u.slot == 1) {
+    // A normalization's scale is a parameter (HTP's a16w8 / a8w8 norm
+    // kernels), per tensor and asymmetric (AIMET's HTP configs); 4-bit
+    // weight settings are meant for the large matrices, so it stays 8-bit.
+    p.bitwidth = o.weights_bitwidth == 4 ? 8 : o.weights_bitwidth;
+    p.activation_like = false;
+    p.asymmetric = true;
     return p;
   }
   if (u.slot != 1 || !(conv || tconv || fc || matmul) || rank < 2) return p;
@@ -395,7 +407,7 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     req.kind = p.kind;
     req.axis = p.axis;
     req.block_sizes = p.block_sizes;
-    const Symmetry schema = p.activation_like ? o.act_schema : o.param_schema;
+    const Symmetry schema = p.activation_like ? o.act_schema : (p.asymmetric ? Symmetry::kAsymmetric : o.param_schema);
     const bool is_signed = schema == Symmetry::kSymmetric || schema == Symmetry::kStrictSymmetric ||
                            p.kind == EncodingKind::kLpbq;
     req.symmetry = p.kind == EncodingKind::kLpbq ? Symmetry::kSymmetric : schema;

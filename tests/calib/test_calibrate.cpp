@@ -211,3 +211,29 @@ TEST_CASE("compare: identical graphs give infinite SQNR; a quantized copy gives 
   for (size_t i = 1; i < diff.layers.size(); ++i) CHECK(diff.layers[i - 1].sqnr_db <= diff.layers[i].sqnr_db);
   CHECK_THAT(CompareSummaryLine(diff), Catch::StartsWith("accuracy on 4 samples: y SQNR"));
 }
+
+TEST_CASE("a normalization's scale is an 8-bit asymmetric parameter; its bias is left to processing", "[calib]") {
+  Graph g("ln");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 16}).value();
+  std::vector<float> gamma(16), beta(16);
+  for (size_t i = 0; i < 16; ++i) gamma[i] = 0.5f + 0.05f * static_cast<float>(i), beta[i] = 0.01f * static_cast<float>(i);
+  const TensorId gt = g.AddConstant("gamma", DType::kFloat32, Shape{16}, Floats(gamma)).value();
+  const TensorId bt = g.AddConstant("beta", DType::kFloat32, Shape{16}, Floats(beta)).value();
+  const OpId ln = g.AddOp("LayerNorm", "ln", {x, gt, bt}, {"y"}, {{"axes", std::vector<int64_t>{1}}}).value();
+  REQUIRE(g.MarkOutput(g.op(ln).outputs[0]).ok());
+  Options o;
+  o.act_bitwidth = 16;
+  o.weights_bitwidth = 4;  // the LLM setting: norms stay 8-bit
+  Report r;
+  Status s = Calibrate(&g, Samples(4), o, &r);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const Tensor& gq = g.tensor(gt);
+  REQUIRE(gq.encoding);
+  CHECK(gq.encoding->dtype == DType::kUFixed8);
+  CHECK(gq.encoding->symmetry == Symmetry::kAsymmetric);
+  CHECK(gq.encoding->kind == EncodingKind::kPerTensor);
+  CHECK_FALSE(g.tensor(bt).encoding);
+  REQUIRE(g.tensor(g.op(ln).outputs[0]).encoding);
+  CHECK(g.tensor(g.op(ln).outputs[0]).encoding->dtype == DType::kUFixed16);
+}
