@@ -60,6 +60,45 @@ class CalibTest(unittest.TestCase):
             r2 = calib.calibrate(g2, input_list=os.path.join(d, "list.txt"), act_method="mse")
             self.assertEqual(r2.samples, 3)
 
+    def test_progress_then_process_and_qdq_export(self):
+        """The whole flow from Python: calibrate with a progress callback,
+        process for htp_v73, export a Q-DQ ONNX model with the options as
+        metadata (parsed by Debian's onnx here; tests/calib runs such models
+        in onnxruntime-node)."""
+        from qairt import process as proc
+        from qairt.targets import Target
+        g = mlp()
+        seen = []
+        calib.calibrate(g, samples(5), act_bitwidth=16, progress=lambda *a: seen.append(a))
+        self.assertEqual(seen, [("ranges", i, 5) for i in range(1, 6)])
+        r = proc.process(g, Target.load("htp_v73"), act_bitwidth=16, bias_bitwidth=32)
+        self.assertTrue(r.ok, r.errors)
+        meta = {"qairt." + o.key: o.value for o in r.options}
+        data = qairt.export_onnx(g, metadata=meta)
+        import onnx
+        m = onnx.ModelProto()
+        m.ParseFromString(data)
+        ops = [n.op_type for n in m.graph.node]
+        self.assertEqual(m.opset_import[0].version, 21)  # 16-bit activations
+        self.assertIn("QuantizeLinear", ops)
+        self.assertEqual({p.key: p.value for p in m.metadata_props}["qairt.act_bitwidth"], "16")
+        # The com.microsoft Q/DQ keep a lower opset.
+        ms = onnx.ModelProto()
+        ms.ParseFromString(qairt.export_onnx(g, opset=13, qdq_ms_domain=True))
+        self.assertEqual(ms.opset_import[0].version, 13)
+        self.assertTrue(all(n.domain == "com.microsoft" for n in ms.graph.node
+                            if n.op_type in ("QuantizeLinear", "DequantizeLinear")))
+        # compare_input_list reports progress per sample.
+        with tempfile.TemporaryDirectory() as d:
+            for i, s in enumerate(samples(2)):
+                s["x"].astype("<f4").tofile(os.path.join(d, "s%d.raw" % i))
+            with open(os.path.join(d, "list.txt"), "w") as fl:
+                fl.write("x:=s0.raw\nx:=s1.raw\n")
+            seen.clear()
+            c = calib.compare_input_list(mlp(), g, os.path.join(d, "list.txt"), progress=lambda *a: seen.append(a))
+            self.assertEqual(seen, [("compare", 1, 2), ("compare", 2, 2)])
+            self.assertGreater(c.outputs[0].sqnr_db, 30)
+
     def test_bad_data_raises_with_names(self):
         g = mlp()
         with self.assertRaises(qairt.InvalidArgumentError):
