@@ -46,6 +46,14 @@ Status Process(Graph* graph, Options options, ProcessResult* result) {
   }
   Session session(graph, std::move(options));
   session.resolved_options = resolved;
+  // The TRACE log opens with the resolved options (what the container and
+  // the Q-DQ export's metadata record too), so a log is self-describing.
+  {
+    std::string header = "======== OPTIONS ========\n";
+    for (const ResolvedOption& o : resolved)
+      header += fmt::format("  {} = {} ({})\n", o.key, o.value, OptionSourceName(o.source));
+    session.TraceRaw(header);
+  }
   session.TraceRaw(GraphSnapshot(session, "before target-specific processing"));
   QAIRT_RETURN_IF_ERROR(RunPipeline(session));
   session.TraceRaw(GraphSnapshot(session, "after target-specific processing"));

@@ -76,6 +76,10 @@ TEST_CASE("pipeline is registered in the spec's order, printable and stoppable",
   o.log_level = pass::LogLevel::kTrace;
   pass::ProcessResult r;
   REQUIRE(pass::Process(&m.g, o, &r).ok());
+  // The log opens with the resolved options.
+  CHECK(r.log.rfind("======== OPTIONS ========\n", 0) == 0);
+  CHECK(Contains(r.log, "  target = htp_v73 ("));
+  CHECK(r.log.find("OPTIONS") < r.log.find("GRAPH: before"));
   CHECK(Contains(r.log, "BEGIN: Fill Missing Encodings"));
   CHECK_FALSE(Contains(r.log, "BEGIN: Kernel Selection"));
   CHECK(CountOps(m.g, "Quantize") == 0);
