@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -415,6 +416,33 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     for (size_t i = 0; i < errors; ++i) std::fprintf(stderr, "  error: %s\n", qairt_process_result_error(result, i));
     rc = 1;
   }
+  // Every artifact records the options: processing's resolved ones, then the
+  // calibration settings when an input_list was given (source: user).
+  size_t num_processing_options = 0;
+  const qairt_container_option* processing_options = qairt_process_result_options(result, &num_processing_options);
+  std::vector<qairt_container_option> options(processing_options, processing_options + num_processing_options);
+  std::vector<std::pair<std::string, std::string>> calibration_options;
+  if (!p.input_list.empty()) {
+    static const char* const kMethods[] = {"min-max", "sqnr", "mse", "percentile"};
+    static const char* const kSchemas[] = {"asymmetric", "symmetric", "strictsymmetric", "unsignedsymmetric"};
+    auto pick = [](const char* const* names, size_t n, uint32_t v) { return v < n ? names[v] : "?"; };
+    calibration_options = {
+        {"input_list", p.input_list},
+        {"act_quantizer_calibration", pick(kMethods, 4, p.act_method)},
+        {"param_quantizer_calibration", pick(kMethods, 4, p.param_method)},
+        {"act_quantizer_schema", pick(kSchemas, 4, p.act_schema)},
+        {"param_quantizer_schema", pick(kSchemas, 4, p.param_schema)},
+        {"use_per_channel_quantization", p.per_channel ? "true" : "false"},
+        {"use_per_row_quantization", p.per_row ? "true" : "false"},
+        {"weights_block_size", std::to_string(p.block_size)},
+        {"use_lpbq", p.lpbq ? "true" : "false"},
+    };
+    if (p.act_method == QAIRT_CALIBRATION_PERCENTILE || p.param_method == QAIRT_CALIBRATION_PERCENTILE)
+      calibration_options.emplace_back("percentile_calibration_value", std::to_string(p.percentile));
+    for (const auto& f : p.float_inputs) calibration_options.emplace_back("input_encoding." + f, "other");
+    for (const auto& [key, value] : calibration_options)
+      options.push_back({key.c_str(), value.c_str(), QAIRT_OPTION_SOURCE_USER, 0});
+  }
   if (rc == 0 && !output_path.empty()) {
     qairt_container_write_options w;
     qairt_container_write_options_init(&w);
@@ -423,7 +451,8 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     info.struct_size = sizeof info;
     qairt_status_free(qairt_target_get_info(target, &info));
     w.target_name = info.name;
-    w.options = qairt_process_result_options(result, &w.num_options);
+    w.options = options.data();
+    w.num_options = options.size();
     w.op_annotations = qairt_process_result_op_annotations(result, &w.num_op_annotations);
     w.tensor_notes = qairt_process_result_tensor_notes(result, &w.num_tensor_notes);
     if (qairt_status_t* s = qairt_container_write_file(graph, output_path.c_str(), &w)) {
@@ -433,17 +462,15 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     }
   }
   if (rc == 0 && !p.export_qdq_onnx.empty()) {
-    // The Q-DQ model carries the resolved options and the target as metadata.
-    size_t num_options = 0;
-    const qairt_container_option* options = qairt_process_result_options(result, &num_options);
+    // The Q-DQ model carries the options (with the target) as metadata.
     std::vector<std::string> keys;
-    keys.reserve(num_options);
+    keys.reserve(options.size());
     std::vector<qairt_onnx_metadata_prop> props;
-    for (size_t k = 0; k < num_options; ++k) {
-      keys.push_back(std::string("qairt.") + options[k].key);
-      props.push_back({nullptr, options[k].value});
+    for (const qairt_container_option& opt : options) {
+      keys.push_back(std::string("qairt.") + opt.key);
+      props.push_back({nullptr, opt.value});
     }
-    for (size_t k = 0; k < num_options; ++k) props[k].key = keys[k].c_str();
+    for (size_t k = 0; k < options.size(); ++k) props[k].key = keys[k].c_str();
     qairt_onnx_export_options e;
     qairt_onnx_export_options_init(&e);
     e.opset = p.qdq_opset;

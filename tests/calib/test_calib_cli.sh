@@ -78,6 +78,8 @@ assert m.opset_import[0].version == 21, m.opset_import  # 16-bit activations
 assert ops.count("QuantizeLinear") > 50 and ops.count("DequantizeLinear") > ops.count("QuantizeLinear"), ops[:20]
 meta = {p.key: p.value for p in m.metadata_props}
 assert meta.get("qairt.act_bitwidth") == "16" and meta.get("qairt.bias_bitwidth") == "32", meta
+assert meta.get("qairt.act_quantizer_calibration") == "min-max", meta
+assert meta.get("qairt.use_per_channel_quantization") == "true" and meta.get("qairt.target") == "htp_v73", meta
 PY
 # The Q-DQ model re-imports; qairt's executor on it gives the same accuracy.
 check "compare Q-DQ ONNX" 0 "$qairt" compare --float "$model" -d x 1,3,48,192 --quantized "$tmp/w8a16_qdq.onnx" \
