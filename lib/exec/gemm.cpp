@@ -1,16 +1,25 @@
-// GEMM for the executor: OpenBLAS (Debian's libopenblas0, runtime-dispatched
-// for the host's ISA) when the process can load it, else a blocked portable
-// loop. OpenBLAS is loaded with dlopen so libqairt.so keeps no hard
-// dependency on it (and the build needs no extra link flags).
+// GEMM for the executor. Default choice, made once:
+//  - on an AVX-512 host (and QAIRT_FORCE_ISA not below it): our AVX-512
+//    kernel (gemm_avx512.cpp, single-threaded, so results never depend on
+//    the thread count), because Debian's OpenBLAS follows OPENBLAS_CORETYPE,
+//    which environments often pin to an AVX2 core type (benchmarks/README.md
+//    has the measurements);
+//  - otherwise OpenBLAS (Debian's libopenblas0, runtime-dispatched) when the
+//    process can load it;
+//  - else a portable loop.
+// OpenBLAS is loaded with dlopen so libqairt.so keeps no hard dependency on
+// it (and the build needs no extra link flags).
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <atomic>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "exec/kernel.h"
+#include "kernels/hardware.h"
 
 namespace qairt::exec {
 namespace {
@@ -78,7 +87,42 @@ void PortableGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
   }
 }
 
+std::atomic<int> g_backend{-1};  // GemmBackend, -1 = not read from the environment yet
+
+GemmBackend Backend() {
+  int v = g_backend.load(std::memory_order_relaxed);
+  if (v < 0) {
+    GemmBackend b = GemmBackend::kAuto;
+    if (const char* env = std::getenv("QAIRT_EXEC_GEMM")) {
+      const std::string_view e = env;
+      if (e == "avx512") b = GemmBackend::kAvx512;
+      else if (e == "openblas") b = GemmBackend::kOpenBlas;
+      else if (e == "portable") b = GemmBackend::kPortable;
+    }
+    int expected = -1;
+    g_backend.compare_exchange_strong(expected, static_cast<int>(b));
+    v = g_backend.load(std::memory_order_relaxed);
+  }
+  return static_cast<GemmBackend>(v);
+}
+
+bool Avx512Usable() {
+  return kernels::HostSupports(kernels::Isa::kAvx512) && kernels::ActiveIsa() == kernels::Isa::kAvx512;
+}
+
+// The backend a call uses.
+GemmBackend Choose() {
+  const GemmBackend b = Backend();
+  if (b == GemmBackend::kAvx512) return Avx512Usable() ? b : GemmBackend::kOpenBlas;
+  if (b != GemmBackend::kAuto) return b;
+  // Not dependent on the thread count: results must not change with it.
+  if (Avx512Usable()) return GemmBackend::kAvx512;
+  return GemmBackend::kOpenBlas;
+}
+
 }  // namespace
+
+void SetGemmBackend(GemmBackend backend) { g_backend.store(static_cast<int>(backend)); }
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -88,9 +132,12 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
+  const GemmBackend backend = Choose();
+  if (backend == GemmBackend::kAvx512 && GemmAvx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    return;
   const Blas& blas = GetBlas();
   constexpr int64_t kIntMax = 0x7fffffff;
-  if (blas.sgemm && m < kIntMax && n < kIntMax && k < kIntMax && lda < kIntMax && ldb < kIntMax && ldc < kIntMax) {
+  if (backend != GemmBackend::kPortable && blas.sgemm && m < kIntMax && n < kIntMax && k < kIntMax && lda < kIntMax && ldb < kIntMax && ldc < kIntMax) {
     blas.sgemm(kRowMajor, trans_a ? kTrans : kNoTrans, trans_b ? kTrans : kNoTrans, static_cast<int>(m),
                static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
                c, static_cast<int>(ldc));
@@ -104,6 +151,12 @@ void SetGemmThreads(uint32_t threads) {
   if (blas.set_threads) blas.set_threads(static_cast<int>(std::max<uint32_t>(threads, 1)));
 }
 
-const char* GemmBackendName() { return GetBlas().name; }
+const char* GemmBackendName() {
+  switch (Choose()) {
+    case GemmBackend::kAvx512: return "avx512";
+    case GemmBackend::kPortable: return "portable";
+    default: return GetBlas().name;
+  }
+}
 
 }  // namespace qairt::exec

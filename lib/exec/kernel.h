@@ -101,7 +101,17 @@ const KernelTable& Kernels();
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void SetGemmThreads(uint32_t threads);
+// "avx512" (gemm_avx512.cpp), "openblas" or "portable": see gemm.cpp for the choice.
 const char* GemmBackendName();
+
+// Which GEMM Gemm() uses; kAuto = the default choice. For tests and
+// benchmarks (QAIRT_EXEC_GEMM=auto|avx512|openblas|portable sets it too).
+enum class GemmBackend { kAuto, kAvx512, kOpenBlas, kPortable };
+void SetGemmBackend(GemmBackend backend);
+// The AVX-512 kernel (precondition: the host supports AVX-512F). False if
+// its packing buffers could not be allocated.
+bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 // Strides of `dims` aligned to an output of rank `rank`, 0 on broadcast dims.

@@ -1,0 +1,212 @@
+// Single-threaded AVX-512 SGEMM for the executor (Goto/BLIS blocking):
+// C = alpha * op(A) * op(B) + beta * C, row-major.
+//
+//   for jc over N by kNc:            B block (kKc x kNc) packed in NR-wide slivers (L3)
+//     for pc over K by kKc:
+//       for ic over M by kMc:        A block (kMc x kKc) packed in MR-tall slivers (L2)
+//         for jr, ir:                14 x 32 register tile: 28 zmm accumulators,
+//                                    one sliver of B (kKc x 32, L1) reused across ir
+//
+// Why our own: the executor's convolutions are GEMMs, and the OpenBLAS that
+// Debian ships dispatches on OPENBLAS_CORETYPE, which many environments pin
+// to an AVX2 core type; this kernel uses the host's AVX-512 whatever that
+// variable says. Results are not bit-identical to OpenBLAS (summation order
+// differs); tests compare against a double-precision reference.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "exec/kernel.h"
+
+namespace qairt::exec {
+namespace {
+
+constexpr int64_t kMr = 14;
+constexpr int64_t kNr = 32;
+constexpr int64_t kKc = 256;
+constexpr int64_t kMc = kMr * 12;   // 168 rows: 168 x 256 x 4 B = 168 KiB of A in L2
+constexpr int64_t kNc = kNr * 128;  // 4096 columns: 4 MiB of B
+
+struct FreeDeleter {
+  void operator()(float* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<float, FreeDeleter>;
+
+Buffer Allocate(size_t floats) {
+  return Buffer(static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)));
+}
+
+// A(i, p) of op(A).
+inline float AElem(const float* a, int64_t lda, bool ta, int64_t i, int64_t p) {
+  return ta ? a[p * lda + i] : a[i * lda + p];
+}
+
+// Packs rows [0, mc) x cols [0, kc) of op(A) (already offset) into MR-tall
+// slivers: sliver s holds, for each p, kMr consecutive row values (zero
+// padded past mc). Without a transpose each step gathers one column of 14
+// rows (the weights of a convolution: this runs once per GEMM call over the
+// whole weight matrix, so a scalar loop here costs a third of the kernel).
+// `out` has 16 floats of slack past the last sliver (full-vector stores).
+__attribute__((target("avx512f"))) void PackA(const float* a, int64_t lda, bool ta, int64_t mc, int64_t kc,
+                                              float* out) {
+  for (int64_t i0 = 0; i0 < mc; i0 += kMr) {
+    const int64_t rows = std::min(kMr, mc - i0);
+    if (!ta && lda <= (int64_t{1} << 24)) {  // 13 * lda * 4 bytes fits the 32-bit gather offsets
+      const __mmask16 live = static_cast<__mmask16>((1u << rows) - 1);
+      const __m512i index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                               _mm512_set1_epi32(static_cast<int32_t>(lda)));
+      const float* base = a + i0 * lda;
+      for (int64_t p = 0; p < kc; ++p, out += kMr)
+        _mm512_storeu_ps(out, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, index, base + p, 4));
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t i = 0; i < rows; ++i) out[i] = AElem(a, lda, ta, i0 + i, p);
+      for (int64_t i = rows; i < kMr; ++i) out[i] = 0.0f;
+      out += kMr;
+    }
+  }
+}
+
+// Packs rows [0, kc) x cols [0, nc) of op(B) into NR-wide slivers (sliver
+// s, row p at out + (s * kc + p) * kNr). Without a transpose, B is read
+// row by row (sequential, prefetch-friendly) and scattered into slivers.
+__attribute__((target("avx512f"))) void PackB(const float* b, int64_t ldb, bool tb, int64_t kc, int64_t nc,
+                                              float* out) {
+  const int64_t full = nc / kNr;
+  const int64_t rest = nc - full * kNr;
+  if (!tb) {
+    const __mmask16 m0 = rest >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << rest) - 1);
+    const __mmask16 m1 = rest > 16 ? static_cast<__mmask16>((1u << (rest - 16)) - 1) : static_cast<__mmask16>(0);
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* row = b + p * ldb;
+      float* dst = out + p * kNr;
+      for (int64_t s = 0; s < full; ++s, dst += kc * kNr) {
+        _mm512_store_ps(dst, _mm512_loadu_ps(row + s * kNr));
+        _mm512_store_ps(dst + 16, _mm512_loadu_ps(row + s * kNr + 16));
+      }
+      if (rest) {  // zero padded past nc
+        _mm512_store_ps(dst, _mm512_maskz_loadu_ps(m0, row + full * kNr));
+        _mm512_store_ps(dst + 16, _mm512_maskz_loadu_ps(m1, row + full * kNr + 16));
+      }
+    }
+    return;
+  }
+  for (int64_t j0 = 0; j0 < nc; j0 += kNr) {
+    const int64_t cols = std::min(kNr, nc - j0);
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t j = 0; j < cols; ++j) out[j] = b[(j0 + j) * ldb + p];
+      for (int64_t j = cols; j < kNr; ++j) out[j] = 0.0f;
+      out += kNr;
+    }
+  }
+}
+
+// How the tile meets C: first K block (C = alpha*acc + beta*C, and C is not
+// read when beta == 0, so garbage or NaN in C never leaks) or a later one
+// (C += alpha*acc).
+struct TileStore {
+  float alpha;
+  float beta;
+  bool first;
+};
+
+__attribute__((target("avx512f"))) inline __m512 Combine(__m512 acc, const float* c, __mmask16 mask,
+                                                         const TileStore& st) {
+  const __m512 scaled = _mm512_mul_ps(acc, _mm512_set1_ps(st.alpha));
+  if (st.first) {
+    if (st.beta == 0.0f) return scaled;
+    return _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, c), _mm512_set1_ps(st.beta), scaled);
+  }
+  return _mm512_add_ps(_mm512_maskz_loadu_ps(mask, c), scaled);
+}
+
+// 14 x 32 tile over kc: ap = packed A sliver, bp = packed B sliver. Writes
+// rows [0, mr) and columns [0, nr) of the tile at c.
+__attribute__((target("avx512f"), optimize("O3"))) void Kernel(int64_t kc, const float* __restrict ap,
+                                                                const float* __restrict bp, float* c, int64_t ldc,
+                                                                int64_t mr, int64_t nr, const TileStore& st) {
+  __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+  __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(), c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+  __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps(), c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+  __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps(), c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+  __m512 c80 = _mm512_setzero_ps(), c81 = _mm512_setzero_ps(), c90 = _mm512_setzero_ps(), c91 = _mm512_setzero_ps();
+  __m512 ca0 = _mm512_setzero_ps(), ca1 = _mm512_setzero_ps(), cb0 = _mm512_setzero_ps(), cb1 = _mm512_setzero_ps();
+  __m512 cc0 = _mm512_setzero_ps(), cc1 = _mm512_setzero_ps(), cd0 = _mm512_setzero_ps(), cd1 = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_load_ps(bp);
+    const __m512 b1 = _mm512_load_ps(bp + 16);
+#define QAIRT_ROW(i, r0, r1)                    \
+  {                                             \
+    const __m512 a = _mm512_set1_ps(ap[i]);     \
+    r0 = _mm512_fmadd_ps(a, b0, r0);            \
+    r1 = _mm512_fmadd_ps(a, b1, r1);            \
+  }
+    QAIRT_ROW(0, c00, c01) QAIRT_ROW(1, c10, c11) QAIRT_ROW(2, c20, c21) QAIRT_ROW(3, c30, c31)
+    QAIRT_ROW(4, c40, c41) QAIRT_ROW(5, c50, c51) QAIRT_ROW(6, c60, c61) QAIRT_ROW(7, c70, c71)
+    QAIRT_ROW(8, c80, c81) QAIRT_ROW(9, c90, c91) QAIRT_ROW(10, ca0, ca1) QAIRT_ROW(11, cb0, cb1)
+    QAIRT_ROW(12, cc0, cc1) QAIRT_ROW(13, cd0, cd1)
+#undef QAIRT_ROW
+    ap += kMr;
+    bp += kNr;
+  }
+  const __mmask16 m0 = nr >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << nr) - 1);
+  const __mmask16 m1 = nr >= 32 ? static_cast<__mmask16>(0xFFFF)
+                                : (nr > 16 ? static_cast<__mmask16>((1u << (nr - 16)) - 1) : static_cast<__mmask16>(0));
+  const __m512 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}, {c60, c61},
+                               {c70, c71}, {c80, c81}, {c90, c91}, {ca0, ca1}, {cb0, cb1}, {cc0, cc1}, {cd0, cd1}};
+  for (int64_t i = 0; i < mr; ++i) {
+    float* row = c + i * ldc;
+    _mm512_mask_storeu_ps(row, m0, Combine(rows[i][0], row, m0, st));
+    if (m1) _mm512_mask_storeu_ps(row + 16, m1, Combine(rows[i][1], row + 16, m1, st));
+  }
+}
+
+}  // namespace
+
+bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  // Packing buffers per thread (executors may run on several threads), kept
+  // between calls: a fresh multi-MiB buffer per call costs a page fault per
+  // 4 KiB, which for small GEMMs is more than the arithmetic.
+  thread_local Buffer bpack, apack;
+  thread_local size_t bsize = 0, asize = 0;
+  const size_t bneed = static_cast<size_t>(std::min(kKc, k) * std::min(kNc, (n + kNr - 1) / kNr * kNr));
+  const size_t aneed = static_cast<size_t>(std::min(kKc, k) * std::min(kMc, (m + kMr - 1) / kMr * kMr)) + 16;
+  if (bsize < bneed) {
+    bpack = Allocate(bneed);
+    bsize = bpack ? bneed : 0;
+  }
+  if (asize < aneed) {
+    apack = Allocate(aneed);
+    asize = apack ? aneed : 0;
+  }
+  if (!bpack || !apack) return false;  // the caller falls back to another GEMM
+  for (int64_t jc = 0; jc < n; jc += kNc) {
+    const int64_t nc = std::min(kNc, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kKc) {
+      const int64_t kc = std::min(kKc, k - pc);
+      PackB(trans_b ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, trans_b, kc, nc, bpack.get());
+      const TileStore st{alpha, beta, pc == 0};
+      for (int64_t ic = 0; ic < m; ic += kMc) {
+        const int64_t mc = std::min(kMc, m - ic);
+        PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, mc, kc, apack.get());
+        for (int64_t jr = 0; jr < nc; jr += kNr) {
+          const float* bs = bpack.get() + (jr / kNr) * kc * kNr;
+          for (int64_t ir = 0; ir < mc; ir += kMr) {
+            const float* as = apack.get() + (ir / kMr) * kc * kMr;
+            Kernel(kc, as, bs, c + (ic + ir) * ldc + jc + jr, ldc, std::min(kMr, mc - ir), std::min(kNr, nc - jr),
+                   st);
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace qairt::exec
