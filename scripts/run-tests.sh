@@ -2,8 +2,9 @@
 # Sets up a fresh Debian 12 machine, builds everything with warnings as errors
 # and runs the whole test suite. Extra arguments go to ctest (e.g. -L unit).
 # QAIRT_SANITIZERS=1 (set by .ci/run) also builds the library and its C/C++
-# tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ and
-# runs them there.
+# tests with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the
+# libFuzzer targets in build-asan/, runs the tests there and then each fuzz
+# target for QAIRT_FUZZ_SECONDS (default 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -13,13 +14,21 @@ cmake --build build
 (cd build && ctest --output-on-failure -j"$(nproc)" "$@")
 
 if [ "${QAIRT_SANITIZERS:-0}" = "1" ]; then
-  echo "== ASan + UBSan build (build-asan/)"
+  # One clang build serves the sanitizer suite and the fuzzers: the library
+  # and tests are built with ASan + UBSan and libFuzzer's coverage
+  # instrumentation (-fsanitize=fuzzer-no-link, QAIRT_FUZZ=ON), the fuzz
+  # targets in tests/fuzz link against that same library. No third build.
+  echo "== ASan + UBSan + libFuzzer build (clang, build-asan/)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DQAIRT_WERROR=ON \
-    -DQAIRT_SANITIZE=address,undefined -DQAIRT_BUILD_BENCHMARKS=OFF >/dev/null
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DQAIRT_SANITIZE=address,undefined -DQAIRT_FUZZ=ON -DQAIRT_FUZZ_SECONDS="${QAIRT_FUZZ_SECONDS:-20}" \
+    -DQAIRT_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build-asan
   # Tests hosted by uninstrumented interpreters (Python, node; the encodings
   # CLI test drives Python) are left to the normal build. Everything native
   # runs instrumented.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure -j"$(nproc)" -LE "python|ort" -E cli_encodings)
+    ctest --output-on-failure -j"$(nproc)" -LE "python|ort|fuzz" -E cli_encodings)
+  echo "== fuzz targets, ${QAIRT_FUZZ_SECONDS:-20} s each (docs/TESTING.md)"
+  (cd build-asan && ctest --output-on-failure -j"$(nproc)" -L fuzz)
 fi

@@ -1,5 +1,9 @@
 #include "kernels/hardware.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 
@@ -29,6 +33,15 @@ struct Detected {
   std::optional<Isa> env;
 };
 
+#if defined(__x86_64__) || defined(__i386__)
+// CPUID.1:ECX.F16C (clang < 15 has no "f16c" for __builtin_cpu_supports);
+// the AVX check before it covers the OS saving the YMM state.
+bool HasF16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+#endif
+
 Detected Detect() {
   Detected d;
 #if defined(__x86_64__) || defined(__i386__)
@@ -36,8 +49,7 @@ Detected Detect() {
   // AVX-512 register state.
   __builtin_cpu_init();
   d.supports[1] = __builtin_cpu_supports("sse4.1");
-  d.supports[2] = d.supports[1] && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                  __builtin_cpu_supports("f16c");
+  d.supports[2] = d.supports[1] && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c();
   d.supports[3] = d.supports[2] && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl");
 #endif

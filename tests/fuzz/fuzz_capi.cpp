@@ -49,8 +49,8 @@ const std::string& Model(size_t i) {
 }
 
 const char* kEncodings =
-    R"({"version":"2.0.0","activation_encodings":[{"name":"relu_out","output_dtype":"uint8","y_scale":0.05,"y_zero_point":0}],)"
-    R"("param_encodings":[{"name":"conv.w","output_dtype":"int8","y_scale":0.01,"y_zero_point":0}]})";
+    R"({"version":"2.0.0","encodings":[{"name":"relu_out","output_dtype":"uint8","y_scale":0.05,"y_zero_point":0},)"
+    R"({"name":"conv.w","output_dtype":"int8","y_scale":0.01,"y_zero_point":0}]})";
 
 // A struct_size that is right, zero, short or too large.
 uint32_t StructSize(FuzzedDataProvider& in, uint32_t right) {

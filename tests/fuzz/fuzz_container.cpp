@@ -31,20 +31,19 @@ void ReadAll(const qairt_container_t* c, bool reserialize) {
   qairt_graph_t* g = nullptr;
   if (!qairt_fuzz::Check(qairt_container_get_graph(c, &g))) return;
   qairt_diagnostics_t* diags = nullptr;
-  if (qairt_fuzz::Check(qairt_graph_validate(g, &diags))) {
-    const bool valid = qairt_diagnostics_count(diags) == 0;
-    qairt_diagnostics_destroy(diags);
-    if (valid && reserialize) {
-      size_t n = 0;
-      if (qairt_fuzz::Check(qairt_container_write_bytes(g, nullptr, nullptr, 0, &n))) {
-        std::vector<uint8_t> bytes(n);
-        if (!qairt_fuzz::Check(qairt_container_write_bytes(g, nullptr, bytes.data(), n, &n))) std::abort();
-        qairt_container_t* again = nullptr;
-        // What the writer produces the reader must take.
-        if (!qairt_fuzz::Check(qairt_container_load_bytes(bytes.data(), n, &again))) std::abort();
-        ReadAll(again, false);
-        qairt_container_destroy(again);
-      }
+  // On QAIRT_VALIDATION_FAILED the diagnostics are filled too: free them either way.
+  const bool valid = qairt_fuzz::Check(qairt_graph_validate(g, &diags)) && qairt_diagnostics_count(diags) == 0;
+  qairt_diagnostics_destroy(diags);
+  if (valid && reserialize) {
+    size_t n = 0;
+    if (qairt_fuzz::Check(qairt_container_write_bytes(g, nullptr, nullptr, 0, &n))) {
+      std::vector<uint8_t> bytes(n);
+      if (!qairt_fuzz::Check(qairt_container_write_bytes(g, nullptr, bytes.data(), n, &n))) std::abort();
+      qairt_container_t* again = nullptr;
+      // What the writer produces the reader must take.
+      if (!qairt_fuzz::Check(qairt_container_load_bytes(bytes.data(), n, &again))) std::abort();
+      ReadAll(again, false);
+      qairt_container_destroy(again);
     }
   }
   qairt_graph_destroy(g);

@@ -68,7 +68,15 @@ static inline float LoadScalar(const BFloat16* p) { return BF16BitsToF32(p->bits
 static inline float NanToZero(float x) { return x == x ? x : 0.0f; }
 static inline float MaxPs(float a, float b) { return a > b ? a : b; }  // MAXPS: NaN -> b
 static inline float MinPs(float a, float b) { return a < b ? a : b; }  // MINPS: NaN -> b
-static inline float RoundEven(float v) { return __builtin_roundevenf(v); }  // independent of the FP mode
+// Round half to even, independent of the FP mode.
+static inline float RoundEven(float v) {
+#if defined(__has_builtin) && __has_builtin(__builtin_roundevenf)
+  return __builtin_roundevenf(v);
+#else  // clang < 15: round half away, then fix ties (v/2 is exact for |v| >= 0.5)
+  const float r = __builtin_roundf(v);
+  return __builtin_fabsf(r - v) == 0.5f ? 2.0f * __builtin_roundf(0.5f * v) : r;
+#endif
+}
 static inline float CanonicalZero(float v) { return v == 0.0f ? 0.0f : v; }
 
 static inline int32_t QuantScalar(float x, float s, float zp, float lo, float hi) {
