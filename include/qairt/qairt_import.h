@@ -1,6 +1,9 @@
 /*
  * qairt_import.h - model import (ONNX, TFLite) of the qairt C ABI.
  * Same conventions as qairt.h (status objects, struct_size, ownership).
+ * Threads: imports are independent of each other (no global state) and may
+ * run concurrently; each returns a new graph (thread-compatible). A report
+ * is immutable and may be read from any number of threads.
  * Since ABI 1.1.
  */
 #ifndef QAIRT_QAIRT_IMPORT_H_
@@ -12,7 +15,7 @@
 extern "C" {
 #endif
 
-typedef struct qairt_import_report_t qairt_import_report_t; /* immutable */
+typedef struct qairt_import_report_t qairt_import_report_t; /* immutable, thread-safe */
 
 /* Flags of qairt_import_options.flags. */
 #define QAIRT_IMPORT_NO_BATCHNORM_FOLD 1u /* keep BatchNormalization as Batchnorm ops */

@@ -14,7 +14,7 @@
 #include <flatbuffers/verifier.h>
 
 #include "container/container_generated.h"
-#include "export/encodings/encodings_writer.h"
+#include "support/atomic_file.h"
 
 namespace qairt::container {
 namespace {
@@ -715,7 +715,8 @@ Status WriteContainer(const Graph& graph, const ContainerMeta& meta, const std::
   std::unique_ptr<Writer> w;
   QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
   const auto bytes = w->Bytes();  // written from the builder: no copy of the weights
-  return encodings::WriteFileAtomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return WriteFileAtomically(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                             "container");
 }
 
 Result<LoadedContainer> ReadContainer(std::span<const uint8_t> bytes, std::string_view origin) {

@@ -44,7 +44,9 @@ std::shared_ptr<const StaticData> StaticData::Borrow(const void* data, size_t si
 
 Result<std::shared_ptr<const StaticData>> StaticData::MapFile(const std::string& path, uint64_t offset,
                                                               uint64_t length) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (or a device) given as a file must fail below, not
+  // block the caller in open() until some writer appears.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Error(StatusCode::kIoError, "failed to open '{}': {}", path, std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {

@@ -1673,7 +1673,8 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
     diags->push_back(d);
     return Status(StatusCode::kIoError, fmt::format("{}: {}", path, msg));
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO is refused below instead of blocking in open().
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return io_error(fmt::format("cannot open: {}", std::strerror(errno)));
   struct Closer {
     int fd;

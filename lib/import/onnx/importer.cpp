@@ -1,11 +1,12 @@
 #include "import/onnx/importer.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <fstream>
 
 #include "ir/op_registry.h"
 
@@ -606,6 +607,13 @@ Result<Graph> Importer::Run() {
   CollectDynamicDims();
   if (order.ok() && !HasErrors(report_->diagnostics)) {
     for (Diagnostic& d : graph_.Validate()) report_->diagnostics.push_back(std::move(d));
+  } else if (order.ok()) {
+    // Lowering already failed, often downstream of the real cause (a Conv
+    // with strides 0 leaves its output shape unknown, and the next op is
+    // what complains): add the attribute and arity problems validation
+    // finds, which name the op and the field at fault.
+    for (Diagnostic& d : graph_.Validate())
+      if (d.kind == DiagKind::kAttribute || d.kind == DiagKind::kArity) report_->diagnostics.push_back(std::move(d));
   }
   if (HasErrors(report_->diagnostics)) {
     std::string text;
@@ -613,7 +621,12 @@ Result<Graph> Importer::Run() {
     for (const Diagnostic& d : report_->diagnostics) {
       if (d.severity != Severity::kError) continue;
       ++errors;
-      if (errors <= 50) text += "\n  " + d.message;
+      if (errors > 50) continue;
+      // Names come from the file: keep each line (and the status) bounded,
+      // cut on a UTF-8 character boundary.
+      size_t cut = d.message.size() <= 1024 ? d.message.size() : 1024;
+      while (cut < d.message.size() && cut > 0 && (static_cast<unsigned char>(d.message[cut]) & 0xC0) == 0x80) --cut;
+      text += "\n  " + d.message.substr(0, cut) + (cut < d.message.size() ? "..." : "");
     }
     if (errors > 50) text += fmt::format("\n  ... and {} more", errors - 50);
     return Error(StatusCode::kValidationFailed, "model cannot be imported ({} errors):{}", errors, text);
@@ -666,9 +679,13 @@ Result<Graph> ImportOnnxBytes(const void* data, size_t size, const std::string& 
 }
 
 Result<Graph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options, OnnxImportReport* report) {
-  std::ifstream probe(path, std::ios::binary | std::ios::ate);
-  if (!probe) return Error(StatusCode::kIoError, "failed to open ONNX model '{}'", path);
-  const auto size = static_cast<uint64_t>(probe.tellg());
+  // stat, not open: a FIFO or a directory must be refused, not block or be
+  // "read" (MapFile checks the opened file again).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return Error(StatusCode::kIoError, "failed to open ONNX model '{}': {}", path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return Error(StatusCode::kIoError, "ONNX model '{}' is not a regular file", path);
+  const auto size = static_cast<uint64_t>(st.st_size);
   if (size > options.max_model_bytes)
     return Error(StatusCode::kInvalidArgument, "'{}': {} bytes exceeds the {}-byte limit of one ONNX protobuf", path,
                  size, options.max_model_bytes);

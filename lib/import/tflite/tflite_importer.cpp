@@ -16,10 +16,12 @@
 #include <flatbuffers/flatbuffers.h>
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <unordered_map>
 
 #include "import/onnx/importer.h"  // ReadAsFloats (fp16 weights)
@@ -1380,9 +1382,11 @@ Result<Graph> ImportTfliteBytes(const void* data, size_t size, const OnnxImportO
 }
 
 Result<Graph> ImportTfliteFile(const std::string& path, const OnnxImportOptions& options, OnnxImportReport* report) {
-  std::ifstream probe(path, std::ios::binary | std::ios::ate);
-  if (!probe) return Error(StatusCode::kIoError, "failed to open TFLite model '{}'", path);
-  const auto size = static_cast<uint64_t>(probe.tellg());
+  struct stat st {};  // stat, not open: a FIFO must be refused, not block
+  if (::stat(path.c_str(), &st) != 0)
+    return Error(StatusCode::kIoError, "failed to open TFLite model '{}': {}", path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return Error(StatusCode::kIoError, "TFLite model '{}' is not a regular file", path);
+  const auto size = static_cast<uint64_t>(st.st_size);
   const uint64_t limit = std::max<uint64_t>(options.max_model_bytes, uint64_t{64} << 30);
   if (size > limit)
     return Error(StatusCode::kInvalidArgument, "'{}': {} bytes exceeds the {}-byte limit", path, size, limit);
