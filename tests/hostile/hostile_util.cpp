@@ -98,14 +98,15 @@ Outcome Convert(const Job& job) {
   return out;
 }
 
-void ExpectRejected(const Sandbox& sb, const Job& job, qairt_code_t code, const std::vector<std::string>& needles) {
+void ExpectRejected(const Sandbox& sb, const Job& job, qairt_code_t code, const std::vector<std::string>& needles,
+                    const std::vector<std::string>& out_files) {
   const Outcome o = Convert(job);
   INFO("message: " << o.message);
   CHECK(o.code == code);
   for (const std::string& n : needles) CHECK(o.message.find(n) != std::string::npos);
   // Messages are bounded: a hostile name does not make a megabyte of text.
   CHECK(o.message.size() < 64 * 1024);
-  CHECK(sb.OutFiles() == std::vector<std::string>{});
+  CHECK(sb.OutFiles() == out_files);
 }
 
 }  // namespace qairt::hostile

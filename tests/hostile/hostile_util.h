@@ -88,8 +88,9 @@ struct Job {
 Outcome Convert(const Job& job);
 
 // Convert must fail with `code`, name every needle in its message and leave
-// out/ empty.
-void ExpectRejected(const Sandbox& sb, const Job& job, qairt_code_t code, const std::vector<std::string>& needles);
+// out/ holding only `out_files` (what was there before).
+void ExpectRejected(const Sandbox& sb, const Job& job, qairt_code_t code, const std::vector<std::string>& needles,
+                    const std::vector<std::string>& out_files = {});
 
 // A job on `model` writing out/model.qairt and out/model.encodings.json.
 inline Job JobFor(const Sandbox& sb, const std::string& model) {
