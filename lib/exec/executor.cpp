@@ -227,6 +227,7 @@ struct Executor::Impl {
   std::unique_ptr<kernels::ThreadPool> pool;
   std::vector<uint8_t> qscratch;
   std::vector<float> scratch;  // im2col and other per-op temporaries, reused
+  std::vector<std::unique_ptr<OpState>> op_state;  // per position in `order`, kept across runs
 
   Status Simulate(TensorId id);
   Status Prepare();
@@ -432,6 +433,7 @@ Status Executor::Impl::Prepare() {
   }
   // Kernels and liveness.
   fns.resize(order.size());
+  op_state.resize(order.size());
   for (size_t pos = 0; pos < order.size(); ++pos) {
     const Op& op = graph.op(order[pos]);
     auto it = table.find(op.type);
@@ -579,7 +581,11 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
     std::vector<Buf*> out;
     for (TensorId id : op.inputs) in.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
     for (TensorId id : op.outputs) out.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
-    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.pool.get(), &m.scratch);
+    uint64_t statics = 0;
+    for (size_t i = 0; i < op.inputs.size() && i < 64; ++i)
+      if (op.inputs[i] != kInvalidId && g.tensor(op.inputs[i]).kind == TensorKind::kStatic) statics |= uint64_t{1} << i;
+    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.pool.get(), &m.scratch, &m.op_state[pos],
+            statics);
     Status s = m.fns[pos](ctx);
     if (!s.ok()) return s;
     for (TensorId id : op.outputs) {

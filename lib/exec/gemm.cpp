@@ -146,6 +146,11 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   PortableGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
+  if (Choose() != GemmBackend::kAvx512) return nullptr;
+  return PackGemmA(trans_a, m, k, a, lda);
+}
+
 void SetGemmThreads(uint32_t threads) {
   const Blas& blas = GetBlas();
   if (blas.set_threads) blas.set_threads(static_cast<int>(std::max<uint32_t>(threads, 1)));

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "exec/kernel.h"
 
@@ -168,24 +169,24 @@ __attribute__((target("avx512f"), optimize("O3"))) void Kernel(int64_t kc, const
 
 }  // namespace
 
-bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  // Packing buffers per thread (executors may run on several threads), kept
-  // between calls: a fresh multi-MiB buffer per call costs a page fault per
-  // 4 KiB, which for small GEMMs is more than the arithmetic.
-  thread_local Buffer bpack, apack;
-  thread_local size_t bsize = 0, asize = 0;
+namespace {
+
+// The blocked loop nest; `a_block(pc, ic, mc, kc)` returns the packed A
+// block for rows [ic, ic + mc) and columns [pc, pc + kc).
+template <typename ABlock>
+bool Run(int64_t m, int64_t n, int64_t k, float alpha, const float* b, int64_t ldb, bool trans_b, float beta, float* c,
+         int64_t ldc, ABlock&& a_block) {
+  // B packing buffer per thread (executors may run on several threads),
+  // kept between calls: a fresh multi-MiB buffer per call costs a page fault
+  // per 4 KiB, which for small GEMMs is more than the arithmetic.
+  thread_local Buffer bpack;
+  thread_local size_t bsize = 0;
   const size_t bneed = static_cast<size_t>(std::min(kKc, k) * std::min(kNc, (n + kNr - 1) / kNr * kNr));
-  const size_t aneed = static_cast<size_t>(std::min(kKc, k) * std::min(kMc, (m + kMr - 1) / kMr * kMr)) + 16;
   if (bsize < bneed) {
     bpack = Allocate(bneed);
     bsize = bpack ? bneed : 0;
   }
-  if (asize < aneed) {
-    apack = Allocate(aneed);
-    asize = apack ? aneed : 0;
-  }
-  if (!bpack || !apack) return false;  // the caller falls back to another GEMM
+  if (!bpack) return false;  // the caller falls back to another GEMM
   for (int64_t jc = 0; jc < n; jc += kNc) {
     const int64_t nc = std::min(kNc, n - jc);
     for (int64_t pc = 0; pc < k; pc += kKc) {
@@ -194,11 +195,12 @@ bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       const TileStore st{alpha, beta, pc == 0};
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
-        PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, mc, kc, apack.get());
+        const float* ablock = a_block(pc, ic, mc, kc);
+        if (!ablock) return false;
         for (int64_t jr = 0; jr < nc; jr += kNr) {
           const float* bs = bpack.get() + (jr / kNr) * kc * kNr;
           for (int64_t ir = 0; ir < mc; ir += kMr) {
-            const float* as = apack.get() + (ir / kMr) * kc * kMr;
+            const float* as = ablock + (ir / kMr) * kc * kMr;
             Kernel(kc, as, bs, c + (ic + ir) * ldc + jc + jr, ldc, std::min(kMr, mc - ir), std::min(kNr, nc - jr),
                    st);
           }
@@ -207,6 +209,63 @@ bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     }
   }
   return true;
+}
+
+int64_t PaddedRows(int64_t mc) { return (mc + kMr - 1) / kMr * kMr; }
+
+}  // namespace
+
+bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  thread_local Buffer apack;
+  thread_local size_t asize = 0;
+  const size_t aneed = static_cast<size_t>(std::min(kKc, k) * std::min(kMc, PaddedRows(m))) + 16;
+  if (asize < aneed) {
+    apack = Allocate(aneed);
+    asize = apack ? aneed : 0;
+  }
+  if (!apack) return false;
+  return Run(m, n, k, alpha, b, ldb, trans_b, beta, c, ldc, [&](int64_t pc, int64_t ic, int64_t mc, int64_t kc) {
+    PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, mc, kc, apack.get());
+    return static_cast<const float*>(apack.get());
+  });
+}
+
+// op(A) packed once, block by block in the order Run visits them.
+struct PackedGemmA {
+  int64_t m = 0, k = 0;
+  Buffer data;
+  std::vector<size_t> offsets;  // per (K block, M block), K-block-major
+  int64_t m_blocks = 0;
+};
+
+std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
+  if (m <= 0 || k <= 0) return nullptr;
+  auto p = std::make_shared<PackedGemmA>();
+  p->m = m;
+  p->k = k;
+  p->m_blocks = (m + kMc - 1) / kMc;
+  size_t total = 0;
+  for (int64_t pc = 0; pc < k; pc += kKc)
+    for (int64_t ic = 0; ic < m; ic += kMc) {
+      p->offsets.push_back(total);
+      total += static_cast<size_t>(PaddedRows(std::min(kMc, m - ic)) * std::min(kKc, k - pc));
+    }
+  p->data = Allocate(total + 16);
+  if (!p->data) return nullptr;
+  size_t b = 0;
+  for (int64_t pc = 0; pc < k; pc += kKc)
+    for (int64_t ic = 0; ic < m; ic += kMc)
+      PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, std::min(kMc, m - ic),
+            std::min(kKc, k - pc), p->data.get() + p->offsets[b++]);
+  return p;
+}
+
+bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
+                 float* c, int64_t ldc) {
+  return Run(a.m, n, a.k, alpha, b, ldb, trans_b, beta, c, ldc, [&](int64_t pc, int64_t ic, int64_t, int64_t) {
+    return static_cast<const float*>(a.data.get() + a.offsets[static_cast<size_t>((pc / kKc) * a.m_blocks + ic / kMc)]);
+  });
 }
 
 }  // namespace qairt::exec

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,11 +37,22 @@ struct Buf {
   size_t bytes() const { return static_cast<size_t>(count) * StoreSize(store); }
 };
 
+// Per-op state an executor keeps across runs (e.g. packed weights).
+struct OpState {
+  virtual ~OpState() = default;
+};
+
 class Ctx {
  public:
   Ctx(const Op& op, std::vector<const Buf*> in, std::vector<Buf*> out, uint32_t threads,
-      kernels::ThreadPool* pool, std::vector<float>* scratch = nullptr)
-      : op_(op), in_(std::move(in)), out_(std::move(out)), threads_(threads), pool_(pool), scratch_(scratch) {}
+      kernels::ThreadPool* pool, std::vector<float>* scratch = nullptr, std::unique_ptr<OpState>* state = nullptr,
+      uint64_t static_inputs = 0)
+      : op_(op), in_(std::move(in)), out_(std::move(out)), threads_(threads), pool_(pool), scratch_(scratch),
+        state_(state), static_inputs_(static_inputs) {}
+  // The op's state across runs of its executor (null: none kept).
+  std::unique_ptr<OpState>* state() { return state_; }
+  // Input i is a static tensor: its buffer holds the same values every run.
+  bool in_static(size_t i) const { return i < 64 && ((static_inputs_ >> i) & 1u); }
   // Float scratch kept by the executor across ops and runs (contents undefined).
   float* Scratch(size_t n) {
     if (!scratch_) scratch_ = &own_scratch_;
@@ -81,6 +93,8 @@ class Ctx {
   uint32_t threads_;
   kernels::ThreadPool* pool_;
   std::vector<float>* scratch_;
+  std::unique_ptr<OpState>* state_;
+  uint64_t static_inputs_;
   std::vector<float> own_scratch_;
   std::vector<std::vector<float>> f_scratch_;
   std::vector<std::vector<int64_t>> i_scratch_;
@@ -112,6 +126,16 @@ void SetGemmBackend(GemmBackend backend);
 // its packing buffers could not be allocated.
 bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// A constant left operand (convolution weights) packed once for the AVX-512
+// kernel. PackGemmA returns null when that kernel is not the active backend
+// (callers then use Gemm). m x k = op(A).
+struct PackedGemmA;
+std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
+std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
+// C[M,N] = alpha * A * op(B)[K,N] + beta * C with A packed; false if out of memory.
+bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
+                 float* c, int64_t ldc);
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 // Strides of `dims` aligned to an output of rank `rank`, 0 on broadcast dims.
