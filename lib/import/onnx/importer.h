@@ -48,7 +48,7 @@ class NodeContext {
   size_t num_outputs() const { return static_cast<size_t>(node_.output_size()); }
   bool has_input(size_t i) const { return i < num_inputs() && !node_.input(static_cast<int>(i)).empty(); }
   bool has_output(size_t i) const { return i < num_outputs() && !node_.output(static_cast<int>(i)).empty(); }
-  const Value& in(size_t i) const;                 // precondition: has_input(i)
+  const Value& in(size_t i) const;                 // absent or unknown inputs: an empty Value
   const std::string& output_name(size_t i) const { return node_.output(static_cast<int>(i)); }
   // IR tensor for input i (materialises a constant; kInvalidId if absent).
   TensorId in_tensor(size_t i);

@@ -1,0 +1,49 @@
+// Regression tests for what the fuzz targets (tests/fuzz) found: each input
+// is kept in the target's seed corpus (tests/fuzz/corpus/<target>/regress_*)
+// and checked here in the normal unit tests, with the exact error expected.
+#include "fuzz/fuzz_models.h"
+#include "hostile/hostile_util.h"
+#include "qairt/qairt_import.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string Seed(const std::string& rel) {
+  return (fs::path(__FILE__).parent_path().parent_path() / "fuzz/corpus" / rel).string();
+}
+
+qairt::hostile::Outcome ImportBytes(const std::string& bytes) {
+  qairt::hostile::Outcome out;
+  qairt_graph_t* g = nullptr;
+  if (qairt_status_t* s = qairt_import_onnx_bytes(bytes.data(), bytes.size(), nullptr, &g, nullptr)) {
+    out.code = qairt_status_code(s);
+    out.message = qairt_status_message(s);
+    qairt_status_free(s);
+  }
+  qairt_graph_destroy(g);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fuzz_onnx: a Conv with only its X input is an error naming the weight, not an internal error",
+          "[hostile][fuzz]") {
+  // Found by fuzz_onnx (mutated Q-DQ seed): the Conv lowering read input 1
+  // past the end of NodeProto.input, a protobuf CHECK (QAIRT_INTERNAL).
+  const auto found = ImportBytes(qairt::hostile::Slurp(Seed("onnx/regress_conv_one_input.onnx")));
+  INFO(found.message);
+  CHECK(found.code == QAIRT_VALIDATION_FAILED);
+  CHECK(found.message.find("(Conv): weight must have rank >= 3") != std::string::npos);
+
+  // The same defect built on purpose: Conv(x) with no weight.
+  qairt::testing::OnnxModelBuilder b;
+  b.Input("x", 1, {1, 2, 4, 4});
+  b.Output("y", 1, {1, 2, 4, 4});
+  b.Node("Conv", {"x"}, {"y"}, "lonely_conv");
+  const auto built = ImportBytes(b.Bytes());
+  INFO(built.message);
+  CHECK(built.code == QAIRT_VALIDATION_FAILED);
+  CHECK(built.message.find("lonely_conv") != std::string::npos);
+  CHECK(built.message.find("weight must have rank >= 3") != std::string::npos);
+}
