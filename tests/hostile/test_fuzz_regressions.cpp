@@ -3,6 +3,7 @@
 // and checked here in the normal unit tests, with the exact error expected.
 #include "fuzz/fuzz_models.h"
 #include "hostile/hostile_util.h"
+#include "qairt/qairt_encodings.h"
 #include "qairt/qairt_import.h"
 
 namespace fs = std::filesystem;
@@ -46,4 +47,29 @@ TEST_CASE("fuzz_onnx: a Conv with only its X input is an error naming the weight
   CHECK(built.code == QAIRT_VALIDATION_FAILED);
   CHECK(built.message.find("lonely_conv") != std::string::npos);
   CHECK(built.message.find("weight must have rank >= 3") != std::string::npos);
+}
+
+TEST_CASE("fuzz_encodings: a duplicated entry is dropped and the first one keeps its values", "[hostile][fuzz]") {
+  // Found by fuzz_encodings: removing the duplicate self-move-assigned the
+  // entries before it, which emptied their scales; writing them then failed
+  // with QAIRT_INTERNAL (vector::at).
+  const std::string text = qairt::hostile::Slurp(Seed("encodings/regress_duplicate_entry.json"));
+  qairt_encodings_t* enc = nullptr;
+  REQUIRE(qairt_encodings_load_bytes(text.data(), text.size(), "dup.json", nullptr, nullptr, &enc) == nullptr);
+  REQUIRE(qairt_encodings_entry_count(enc) == 1);
+  qairt_encoding_t* e = nullptr;
+  REQUIRE(qairt_encodings_entry_encoding(enc, 0, &e) == nullptr);
+  const float* scales = nullptr;
+  size_t n = 0;
+  qairt_encoding_scales(e, &scales, &n);
+  REQUIRE(n == 1);
+  CHECK(scales[0] == 0.001f);  // the first entry's value
+  qairt_encoding_destroy(e);
+  size_t len = 0;
+  qairt_status_t* s = qairt_encodings_write_bytes(enc, nullptr, nullptr, nullptr, nullptr, 0, &len);
+  INFO((s ? qairt_status_message(s) : ""));
+  CHECK(s == nullptr);
+  qairt_status_free(s);
+  CHECK(len > 0);
+  qairt_encodings_destroy(enc);
 }

@@ -571,8 +571,13 @@ void Reader::RemoveDuplicates() {
   }
   if (!any) return;
   size_t out = 0;
-  for (size_t i = 0; i < entries.size(); ++i)
-    if (!drop[i]) entries[out++] = std::move(entries[i]);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (drop[i]) continue;
+    // Never self-move: `v = std::move(v)` empties a std::vector (the kept
+    // first entry lost its scales; found by fuzz_encodings).
+    if (out != i) entries[out] = std::move(entries[i]);
+    ++out;
+  }
   entries.resize(out);
 }
 
