@@ -162,6 +162,19 @@ struct UnParams {
   float lo = 0, hi = 0, alpha = 1;
 };
 
+// Clip (ReLU6 and friends; a tenth of a MobileNet-style model's time) with
+// NaN passed through, compiled per ISA (GCC function multi-versioning).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void ClipF32(const float* __restrict x,
+                                                                         float* __restrict y, int64_t n, float lo,
+                                                                         float hi) {
+  for (int64_t k = 0; k < n; ++k) {
+    const float v = x[k];
+    const float raised = v < lo ? lo : v;  // std::max(v, lo)
+    const float clipped = hi < raised ? hi : raised;  // std::min(raised, hi)
+    y[k] = v != v ? v : clipped;
+  }
+}
+
 template <int OP>
 inline float Unary(float x, const UnParams& p) {
   if constexpr (OP == uRelu) return std::max(x, 0.0f);
@@ -218,7 +231,11 @@ Status UnaryKernel(Ctx& c) {
   }
   const float* xf = c.F32(0);
   float* y = o.f();
-  for (int64_t k = 0; k < o.count; ++k) y[k] = Unary<OP>(xf[k], p);
+  if constexpr (OP == uReluMinMax) {
+    ClipF32(xf, y, o.count, p.lo, p.hi);  // vectorized; the same values as Unary<uReluMinMax>
+  } else {
+    for (int64_t k = 0; k < o.count; ++k) y[k] = Unary<OP>(xf[k], p);
+  }
   (void)x;
   return Status::Ok();
 }

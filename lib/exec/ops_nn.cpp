@@ -135,6 +135,25 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void DepthwiseRow3x
   else Row3x3<2>(r, p0, p1, p2, w, bias, ow_count);
 }
 
+// r[ow] += sum over kw of w[kw] * row[ow * sw + kw * dw]: the other kernel
+// sizes and strides (e.g. OCR models' 5x5 and (2, 1) strides), one tap per
+// pass over the output row, vectorized like DepthwiseRow3x3.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void DepthwiseRowTaps(
+    float* __restrict r, const float* __restrict row, const float* w, int64_t kw_count, int64_t dw, int64_t sw,
+    int64_t ow_count) {
+  for (int64_t kw = 0; kw < kw_count; ++kw) {
+    const float wv = w[kw];
+    const float* src = row + kw * dw;
+    if (sw == 1) {
+      for (int64_t ow = 0; ow < ow_count; ++ow) r[ow] += wv * src[ow];
+    } else if (sw == 2) {
+      for (int64_t ow = 0; ow < ow_count; ++ow) r[ow] += wv * src[2 * ow];
+    } else {
+      for (int64_t ow = 0; ow < ow_count; ++ow) r[ow] += wv * src[ow * sw];
+    }
+  }
+}
+
 void Depthwise2d(Ctx& c, const float* x, const float* w, const float* bias, float* y, int64_t batch, int64_t in_ch,
                  int64_t mult, const Geo& g) {
   const int64_t out_ch = in_ch * mult;
@@ -162,7 +181,7 @@ void Depthwise2d(Ctx& c, const float* x, const float* w, const float* bias, floa
       std::fill(dst + pw + cols, dst + PW, 0.0f);
     }
     const float b = bias ? bias[oc] : 0.0f;
-    const bool row3x3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && sh == sw && (sw == 1 || sw == 2);
+    const bool row3x3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && (sw == 1 || sw == 2);
     for (int64_t oh = 0; oh < OH; ++oh) {
       float* r = yc + oh * OW;
       if (row3x3) {
@@ -171,19 +190,8 @@ void Depthwise2d(Ctx& c, const float* x, const float* w, const float* bias, floa
         continue;
       }
       std::fill(r, r + OW, b);
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        const float* prow = P + (oh * sh + kh * dh) * PW;
-        const float* wk = wc + kh * KW;
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const float wv = wk[kw];
-          const float* src = prow + kw * dw;
-          if (sw == 1) {
-            for (int64_t ow = 0; ow < OW; ++ow) r[ow] += wv * src[ow];
-          } else {
-            for (int64_t ow = 0; ow < OW; ++ow) r[ow] += wv * src[ow * sw];
-          }
-        }
-      }
+      for (int64_t kh = 0; kh < KH; ++kh)
+        DepthwiseRowTaps(r, P + (oh * sh + kh * dh) * PW, wc + kh * KW, KW, dw, sw, OW);
     }
   });
 }
@@ -443,6 +451,26 @@ Status MatMul(Ctx& c) {
   return Status::Ok();
 }
 
+// Sum of a plane in 16 interleaved partial sums (element k into lane
+// k % 16; lanes then added in order, then the tail): a vector add per 16
+// elements instead of a latency-bound chain, and the same result on every
+// ISA. Max: NaN wins, like the generic pooling loop.
+__attribute__((target_clones("avx512f", "avx2", "default"))) float PlaneSum(const float* x, int64_t n) {
+  float lanes[16] = {};
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    for (int j = 0; j < 16; ++j) lanes[j] += x[k + j];
+  float acc = 0.0f;
+  for (int j = 0; j < 16; ++j) acc += lanes[j];
+  for (; k < n; ++k) acc += x[k];
+  return acc;
+}
+float PlaneMax(const float* x, int64_t n) {
+  float acc = -std::numeric_limits<float>::infinity();
+  for (int64_t k = 0; k < n; ++k) acc = (x[k] > acc || std::isnan(x[k])) ? x[k] : acc;
+  return acc;
+}
+
 Status Pool(Ctx& c) {
   const Buf& x = c.in(0);
   Buf& y = c.out(0);
@@ -462,6 +490,41 @@ Status Pool(Ctx& c) {
     ytmp.resize(static_cast<size_t>(y.count));
     yf = ytmp.data();
   }
+  // Global pooling (one output per plane, the window is the whole plane):
+  // a contiguous reduction (squeeze-and-excitation blocks run one per block).
+  const bool global = g.out_size() == 1 && g.k[0] == g.in[0] && g.k[1] == g.in[1] && g.k[2] == g.in[2] &&
+                      g.pb[0] == 0 && g.pb[1] == 0 && g.pb[2] == 0 && g.d[0] == 1 && g.d[1] == 1 && g.d[2] == 1;
+  if (global && !is_l2) {
+    const int64_t n = g.in_size();
+    ParallelOver(c, planes, [&](int64_t p) {
+      const float* xc = xf + p * n;
+      yf[p] = is_max ? PlaneMax(xc, n) : PlaneSum(xc, n) / static_cast<float>(std::max<int64_t>(n, 1));
+    });
+  } else if (!is_l2 && g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1 && g.pb[1] == 0 && g.pb[2] == 0 &&
+             g.d[1] == 1 && g.d[2] == 1 && (g.out[1] - 1) * g.s[1] + g.k[1] <= g.in[1] &&
+             (g.out[2] - 1) * g.s[2] + g.k[2] <= g.in[2]) {
+    // 2-D windows that never leave the input (no padding, no dilation, the
+    // usual MaxPool 2x2/3x3): no bounds checks, same arithmetic order.
+    const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2], KH = g.k[1], KW = g.k[2];
+    const int64_t sh = g.s[1], sw = g.s[2];
+    const float count = static_cast<float>(KH * KW);
+    ParallelOver(c, planes, [&](int64_t p) {
+      const float* xc = xf + p * IH * IW;
+      float* yc = yf + p * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const float* win = xc + oh * sh * IW + ow * sw;
+          float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+          for (int64_t kh = 0; kh < KH; ++kh)
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              const float v = win[kh * IW + kw];
+              if (is_max) acc = (v > acc || std::isnan(v)) ? v : acc;
+              else acc += v;
+            }
+          yc[oh * OW + ow] = is_max ? acc : acc / count;
+        }
+    });
+  } else
   ParallelOver(c, planes, [&](int64_t p) {
     const float* xc = xf + p * g.in_size();
     float* yc = yf + p * g.out_size();
