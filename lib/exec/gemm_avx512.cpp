@@ -109,11 +109,14 @@ __attribute__((target("avx512f"))) void PackB(const float* b, int64_t ldb, bool 
 
 // How the tile meets C: first K block (C = alpha*acc + beta*C, and C is not
 // read when beta == 0, so garbage or NaN in C never leaks) or a later one
-// (C += alpha*acc).
+// (C += alpha*acc); after the last K block a per-row bias is added, the same
+// two roundings as a GEMM followed by a separate bias pass.
 struct TileStore {
   float alpha;
   float beta;
   bool first;
+  bool last;
+  const float* row_bias;  // null: none; else indexed by the tile's row
 };
 
 __attribute__((target("avx512f"))) inline __m512 Combine(__m512 acc, const float* c, __mmask16 mask,
@@ -160,10 +163,17 @@ __attribute__((target("avx512f"), optimize("O3"))) void Kernel(int64_t kc, const
                                 : (nr > 16 ? static_cast<__mmask16>((1u << (nr - 16)) - 1) : static_cast<__mmask16>(0));
   const __m512 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}, {c60, c61},
                                {c70, c71}, {c80, c81}, {c90, c91}, {ca0, ca1}, {cb0, cb1}, {cc0, cc1}, {cd0, cd1}};
+  const bool bias = st.last && st.row_bias;
   for (int64_t i = 0; i < mr; ++i) {
     float* row = c + i * ldc;
-    _mm512_mask_storeu_ps(row, m0, Combine(rows[i][0], row, m0, st));
-    if (m1) _mm512_mask_storeu_ps(row + 16, m1, Combine(rows[i][1], row + 16, m1, st));
+    __m512 v0 = Combine(rows[i][0], row, m0, st);
+    if (bias) v0 = _mm512_add_ps(v0, _mm512_set1_ps(st.row_bias[i]));
+    _mm512_mask_storeu_ps(row, m0, v0);
+    if (m1) {
+      __m512 v1 = Combine(rows[i][1], row + 16, m1, st);
+      if (bias) v1 = _mm512_add_ps(v1, _mm512_set1_ps(st.row_bias[i]));
+      _mm512_mask_storeu_ps(row + 16, m1, v1);
+    }
   }
 }
 
@@ -175,7 +185,7 @@ namespace {
 // block for rows [ic, ic + mc) and columns [pc, pc + kc).
 template <typename ABlock>
 bool Run(int64_t m, int64_t n, int64_t k, float alpha, const float* b, int64_t ldb, bool trans_b, float beta, float* c,
-         int64_t ldc, ABlock&& a_block) {
+         int64_t ldc, const float* row_bias, ABlock&& a_block) {
   // B packing buffer per thread (executors may run on several threads),
   // kept between calls: a fresh multi-MiB buffer per call costs a page fault
   // per 4 KiB, which for small GEMMs is more than the arithmetic.
@@ -192,7 +202,7 @@ bool Run(int64_t m, int64_t n, int64_t k, float alpha, const float* b, int64_t l
     for (int64_t pc = 0; pc < k; pc += kKc) {
       const int64_t kc = std::min(kKc, k - pc);
       PackB(trans_b ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, trans_b, kc, nc, bpack.get());
-      const TileStore st{alpha, beta, pc == 0};
+      TileStore st{alpha, beta, pc == 0, pc + kc >= k, nullptr};
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
         const float* ablock = a_block(pc, ic, mc, kc);
@@ -201,6 +211,7 @@ bool Run(int64_t m, int64_t n, int64_t k, float alpha, const float* b, int64_t l
           const float* bs = bpack.get() + (jr / kNr) * kc * kNr;
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const float* as = ablock + (ir / kMr) * kc * kMr;
+            st.row_bias = row_bias ? row_bias + ic + ir : nullptr;
             Kernel(kc, as, bs, c + (ic + ir) * ldc + jc + jr, ldc, std::min(kMr, mc - ir), std::min(kNr, nc - jr),
                    st);
           }
@@ -225,7 +236,7 @@ bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     asize = apack ? aneed : 0;
   }
   if (!apack) return false;
-  return Run(m, n, k, alpha, b, ldb, trans_b, beta, c, ldc, [&](int64_t pc, int64_t ic, int64_t mc, int64_t kc) {
+  return Run(m, n, k, alpha, b, ldb, trans_b, beta, c, ldc, nullptr, [&](int64_t pc, int64_t ic, int64_t mc, int64_t kc) {
     PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, mc, kc, apack.get());
     return static_cast<const float*>(apack.get());
   });
@@ -262,8 +273,8 @@ std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k,
 }
 
 bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
-                 float* c, int64_t ldc) {
-  return Run(a.m, n, a.k, alpha, b, ldb, trans_b, beta, c, ldc, [&](int64_t pc, int64_t ic, int64_t, int64_t) {
+                 float* c, int64_t ldc, const float* row_bias) {
+  return Run(a.m, n, a.k, alpha, b, ldb, trans_b, beta, c, ldc, row_bias, [&](int64_t pc, int64_t ic, int64_t, int64_t) {
     return static_cast<const float*>(a.data.get() + a.offsets[static_cast<size_t>((pc / kKc) * a.m_blocks + ic / kMc)]);
   });
 }

@@ -133,9 +133,10 @@ bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
 struct PackedGemmA;
 std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
 std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
-// C[M,N] = alpha * A * op(B)[K,N] + beta * C with A packed; false if out of memory.
+// C[M,N] = alpha * A * op(B)[K,N] + beta * C (+ row_bias[i] on row i, after
+// the product, as a separate pass would) with A packed; false if out of memory.
 bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
-                 float* c, int64_t ldc);
+                 float* c, int64_t ldc, const float* row_bias = nullptr);
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 // Strides of `dims` aligned to an output of rank `rank`, 0 on broadcast dims.

@@ -297,9 +297,12 @@ Status Conv(Ctx& c) {
         src = col;
       }
       float* yg = y.f() + (n * cout + gi * og) * osz;
-      if (!packed || !GemmPackedA(*packed->groups[static_cast<size_t>(gi)], false, osz, 1.0f, src, osz, 0.0f, yg, osz))
-        Gemm(false, false, og, osz, cg * ksz, 1.0f, wf + gi * og * cg * ksz, cg * ksz, src, osz, 0.0f, yg, osz);
-      AddBias(yg, og, osz, bias ? bias + gi * og : nullptr);
+      const float* bg = bias ? bias + gi * og : nullptr;
+      if (packed && GemmPackedA(*packed->groups[static_cast<size_t>(gi)], false, osz, 1.0f, src, osz, 0.0f, yg, osz,
+                                bg))
+        continue;  // bias added in the GEMM's output pass
+      Gemm(false, false, og, osz, cg * ksz, 1.0f, wf + gi * og * cg * ksz, cg * ksz, src, osz, 0.0f, yg, osz);
+      AddBias(yg, og, osz, bg);
     }
   }
   return Status::Ok();

@@ -101,6 +101,13 @@ TEST_CASE("pre-packed weights give the same result as packing per call", "[exec]
     REQUIRE(GemmPackedA(*packed, false, n, 1.f, b.data(), n, 0.f, c2.data(), n));
     INFO("m " << m << " n " << n << " k " << k);
     CHECK(c1 == c2);  // same blocks, same order: bit-identical
+    // A fused row bias equals a separate pass after the GEMM, bit for bit.
+    std::vector<float> bias(static_cast<size_t>(m));
+    for (auto& v : bias) v = d(rng);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c1[static_cast<size_t>(i * n + j)] += bias[static_cast<size_t>(i)];
+    REQUIRE(GemmPackedA(*packed, false, n, 1.f, b.data(), n, 0.f, c2.data(), n, bias.data()));
+    CHECK(c1 == c2);
   }
 }
 
