@@ -132,7 +132,8 @@ __attribute__((target("avx512f"))) inline __m512 Combine(__m512 acc, const float
 // 14 x 32 tile over kc: ap = packed A sliver, bp = packed B sliver. Writes
 // rows [0, mr) and columns [0, nr) of the tile at c.
 __attribute__((target("avx512f"), optimize("O3"))) void Kernel(int64_t kc, const float* __restrict ap,
-                                                                const float* __restrict bp, float* c, int64_t ldc,
+                                                                const float* __restrict bp, int64_t b_stride,
+                                                                float* c, int64_t ldc,
                                                                 int64_t mr, int64_t nr, const TileStore& st) {
   __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
   __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(), c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
@@ -142,8 +143,8 @@ __attribute__((target("avx512f"), optimize("O3"))) void Kernel(int64_t kc, const
   __m512 ca0 = _mm512_setzero_ps(), ca1 = _mm512_setzero_ps(), cb0 = _mm512_setzero_ps(), cb1 = _mm512_setzero_ps();
   __m512 cc0 = _mm512_setzero_ps(), cc1 = _mm512_setzero_ps(), cd0 = _mm512_setzero_ps(), cd1 = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
-    const __m512 b0 = _mm512_load_ps(bp);
-    const __m512 b1 = _mm512_load_ps(bp + 16);
+    const __m512 b0 = _mm512_loadu_ps(bp);
+    const __m512 b1 = _mm512_loadu_ps(bp + 16);
 #define QAIRT_ROW(i, r0, r1)                    \
   {                                             \
     const __m512 a = _mm512_set1_ps(ap[i]);     \
@@ -156,7 +157,7 @@ __attribute__((target("avx512f"), optimize("O3"))) void Kernel(int64_t kc, const
     QAIRT_ROW(12, cc0, cc1) QAIRT_ROW(13, cd0, cd1)
 #undef QAIRT_ROW
     ap += kMr;
-    bp += kNr;
+    bp += b_stride;
   }
   const __mmask16 m0 = nr >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << nr) - 1);
   const __mmask16 m1 = nr >= 32 ? static_cast<__mmask16>(0xFFFF)
@@ -201,19 +202,28 @@ bool Run(int64_t m, int64_t n, int64_t k, float alpha, const float* b, int64_t l
     const int64_t nc = std::min(kNc, n - jc);
     for (int64_t pc = 0; pc < k; pc += kKc) {
       const int64_t kc = std::min(kKc, k - pc);
-      PackB(trans_b ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, trans_b, kc, nc, bpack.get());
+      // With a single M block each B sliver is used by one pass of tiles:
+      // full slivers of an untransposed B are then read where they are
+      // (row stride ldb) instead of being copied first; only a partial last
+      // sliver is packed (zero padded).
+      const bool direct = !trans_b && m <= kMc;
+      if (!direct) PackB(trans_b ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, trans_b, kc, nc, bpack.get());
+      else if (nc % kNr) PackB(b + pc * ldb + jc + nc / kNr * kNr, ldb, false, kc, nc % kNr, bpack.get());
       TileStore st{alpha, beta, pc == 0, pc + kc >= k, nullptr};
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
         const float* ablock = a_block(pc, ic, mc, kc);
         if (!ablock) return false;
         for (int64_t jr = 0; jr < nc; jr += kNr) {
-          const float* bs = bpack.get() + (jr / kNr) * kc * kNr;
+          const bool in_place = direct && jr + kNr <= nc;
+          const float* bs = in_place ? b + pc * ldb + jc + jr
+                                     : bpack.get() + (direct ? 0 : (jr / kNr) * kc * kNr);
+          const int64_t b_stride = in_place ? ldb : kNr;
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const float* as = ablock + (ir / kMr) * kc * kMr;
             st.row_bias = row_bias ? row_bias + ic + ir : nullptr;
-            Kernel(kc, as, bs, c + (ic + ir) * ldc + jc + jr, ldc, std::min(kMr, mc - ir), std::min(kNr, nc - jr),
-                   st);
+            Kernel(kc, as, bs, b_stride, c + (ic + ir) * ldc + jc + jr, ldc, std::min(kMr, mc - ir),
+                   std::min(kNr, nc - jr), st);
           }
         }
       }

@@ -231,8 +231,16 @@ Status UnaryKernel(Ctx& c) {
   }
   const float* xf = c.F32(0);
   float* y = o.f();
+  // Vectorized clamps; the same values as Unary<OP> (NaN and -0 included).
+  constexpr float kInf = std::numeric_limits<float>::infinity();
   if constexpr (OP == uReluMinMax) {
-    ClipF32(xf, y, o.count, p.lo, p.hi);  // vectorized; the same values as Unary<uReluMinMax>
+    ClipF32(xf, y, o.count, p.lo, p.hi);
+  } else if constexpr (OP == uRelu) {
+    ClipF32(xf, y, o.count, 0.0f, kInf);
+  } else if constexpr (OP == uRelu6) {
+    ClipF32(xf, y, o.count, 0.0f, 6.0f);
+  } else if constexpr (OP == uRelu1) {
+    ClipF32(xf, y, o.count, -1.0f, 1.0f);
   } else {
     for (int64_t k = 0; k < o.count; ++k) y[k] = Unary<OP>(xf[k], p);
   }
