@@ -406,8 +406,19 @@ void Step(FuzzedDataProvider& in, State& st) {
       op.num_inputs = in.ConsumeIntegralInRange<size_t>(0, 2);
       op.outputs = &out_id;
       op.num_outputs = in.ConsumeIntegralInRange<size_t>(0, 1);
-      const int64_t axis = in.ConsumeIntegral<int64_t>();
-      const qairt_attr attr{"axis", in.ConsumeIntegralInRange<uint32_t>(0, 7), 0, in.ConsumeIntegralInRange<size_t>(0, 1), &axis};
+      // Random type, count and value, but `data` always what the type says
+      // (the C API cannot check what a pointer points to; a mismatch there
+      // is a caller bug, not an input the library must survive).
+      const int64_t ints[2] = {in.ConsumeIntegral<int64_t>(), in.ConsumeIntegral<int64_t>()};
+      const double floats[2] = {in.ConsumeFloatingPoint<double>(), in.ConsumeFloatingPoint<double>()};
+      const std::string text = in.ConsumeRandomLengthString(16);
+      const char* strings[2] = {text.c_str(), "axis"};
+      const uint32_t type = in.ConsumeIntegralInRange<uint32_t>(0, 7);
+      const void* data = type == QAIRT_ATTR_FLOAT || type == QAIRT_ATTR_FLOATS ? static_cast<const void*>(floats)
+                         : type == QAIRT_ATTR_STRING                          ? static_cast<const void*>(text.c_str())
+                         : type == QAIRT_ATTR_STRINGS                         ? static_cast<const void*>(strings)
+                                                                              : static_cast<const void*>(ints);
+      const qairt_attr attr{"axis", type, 0, in.ConsumeIntegralInRange<size_t>(0, 2), in.ConsumeIntegralInRange<int>(0, 15) ? data : nullptr};
       if (in.ConsumeBool()) {
         op.attrs = &attr;
         op.num_attrs = 1;
