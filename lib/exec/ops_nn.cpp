@@ -161,12 +161,52 @@ void Depthwise2d(Ctx& c, const float* x, const float* w, const float* bias, floa
   const int64_t sh = g.s[1], sw = g.s[2], dh = g.d[1], dw = g.d[2], ph = g.pb[1], pw = g.pb[2];
   const int64_t PH = std::max(IH + ph, (OH - 1) * sh + (KH - 1) * dh + 1);
   const int64_t PW = std::max(IW + pw, (OW - 1) * sw + (KW - 1) * dw + 1);
+  const bool row3x3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && (sw == 1 || sw == 2);
   ParallelOver(c, batch * out_ch, [&](int64_t task) {
-    thread_local std::vector<float> padded;
     const int64_t n = task / out_ch, oc = task % out_ch, ic = oc / mult;
     const float* xc = x + (n * in_ch + ic) * IH * IW;
     float* yc = y + (n * out_ch + oc) * OH * OW;
     const float* wc = w + oc * KH * KW;
+    const float b = bias ? bias[oc] : 0.0f;
+    if (row3x3) {
+      // Straight from the input: rows outside it read a zero row; the
+      // interior columns go through the vector row kernel, the few border
+      // columns through the same arithmetic with 0 for the padding.
+      thread_local std::vector<float> zeros;
+      if (zeros.size() < static_cast<size_t>(PW)) zeros.assign(static_cast<size_t>(PW), 0.0f);
+      const int64_t lo = std::min(OW, (pw + sw - 1) / sw);
+      // Interior: input columns ow*sw - pw .. +2 all inside [0, IW).
+      const int64_t hi = std::max(lo, std::min(OW, IW + pw - 3 >= 0 ? (IW + pw - 3) / sw + 1 : 0));
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        float* r = yc + oh * OW;
+        const float* rows[3];
+        for (int64_t t = 0; t < 3; ++t) {
+          const int64_t ir = oh * sh + t - ph;
+          rows[t] = ir >= 0 && ir < IH ? xc + ir * IW : nullptr;
+        }
+        auto at = [&](int64_t t, int64_t col) {
+          return rows[t] && col >= 0 && col < IW ? rows[t][col] : 0.0f;
+        };
+        auto border = [&](int64_t ow) {
+          const int64_t i = ow * sw - pw;
+          float acc = b;
+          acc += wc[0] * at(0, i) + wc[1] * at(0, i + 1) + wc[2] * at(0, i + 2);
+          acc += wc[3] * at(1, i) + wc[4] * at(1, i + 1) + wc[5] * at(1, i + 2);
+          acc += wc[6] * at(2, i) + wc[7] * at(2, i + 1) + wc[8] * at(2, i + 2);
+          r[ow] = acc;
+        };
+        for (int64_t ow = 0; ow < lo; ++ow) border(ow);
+        for (int64_t ow = hi; ow < OW; ++ow) border(ow);
+        if (hi > lo) {
+          const int64_t off = lo * sw - pw;  // >= 0: the first interior window
+          const float* p[3];
+          for (int t = 0; t < 3; ++t) p[t] = rows[t] ? rows[t] + off : zeros.data();
+          DepthwiseRow3x3(r + lo, p[0], p[1], p[2], wc, b, hi - lo, sw);
+        }
+      }
+      return;
+    }
+    thread_local std::vector<float> padded;
     if (padded.size() < static_cast<size_t>(PH * PW)) padded.resize(static_cast<size_t>(PH * PW));
     float* P = padded.data();
     // Zero only what the copy below does not overwrite: the top and bottom
@@ -180,15 +220,8 @@ void Depthwise2d(Ctx& c, const float* x, const float* w, const float* bias, floa
       std::copy(xc + i * IW, xc + i * IW + cols, dst + pw);
       std::fill(dst + pw + cols, dst + PW, 0.0f);
     }
-    const float b = bias ? bias[oc] : 0.0f;
-    const bool row3x3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && (sw == 1 || sw == 2);
     for (int64_t oh = 0; oh < OH; ++oh) {
       float* r = yc + oh * OW;
-      if (row3x3) {
-        const float* p0 = P + oh * sh * PW;
-        DepthwiseRow3x3(r, p0, p0 + PW, p0 + 2 * PW, wc, b, OW, sw);
-        continue;
-      }
       std::fill(r, r + OW, b);
       for (int64_t kh = 0; kh < KH; ++kh)
         DepthwiseRowTaps(r, P + (oh * sh + kh * dh) * PW, wc + kh * KW, KW, dw, sw, OW);

@@ -257,3 +257,55 @@ TEST_CASE("executor refuses a graph whose declared shapes disagree with its ops"
   REQUIRE_FALSE(ex.ok());
   CHECK(ex.status().message().find("does not validate") != std::string::npos);
 }
+
+namespace {
+
+// Depthwise 3x3 (the direct-from-input fast path) and 5x5 (the padded path)
+// against a direct reference: strides 1, 2 and (2, 1), pads 0..2, widths
+// that leave no interior column, every border.
+void CheckDepthwise(int64_t h, int64_t w, int64_t k, int64_t sh, int64_t sw, int64_t pad) {
+  const int64_t ch = 3;
+  Graph g("dw");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{1, ch, h, w}).value();
+  std::vector<float> wv(static_cast<size_t>(ch * k * k)), xv(static_cast<size_t>(ch * h * w));
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::sin(static_cast<float>(i) * 0.7f);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(static_cast<float>(i) * 0.3f);
+  auto wt = g.AddConstant("w", DType::kFloat32, Shape{ch, 1, k, k}, Floats(wv)).value();
+  auto bt = g.AddConstant("b", DType::kFloat32, Shape{ch}, Floats({0.25f, -0.5f, 1.0f})).value();
+  auto c = g.AddOp("DepthWiseConv2d", "dw", {x, wt, bt}, {"y"},
+                   {{"pads", std::vector<int64_t>{pad, pad, pad, pad}}, {"strides", std::vector<int64_t>{sh, sw}}});
+  REQUIRE(c.ok());
+  REQUIRE(g.MarkOutput(g.op(c.value()).outputs[0]).ok());
+  auto ex = exec::Executor::Create(g, exec::Options{});
+  INFO("h " << h << " w " << w << " k " << k << " stride " << sh << "x" << sw << " pad " << pad);
+  REQUIRE(ex.ok());
+  auto out = RunF(*ex.value(), {xv});
+  REQUIRE(out.ok());
+  const std::vector<float> y = AsFloats(out.value()[0]);
+  const int64_t oh = (h + 2 * pad - k) / sh + 1, ow = (w + 2 * pad - k) / sw + 1;
+  REQUIRE(static_cast<int64_t>(y.size()) == ch * oh * ow);
+  const float bias[3] = {0.25f, -0.5f, 1.0f};
+  for (int64_t c0 = 0; c0 < ch; ++c0)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        double want = bias[c0];
+        for (int64_t a = 0; a < k; ++a)
+          for (int64_t bb = 0; bb < k; ++bb) {
+            const int64_t r = i * sh + a - pad, col = j * sw + bb - pad;
+            if (r >= 0 && r < h && col >= 0 && col < w)
+              want += static_cast<double>(wv[static_cast<size_t>((c0 * k + a) * k + bb)]) *
+                      xv[static_cast<size_t>((c0 * h + r) * w + col)];
+          }
+        CHECK(std::fabs(y[static_cast<size_t>((c0 * oh + i) * ow + j)] - want) < 1e-5);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("depthwise convolutions match a direct reference on every border", "[exec]") {
+  for (int64_t k : {3, 5})
+    for (auto [sh, sw] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 2}, {2, 1}})
+      for (int64_t pad : {0, 1, 2})
+        for (auto [h, w] : std::vector<std::pair<int64_t, int64_t>>{{5, 5}, {7, 19}, {6, 37}, {9, 3}})
+          if (h + 2 * pad >= k && w + 2 * pad >= k) CheckDepthwise(h, w, k, sh, sw, pad);
+}
