@@ -2,6 +2,7 @@
 #include "qairt/qairt_encodings.h"
 
 #include "capi/capi_internal.h"
+#include "support/atomic_file.h"
 #include "export/encodings/encodings_writer.h"
 #include "import/encodings/encodings.h"
 
@@ -278,7 +279,7 @@ qairt_status_t* qairt_encodings_write_file(const qairt_encodings_t* encodings, c
   if (!entries.ok()) return capi::FromStatus(entries.status());
   auto text = enc::WriteEncodings(entries.value(), wo, sink);
   if (!text.ok()) return capi::FromStatus(text.status());
-  return capi::FromStatus(enc::WriteFileAtomic(path, text.value()));
+  return capi::FromStatus(WriteFileAtomically(path, text.value(), "encodings"));
   QAIRT_CAPI_END
 }
 

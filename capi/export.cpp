@@ -14,7 +14,7 @@ using capi::InvalidArg;
 static_assert(QAIRT_ONNX_EXPORT_MIN_OPSET == kOnnxExportMinOpset);
 static_assert(QAIRT_ONNX_EXPORT_MAX_OPSET == kOnnxExportMaxOpset);
 static_assert(QAIRT_ONNX_EXPORT_DEFAULT_OPSET == kOnnxExportDefaultOpset);
-static_assert(QAIRT_ONNX_EXPORT_AUTO_OPSET == OnnxExportOptions{}.opset);
+static_assert(QAIRT_ONNX_EXPORT_AUTO_OPSET == kOnnxExportAutoOpset);
 
 namespace {
 

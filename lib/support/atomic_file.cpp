@@ -5,12 +5,48 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 namespace qairt {
 
+namespace {
+
+// The process umask without changing it (umask(2) would race with other
+// threads creating files): Linux reports it in /proc/self/status.
+mode_t ProcessUmask() {
+  int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 022;
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 022;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "Umask:");
+  unsigned value = 022;
+  if (!line || std::sscanf(line, "Umask: %o", &value) != 1) return 022;
+  return static_cast<mode_t>(value & 0777);
+}
+
+Status WriteAll(int fd, std::string_view bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error(StatusCode::kIoError, "write: {}", std::strerror(n == 0 ? EIO : errno));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, std::string_view what) {
+  return WriteFileAtomicallyWith(path, what, [&](int fd) { return WriteAll(fd, bytes); });
+}
+
+Status WriteFileAtomicallyWith(const std::string& path, std::string_view what,
+                               const std::function<Status(int fd)>& write) {
   auto io = [&](std::string_view step, int err) {
     return Error(StatusCode::kIoError, "cannot write the {} '{}': {}: {}", what, path, step, std::strerror(err));
   };
@@ -37,16 +73,13 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes, std:
     ::unlink(tmp.c_str());
     return io(step, err);
   };
-  for (size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return fail("write");
-    }
-    done += static_cast<size_t>(n);
+  if (Status s = write(fd); !s.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Error(s.code(), "cannot write the {} '{}': {}", what, path, s.message());
   }
-  if (::fchmod(fd, 0644) != 0) return fail("chmod");
+  // mkstemp creates 0600; give the file the permissions open() would have.
+  if (::fchmod(fd, 0666 & ~ProcessUmask()) != 0) return fail("chmod");
   if (::fsync(fd) != 0) return fail("fsync");
   if (::close(fd) != 0) {
     const int err = errno;

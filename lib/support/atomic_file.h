@@ -7,6 +7,7 @@
 // destination, plus at most that hidden temporary.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,11 @@ inline constexpr std::string_view kAtomicTempMarker = ".qairt-tmp-";
 
 // `what` names the output in messages ("container", "encodings", ...).
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, std::string_view what);
+
+// The same with the bytes produced by `write(fd)` straight into the
+// temporary (e.g. protobuf serialization, no second copy of the weights in
+// memory). An error from `write` is reported naming the path.
+Status WriteFileAtomicallyWith(const std::string& path, std::string_view what,
+                               const std::function<Status(int fd)>& write);
 
 }  // namespace qairt

@@ -2,8 +2,8 @@
 // ONNX export) over an existing file and is killed at increasing delays. The
 // destination must always hold the old file or the complete new one; the only
 // other thing a kill may leave is the writer's hidden temporary
-// (".<name>.qairt-tmp-XXXXXX" for containers, ".<name>.tmpXXXXXX" for ONNX
-// exports), never a partial file under the real name.
+// (".<name>.qairt-tmp-XXXXXX", lib/support/atomic_file, for both), never a
+// partial file under the real name.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,7 +146,7 @@ TEST_CASE("a container writer killed mid-write leaves the old file or the new on
 }
 
 TEST_CASE("an ONNX export killed mid-write leaves the old file or the new one", "[hostile][atomic]") {
-  KillLoop(WriteOnnx, "model.onnx", std::regex(R"(\.model\.onnx\.tmp[A-Za-z0-9]{6})"), [](const std::string& p) {
+  KillLoop(WriteOnnx, "model.onnx", std::regex(R"(\.model\.onnx\.qairt-tmp-[A-Za-z0-9]{6})"), [](const std::string& p) {
     qairt_graph_t* g = nullptr;
     qairt_status_t* s = qairt_import_onnx_file(p.c_str(), nullptr, &g, nullptr);
     const bool ok = s == nullptr && qairt_graph_tensor_count(g) == 3;

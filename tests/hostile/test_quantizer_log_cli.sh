@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
-# KNOWN BUG, registered with WILL_FAIL (tests/CMakeLists.txt): remove WILL_FAIL
-# once tools/cmd_convert.cpp is fixed (outside the reliability change).
-#
-# `qairt convert --quantizer_log FILE` writes FILE through a temporary named
-# FILE.tmp.<pid>, opened with fopen("wb"): a predictable name, followed if it
-# is a symlink, not hidden, not fsynced. A symlink planted at that name makes
-# the CLI overwrite the symlink's target. The library's own writers use
-# mkstemp (O_EXCL) instead (docs/TESTING.md, "Atomic outputs").
+# `qairt convert --quantizer_log FILE` used to write FILE through a temporary
+# named FILE.tmp.<pid>, opened with fopen("wb"): a predictable name, followed
+# if it is a symlink. A symlink planted at that name must not be followed
+# (the CLI now uses a hidden mkstemp temporary, O_EXCL) and the log must be
+# a regular file.
 # Usage: test_quantizer_log_cli.sh QAIRT_CLI
 set -u
 qairt=$1

@@ -1,12 +1,8 @@
 #include "export/encodings/encodings_writer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -251,7 +247,11 @@ bool Writer::V2(const Entry& e, std::string* out) {
     case EncodingKind::kFloat:
       break;
     case EncodingKind::kPerTensor:
-      s += ", \"y_scale\": " + F(enc.scales.at(0));
+      if (enc.scales.size() != 1) {
+        Add(Severity::kError, e, "y_scale", "a per-tensor encoding needs one scale, it has {}", enc.scales.size());
+        break;
+      }
+      s += ", \"y_scale\": " + F(enc.scales[0]);
       if (!enc.offsets.empty() && enc.offsets[0]) s += ", \"y_zero_point\": " + zp(enc.offsets[0]);
       break;
     case EncodingKind::kPerChannel:
@@ -492,41 +492,6 @@ Result<std::string> WriteEncodings(const std::vector<Entry>& entries, const Writ
   Diags local;
   Writer w(options, diags ? diags : &local);
   return w.Run(entries);
-}
-
-Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
-  if (path.empty()) return InvalidArgument("output path is empty");
-  std::string tmpl = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return Error(StatusCode::kIoError, "{}: cannot create a temporary file next to it: {}", path, std::strerror(errno));
-  auto fail = [&](const char* what) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    return Error(StatusCode::kIoError, "{}: {}: {}", path, what, std::strerror(err));
-  };
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("write failed");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0) return fail("chmod failed");
-  if (::fsync(fd) != 0) return fail("fsync failed");
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmpl.c_str());
-    return Error(StatusCode::kIoError, "{}: close failed: {}", path, std::strerror(err));
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmpl.c_str());
-    return Error(StatusCode::kIoError, "{}: rename failed: {}", path, std::strerror(err));
-  }
-  return Status::Ok();
 }
 
 }  // namespace qairt::encodings

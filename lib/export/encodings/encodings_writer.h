@@ -36,10 +36,6 @@ struct WriteOptions {
 // axis) are warnings.
 Result<std::string> WriteEncodings(const std::vector<Entry>& entries, const WriteOptions& options, Diags* diags);
 
-// Writes `bytes` to `path` atomically: temporary file in the same folder,
-// fsync, rename. On failure neither `path` nor a temporary file is changed.
-Status WriteFileAtomic(const std::string& path, std::string_view bytes);
-
 // Shortest decimal form that reads back to the same value (locale-free).
 std::string FormatFloat(float v);
 std::string FormatDouble(double v);

@@ -1,16 +1,12 @@
 #include "export/onnx/exporter.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
-#include <cstdio>
 #include <climits>
 #include <cstring>
 
 #include "import/onnx/onnx_tensor.h"
 #include "ir/op_registry.h"
+#include "support/atomic_file.h"
 
 namespace qairt::onnx_export {
 
@@ -494,23 +490,6 @@ Status ExportOnnx(const Graph& graph, const OnnxExportOptions& options, std::str
   return Status::Ok();
 }
 
-namespace {
-
-// The process umask without changing it (umask(2) would race with other
-// threads creating files): Linux reports it in /proc/self/status.
-mode_t ProcessUmask() {
-  std::FILE* f = std::fopen("/proc/self/status", "re");
-  if (!f) return 022;
-  char line[256];
-  unsigned value = 022;
-  while (std::fgets(line, sizeof line, f))
-    if (std::sscanf(line, "Umask: %o", &value) == 1) break;
-  std::fclose(f);
-  return static_cast<mode_t>(value & 0777);
-}
-
-}  // namespace
-
 Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, const std::string& path) {
   if (path.empty()) return InvalidArgument("ONNX export: the output path is empty");
   // Build the whole model before touching the file system; serialize
@@ -518,50 +497,12 @@ Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, cons
   onnx::ModelProto model;
   Status s = BuildModel(graph, options, &model);
   if (!s.ok()) return Status(s.code(), fmt::format("cannot write '{}': {}", path, s.message()));
-
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty() || base == "." || base == "..")
-    return InvalidArgument("cannot write '{}': not a file name", path);
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return Error(StatusCode::kIoError, "cannot write '{}': it is a directory", path);
-  std::string tmp = (dir == "/" ? std::string("/") : dir + "/") + "." + base + ".tmpXXXXXX";
-  std::vector<char> tmpl(tmp.begin(), tmp.end());
-  tmpl.push_back('\0');
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return Error(StatusCode::kIoError, "cannot write '{}': cannot create a temporary file in '{}': {}", path,
-                           dir, std::strerror(errno));
-  tmp.assign(tmpl.data());
-  auto fail = [&](Status err) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return Status(err.code(), fmt::format("cannot write '{}': {}", path, err.message()));
-  };
-  // mkstemp creates 0600; give the file the permissions open() would have.
-  if (::fchmod(fd, 0666 & ~ProcessUmask()) != 0)
-    return fail(Error(StatusCode::kIoError, "chmod: {}", std::strerror(errno)));
-  errno = 0;
-  if (!model.SerializeToFileDescriptor(fd))
-    return fail(Error(StatusCode::kIoError, "writing '{}' failed: {}", tmp, errno ? std::strerror(errno) : "protobuf error"));
-  if (::fsync(fd) != 0) return fail(Error(StatusCode::kIoError, "fsync: {}", std::strerror(errno)));
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    return Error(StatusCode::kIoError, "cannot write '{}': close: {}", path, std::strerror(errno));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return Error(StatusCode::kIoError, "cannot write '{}': rename: {}", path, std::strerror(err));
-  }
-  // Make the rename durable (best effort: some filesystems refuse fsync on directories).
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)::fsync(dfd);
-    ::close(dfd);
-  }
-  return Status::Ok();
+  return WriteFileAtomicallyWith(path, "ONNX model", [&](int fd) {
+    errno = 0;
+    if (!model.SerializeToFileDescriptor(fd))
+      return Error(StatusCode::kIoError, "serialization failed: {}", errno ? std::strerror(errno) : "protobuf error");
+    return Status::Ok();
+  });
 }
 
 }  // namespace qairt

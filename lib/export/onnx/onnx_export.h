@@ -32,10 +32,17 @@
 
 namespace qairt {
 
+inline constexpr int64_t kOnnxExportMinOpset = 11;
+inline constexpr int64_t kOnnxExportMaxOpset = 21;
+// What opset 0 resolves to when no Q/DQ node needs opset 21.
+inline constexpr int64_t kOnnxExportDefaultOpset = 17;
+// OnnxExportOptions::opset's default: automatic.
+inline constexpr int64_t kOnnxExportAutoOpset = 0;
+
 struct OnnxExportOptions {
   // ai.onnx opset of the written model (11 to 21); 0 = automatic: 17, or 21
   // when a Q/DQ node needs it (4/16-bit types, blocks), unless qdq_ms_domain.
-  int64_t opset = 0;
+  int64_t opset = kOnnxExportAutoOpset;
   // Q/DQ nodes in the com.microsoft domain (16-bit types without opset 21,
   // the form older runtimes and the QNN EP at opset 13 read). No blocks.
   bool qdq_ms_domain = false;
@@ -51,10 +58,6 @@ struct OnnxExportOptions {
   bool value_info = false;
 };
 
-inline constexpr int64_t kOnnxExportMinOpset = 11;
-inline constexpr int64_t kOnnxExportMaxOpset = 21;
-// What opset 0 resolves to when no Q/DQ node needs opset 21.
-inline constexpr int64_t kOnnxExportDefaultOpset = 17;
 
 // Serializes `graph` as an ONNX model into *out_bytes. Fails (naming the op
 // or tensor) if the graph does not validate, an op type has no ONNX spelling
