@@ -23,11 +23,14 @@
 #include "common/model_builders.h"
 #include "export/onnx/onnx_export.h"
 #include "import/onnx/onnx_import.h"
+#include "passes/pass_test_util.h"
 
 namespace qairt {
 namespace {
 
 using Ints = std::vector<int64_t>;
+using testing::PerChannel;
+using testing::PerTensor;
 
 onnx::ModelProto Parse(const std::string& bytes) {
   onnx::ModelProto m;
@@ -432,14 +435,6 @@ TEST_CASE("float Convert (requantization) is the identity", "[export][onnx]") {
   CHECK(s.message().find("'xq'") != std::string::npos);
 }
 
-Encoding PerTensor(DType dtype, float scale, int32_t offset) {
-  Encoding e;
-  e.dtype = dtype;
-  e.scales = {scale};
-  e.offsets = {offset};
-  return e;
-}
-
 // float input -> Quantize(u16) -> Conv(w s8 per-channel, bias s32) -> u16 ->
 // Convert(u8) -> Relu(u8) -> Dequantize -> float output: what
 // target-specific processing leaves for W8A16 with a requantization.
@@ -450,13 +445,7 @@ Graph ProcessedConv() {
   REQUIRE(g.SetEncoding(*g.FindTensor("x_q"), PerTensor(DType::kUFixed16, 1.0f / 4096, -32768)).ok());
   const std::vector<int8_t> wq = {-3, 1, 4, -1, 5, -9, 2, 6, 7, -7, 0, 3, 1, 1, -2, 8};
   auto w = g.AddConstant("w", DType::kSFixed8, Shape{2, 2, 2, 2}, StaticData::Copy(wq.data(), wq.size()));
-  Encoding ew;
-  ew.kind = EncodingKind::kPerChannel;
-  ew.dtype = DType::kSFixed8;
-  ew.symmetry = Symmetry::kSymmetric;
-  ew.axis = 0;
-  ew.scales = {0.05f, 0.02f};
-  ew.offsets = {0, 0};
+  const Encoding ew = PerChannel(DType::kSFixed8, {0.05f, 0.02f});
   REQUIRE(g.SetEncoding(w.value(), ew).ok());
   const std::vector<int32_t> bq = {1000, -400};
   auto bias = g.AddConstant("b", DType::kSFixed32, Shape{2}, StaticData::Copy(bq.data(), 8));
