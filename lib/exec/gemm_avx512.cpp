@@ -131,7 +131,7 @@ __attribute__((target("avx512f"))) inline __m512 Combine(__m512 acc, const float
 
 // 14 x 32 tile over kc: ap = packed A sliver, bp = packed B sliver. Writes
 // rows [0, mr) and columns [0, nr) of the tile at c.
-__attribute__((target("avx512f"), optimize("O3"))) void Kernel(int64_t kc, const float* __restrict ap,
+__attribute__((target("avx512f"))) void Kernel(int64_t kc, const float* __restrict ap,
                                                                 const float* __restrict bp, int64_t b_stride,
                                                                 float* c, int64_t ldc,
                                                                 int64_t mr, int64_t nr, const TileStore& st) {
