@@ -93,16 +93,18 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     *out = n;
     return 1;
   };
-  if (arg == "--target_backend") {
+  // Options taking one string.
+  const std::pair<const char*, std::string*> strings[] = {
+      {"--target_backend", &p->target_backend},   {"--target_arch", &p->target_arch},
+      {"--stop_after", &p->stop_after},           {"--quantizer_log", &p->log_path},
+      {"--export_encodings", &p->export_encodings}, {"--export_qdq_onnx", &p->export_qdq_onnx},
+      {"--input_list", &p->input_list},           {"--eval_input_list", &p->eval_input_list},
+  };
+  for (const auto& [name, dst] : strings) {
+    if (arg != name) continue;
     const char* v = value();
     if (!v) return -1;
-    p->target_backend = v;
-    return 1;
-  }
-  if (arg == "--target_arch") {
-    const char* v = value();
-    if (!v) return -1;
-    p->target_arch = v;
+    *dst = v;
     return 1;
   }
   if (arg == "--float_bitwidth" || arg == "--float_bw") return bitwidth(&p->float_bitwidth, {16, 32});
@@ -121,18 +123,6 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     p->print_pipeline = true;
     return 1;
   }
-  if (arg == "--stop_after") {
-    const char* v = value();
-    if (!v) return -1;
-    p->stop_after = v;
-    return 1;
-  }
-  if (arg == "--quantizer_log") {
-    const char* v = value();
-    if (!v) return -1;
-    p->log_path = v;
-    return 1;
-  }
   if (arg == "--quantizer_log_level") {
     const char* v = value();
     if (!v) return -1;
@@ -147,12 +137,6 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     p->log_level_set = true;
     return 1;
   }
-  if (arg == "--export_encodings") {
-    const char* v = value();
-    if (!v) return -1;
-    p->export_encodings = v;
-    return 1;
-  }
   if (arg == "--encodings_format") {
     const char* v = value();
     if (!v) return -1;
@@ -164,12 +148,6 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
       std::fprintf(stderr, "qairt convert: --encodings_format %s: must be 2.0.0, 1.0.0 or 0.6.1\n", v);
       return -1;
     }
-    return 1;
-  }
-  if (arg == "--export_qdq_onnx") {
-    const char* v = value();
-    if (!v) return -1;
-    p->export_qdq_onnx = v;
     return 1;
   }
   if (arg == "--qdq_opset") {
@@ -225,12 +203,6 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     }
     return 1;
   };
-  if (arg == "--input_list" || arg == "--eval_input_list") {
-    const char* v = value();
-    if (!v) return -1;
-    (arg == "--input_list" ? p->input_list : p->eval_input_list) = v;
-    return 1;
-  }
   if (arg == "--act_quantizer_calibration") return method(&p->act_method);
   if (arg == "--param_quantizer_calibration") return method(&p->param_method);
   if (arg == "--act_quantizer_schema") return schema(&p->act_schema);
