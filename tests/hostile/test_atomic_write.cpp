@@ -105,25 +105,47 @@ void KillLoop(Writer write, const std::string& name, const std::regex& temp_name
   const std::string path = sb.Out(name);
   std::ofstream(path) << "old";
   int killed_mid_write = 0, finished = 0;
-  for (int delay_ms : {0, 2, 5, 10, 20, 40, 80, 160, 320, 640, 1280, 5000, 20000}) {
-    const bool killed = WriteAndKill(g, path, write, std::chrono::milliseconds(delay_ms));
+  // One kill at `delay`: checks the folder; returns (killed, a temporary was left).
+  auto attempt = [&](std::chrono::microseconds delay) {
+    const bool killed = WriteAndKill(g, path, write, delay);
     bool temp_left = false;
     for (const auto& f : sb.OutFiles()) {
       if (f == name) continue;
-      INFO("delay " << delay_ms << " ms: unexpected file " << f);
+      INFO("delay " << delay.count() << " us: unexpected file " << f);
       CHECK(std::regex_match(f, temp_name));
       temp_left = true;
       fs::remove(sb.Out(f));  // what a later cleanup does with a dead writer's temporary
     }
     const std::string now = Slurp(path);
-    INFO("delay " << delay_ms << " ms, killed " << killed << ", " << now.size() << " bytes at the destination");
+    INFO("delay " << delay.count() << " us, killed " << killed << ", " << now.size() << " bytes at the destination");
     CHECK((now == "old" || complete(path)));
     if (killed && temp_left) ++killed_mid_write;
     if (now != "old") {
       ++finished;
       std::ofstream(path, std::ios::trunc) << "old";
     }
-    if (!killed) break;
+    return std::make_pair(killed, temp_left);
+  };
+  // Growing delays until a write completes before the kill; `early` is the
+  // last delay that killed the writer before its temporary existed.
+  std::chrono::microseconds early{-1}, late{-1};
+  for (int delay_ms : {0, 2, 5, 10, 20, 40, 80, 160, 320, 640, 1280, 5000, 20000}) {
+    const std::chrono::microseconds d = std::chrono::milliseconds(delay_ms);
+    const auto [killed, temp_left] = attempt(d);
+    if (!killed) {
+      late = d;
+      break;
+    }
+    if (!temp_left) early = d;
+  }
+  // The write window (temporary open, bytes going in) may fall between two
+  // of those delays on a busy machine: bisect between the last kill that
+  // came too early and the first that came too late.
+  for (int step = 0; step < 24 && killed_mid_write == 0 && late.count() > early.count() + 1; ++step) {
+    const std::chrono::microseconds mid{(std::max<int64_t>(early.count(), 0) + late.count()) / 2};
+    const auto [killed, temp_left] = attempt(mid);
+    if (!killed) late = mid;
+    else if (!temp_left) early = mid;
   }
   qairt_graph_destroy(g);
   // The loop did interrupt a write in progress, and writes do complete.
