@@ -44,6 +44,7 @@ int RunTargets(int argc, char** argv);  // cmd_targets.cpp
 int RunEncodings(int argc, char** argv);  // cmd_encodings.cpp
 int RunRun(int argc, char** argv);  // cmd_run.cpp
 int RunCompare(int argc, char** argv);  // cmd_compare.cpp
+int RunPrepare(int argc, char** argv);  // cmd_prepare.cpp
 
 namespace {
 
@@ -58,6 +59,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
     {"compare", RunCompare, "--float MODEL --quantized OUT.qairt --input_list LIST [-d NAME DIMS] [--per_layer] [--json]: accuracy per output and per layer"},
     {"run", RunRun, "MODEL --input_list LIST --output_dir DIR [-d NAME DIMS] [--define_symbol NAME VALUE] [--num_threads N] [--debug]"},
+    {"prepare", RunPrepare, "-i MODEL --target aic100 [--define_symbol N V] [--specializations F] [--input_list L] [--clip_fp16_constants] [--fp32_nodes auto|F] -o OUT_DIR: Cloud AI 100 fp16 preparation and audit"},
     {"help", PrintHelp, "print this message"},
 };
 

@@ -16,7 +16,7 @@ import os
 from . import errors
 
 ABI_MAJOR = 1  # QAIRT_ABI_MAJOR this binding was written against
-ABI_MINOR = 4
+ABI_MINOR = 5
 INVALID_ID = 0xFFFFFFFF
 CONSTANT_BORROW = 1
 
