@@ -93,6 +93,13 @@ qairt_status_t* FillAccuracy(const calib::Accuracy& a, qairt_accuracy* out) {
 
 }  // namespace
 
+namespace qairt::capi {
+qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out) {
+  Progress progress;
+  return ToOptions(in, out, &progress);
+}
+}  // namespace qairt::capi
+
 extern "C" {
 
 void qairt_calibration_options_init(qairt_calibration_options* o) {

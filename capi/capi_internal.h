@@ -64,6 +64,15 @@ namespace qairt::capi {
 // The descriptor behind a handle (capi/target.cpp); null for a null handle.
 std::shared_ptr<const target::Target> TargetOf(const qairt_target_t* t);
 
+// qairt_calibration_options -> calib::Options (capi/calib.cpp); NULL: defaults.
+}  // namespace qairt::capi
+struct qairt_calibration_options;
+namespace qairt::calib {
+struct Options;
+}  // namespace qairt::calib
+namespace qairt::capi {
+qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out);
+
 // Copies a caller's versioned struct into a zeroed full-size local, so fields
 // an older caller does not know about read as 0. Fails if struct_size is
 // smaller than the 1.0 layout.

@@ -5,9 +5,11 @@
 #include <qairt/qairt_encodings.h>
 #include <qairt/qairt_export.h>
 #include <qairt/qairt_process.h>
+#include <qairt/qairt_analyze.h>
 #include <qairt/qairt_calib.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,6 +101,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
       {"--stop_after", &p->stop_after},           {"--quantizer_log", &p->log_path},
       {"--export_encodings", &p->export_encodings}, {"--export_qdq_onnx", &p->export_qdq_onnx},
       {"--input_list", &p->input_list},           {"--eval_input_list", &p->eval_input_list},
+      {"--plot", &p->plot_path},
   };
   for (const auto& [name, dst] : strings) {
     if (arg != name) continue;
@@ -221,6 +224,43 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     return 1;
   }
   if (arg == "--no_progress") return p->progress = false, 1;
+  if (arg == "--no_rewrites") return p->rewrites = false, 1;
+  if (arg == "--list_rewrites") return p->list_rewrites = true, 1;
+  if (arg == "--disable_rewrite") {
+    const char* v = value();
+    if (!v) return -1;
+    bool known = false;
+    for (size_t k = 0; k < qairt_rewrite_count(); ++k) known = known || std::strcmp(qairt_rewrite_name(k), v) == 0;
+    if (!known) {
+      std::fprintf(stderr, "qairt convert: --disable_rewrite %s: unknown rewrite (--list_rewrites lists them)\n", v);
+      return -1;
+    }
+    p->disabled_rewrites.push_back(v);
+    return 1;
+  }
+  if (arg == "--mixed_precision") {
+    const char* v = value();
+    if (!v) return -1;
+    const std::string m = v;
+    char* end = nullptr;
+    auto number = [&](size_t from, double* out) {
+      *out = std::strtod(m.c_str() + from, &end);
+      return end && *end == '\0' && end != m.c_str() + from && std::isfinite(*out);
+    };
+    if (m == "off") {
+      p->mixed_mode = QAIRT_MIXED_OFF;
+    } else if (m.rfind("budget=", 0) == 0 && number(7, &p->mixed_value)) {
+      p->mixed_mode = QAIRT_MIXED_BUDGET;
+    } else if (m.rfind("percent=", 0) == 0 && number(8, &p->mixed_value) && p->mixed_value >= 0 &&
+               p->mixed_value <= 100) {
+      p->mixed_mode = QAIRT_MIXED_PERCENT;
+    } else {
+      std::fprintf(stderr, "qairt convert: --mixed_precision %s: must be off, budget=<dB> or percent=<0..100>\n", v);
+      return -1;
+    }
+    p->mixed_precision = m;
+    return 1;
+  }
   if (arg == "--use_per_channel_quantization") return p->per_channel = true, 1;
   if (arg == "--use_per_row_quantization") return p->per_row = true, 1;
   if (arg == "--use_lpbq") return p->lpbq = true, 1;
@@ -291,6 +331,106 @@ int PrintPipeline() {
   return 0;
 }
 
+namespace {
+
+std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t format) {
+  size_t len = 0;
+  qairt_status_free(qairt_analysis_report_render(r, format, nullptr, 0, &len));
+  std::string text(len + 1, '\0');
+  qairt_status_free(qairt_analysis_report_render(r, format, text.data(), text.size(), &len));
+  text.resize(len);
+  return text;
+}
+
+qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<const char*>* floats) {
+  qairt_calibration_options c;
+  qairt_calibration_options_init(&c);
+  c.act_method = p.act_method;
+  c.param_method = p.param_method;
+  c.act_schema = p.act_schema;
+  c.param_schema = p.param_schema;
+  c.act_bitwidth = p.act_bitwidth ? p.act_bitwidth : 8;
+  c.weights_bitwidth = p.weights_bitwidth ? p.weights_bitwidth : 8;
+  c.percentile = p.percentile;
+  c.block_size = p.block_size;
+  c.num_threads = p.num_threads;
+  c.flags = (p.per_channel ? QAIRT_CALIBRATION_PER_CHANNEL : 0u) | (p.per_row ? QAIRT_CALIBRATION_PER_ROW : 0u) |
+            (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u);
+  for (const auto& f : p.float_inputs) floats->push_back(f.c_str());
+  c.num_float_inputs = floats->size();
+  c.float_inputs = floats->data();
+  return c;
+}
+
+// Applies the rewrites to `graph`, verified on --input_list (or synthetic
+// samples); prints the summary, appends the detailed report to `log`.
+bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, std::string* log) {
+  qairt_rewrite_options ro;
+  qairt_rewrite_options_init(&ro);
+  ro.input_list = p.input_list.empty() ? nullptr : p.input_list.c_str();
+  std::vector<const char*> disabled;
+  for (const auto& d : p.disabled_rewrites) disabled.push_back(d.c_str());
+  ro.disabled = disabled.data();
+  ro.num_disabled = disabled.size();
+  ro.num_threads = p.num_threads;
+  qairt_analysis_report_t* rr = nullptr;
+  if (qairt_status_t* s = qairt_rewrite_graph(graph, &ro, &rr)) {
+    std::fprintf(stderr, "qairt convert: rewrites: %s\n", qairt_status_message(s));
+    qairt_status_free(s);
+    return false;
+  }
+  std::fputs(Render(rr, QAIRT_ANALYSIS_TEXT).c_str(), stdout);
+  for (size_t i = 0; i < qairt_analysis_report_warning_count(rr); ++i)
+    std::fprintf(stderr, "warning: %s\n", qairt_analysis_report_warning(rr, i));
+  *log += "======== REWRITES ========\n" + Render(rr, QAIRT_ANALYSIS_TEXT_DETAILED);
+  qairt_analysis_report_destroy(rr);
+  return true;
+}
+
+}  // namespace
+
+int PrintRewrites() {
+  for (size_t k = 0; k < qairt_rewrite_count(); ++k)
+    std::printf("%-24s %s\n", qairt_rewrite_name(k), qairt_rewrite_description(k));
+  return 0;
+}
+
+int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, bool json) {
+  if (p.input_list.empty()) {
+    std::fprintf(stderr, "qairt analyze: --input_list LIST is required\n");
+    return 2;
+  }
+  std::string log;
+  if (p.rewrites && !RunRewrites(p, graph, &log)) return 1;
+  std::vector<const char*> floats;
+  qairt_calibration_options c = CalibrationOptions(p, &floats);
+  qairt_analysis_options a;
+  qairt_analysis_options_init(&a);
+  a.calibration = &c;
+  a.target = target;
+  a.num_threads = p.num_threads;
+  qairt_analysis_report_t* r = nullptr;
+  if (qairt_status_t* s = qairt_analyze_sensitivity(graph, p.input_list.c_str(), &a, &r)) {
+    std::fprintf(stderr, "qairt analyze: %s\n", qairt_status_message(s));
+    qairt_status_free(s);
+    return 1;
+  }
+  std::fputs(Render(r, json ? QAIRT_ANALYSIS_JSON : QAIRT_ANALYSIS_TEXT).c_str(), stdout);
+  if (json) std::fputc('\n', stdout);
+  int rc = 0;
+  if (!p.plot_path.empty()) {
+    std::string error;
+    if (!WriteTextAtomically(p.plot_path, Render(r, QAIRT_ANALYSIS_SVG), &error)) {
+      std::fprintf(stderr, "qairt analyze: cannot write the plot: %s\n", error.c_str());
+      rc = 1;
+    } else if (!json) {
+      std::printf("plot: %s\n", p.plot_path.c_str());
+    }
+  }
+  qairt_analysis_report_destroy(r);
+  return rc;
+}
+
 int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
                     const std::string& output_path) {
   if (output_path.empty() && p.stop_after.empty()) {
@@ -306,8 +446,8 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
                  p.log_level == QAIRT_QUANTIZER_LOG_INFO ? "INFO" : "TRACE");
     return 2;
   }
-  // Calibration fills every tensor the overrides/Q-DQ nodes left without an
-  // encoding; the float graph is kept for the accuracy line.
+  // The float graph as imported is the accuracy reference (rewrites and
+  // calibration change `graph`).
   qairt_graph_t* float_graph = nullptr;
   if (!p.input_list.empty()) {
     if (qairt_status_t* s = qairt_graph_clone(graph, &float_graph)) {
@@ -315,30 +455,51 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
       qairt_status_free(s);
       return 1;
     }
-    qairt_calibration_options c;
-    qairt_calibration_options_init(&c);
-    c.act_method = p.act_method;
-    c.param_method = p.param_method;
-    c.act_schema = p.act_schema;
-    c.param_schema = p.param_schema;
-    c.act_bitwidth = p.act_bitwidth ? p.act_bitwidth : 8;
-    c.weights_bitwidth = p.weights_bitwidth ? p.weights_bitwidth : 8;
-    c.percentile = p.percentile;
-    c.block_size = p.block_size;
-    c.num_threads = p.num_threads;
-    c.flags = (p.per_channel ? QAIRT_CALIBRATION_PER_CHANNEL : 0u) | (p.per_row ? QAIRT_CALIBRATION_PER_ROW : 0u) |
-              (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u);
+  }
+  std::string rewrite_log;
+  if (p.rewrites && !RunRewrites(p, graph, &rewrite_log)) {
+    qairt_graph_destroy(float_graph);
+    return 1;
+  }
+  // Calibration fills every tensor the overrides/Q-DQ nodes left without an
+  // encoding (mixed precision: choosing each unit's precision as it does).
+  if (!p.input_list.empty()) {
     std::vector<const char*> floats;
-    for (const auto& f : p.float_inputs) floats.push_back(f.c_str());
-    c.num_float_inputs = floats.size();
-    c.float_inputs = floats.data();
-    qairt_calibration_report_t* cr = nullptr;
+    qairt_calibration_options c = CalibrationOptions(p, &floats);
     qairt_status_t* cs = nullptr;
-    {
-      Progress bar("calibration", p.progress);
-      c.progress = Progress::Callback;
-      c.progress_user_data = &bar;
-      cs = qairt_calibrate_input_list(graph, p.input_list.c_str(), &c, &cr);
+    if (p.mixed_mode != QAIRT_MIXED_OFF) {
+      qairt_analysis_options a;
+      qairt_analysis_options_init(&a);
+      a.calibration = &c;
+      a.target = target;
+      a.mixed_mode = p.mixed_mode;
+      a.mixed_value = p.mixed_value;
+      a.num_threads = p.num_threads;
+      qairt_analysis_report_t* mr = nullptr;
+      cs = qairt_mixed_precision(graph, p.input_list.c_str(), &a, &mr);
+      if (!cs) {
+        std::fputs(Render(mr, QAIRT_ANALYSIS_TEXT).c_str(), stdout);
+        for (size_t i = 0; i < qairt_analysis_report_warning_count(mr); ++i)
+          std::fprintf(stderr, "warning: %s\n", qairt_analysis_report_warning(mr, i));
+        rewrite_log += "======== MIXED PRECISION ========\n" + Render(mr, QAIRT_ANALYSIS_TEXT);
+      }
+      qairt_analysis_report_destroy(mr);
+    } else {
+      qairt_calibration_report_t* cr = nullptr;
+      {
+        Progress bar("calibration", p.progress);
+        c.progress = Progress::Callback;
+        c.progress_user_data = &bar;
+        cs = qairt_calibrate_input_list(graph, p.input_list.c_str(), &c, &cr);
+      }
+      if (!cs) {
+        std::printf("calibration: %zu samples, %zu activation and %zu parameter encodings computed\n",
+                    qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
+                    qairt_calibration_report_param_count(cr));
+        for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
+          std::fprintf(stderr, "warning: %s\n", qairt_calibration_report_warning(cr, i));
+      }
+      qairt_calibration_report_destroy(cr);
     }
     if (qairt_status_t* s = cs) {
       std::fprintf(stderr, "qairt convert: calibration: %s\n", qairt_status_message(s));
@@ -346,12 +507,6 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
       qairt_graph_destroy(float_graph);
       return 1;
     }
-    std::printf("calibration: %zu samples, %zu activation and %zu parameter encodings computed\n",
-                qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
-                qairt_calibration_report_param_count(cr));
-    for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
-      std::fprintf(stderr, "warning: %s\n", qairt_calibration_report_warning(cr, i));
-    qairt_calibration_report_destroy(cr);
   }
   qairt_process_options o;
   qairt_process_options_init(&o);
@@ -374,7 +529,9 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   // The log is written even when processing failed: it is how to find out why.
   if (!p.log_path.empty()) {
     std::string error;
-    if (!WriteTextAtomically(p.log_path, qairt_process_result_log(result), &error)) {
+    std::string log = qairt_process_result_log(result);
+    if (p.log_level == QAIRT_QUANTIZER_LOG_TRACE && !rewrite_log.empty()) log += rewrite_log;
+    if (!WriteTextAtomically(p.log_path, log, &error)) {
       std::fprintf(stderr, "qairt convert: cannot write the quantizer log: %s\n", error.c_str());
       rc = 1;
     }
@@ -412,9 +569,18 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     if (p.act_method == QAIRT_CALIBRATION_PERCENTILE || p.param_method == QAIRT_CALIBRATION_PERCENTILE)
       calibration_options.emplace_back("percentile_calibration_value", std::to_string(p.percentile));
     for (const auto& f : p.float_inputs) calibration_options.emplace_back("input_encoding." + f, "other");
-    for (const auto& [key, value] : calibration_options)
-      options.push_back({key.c_str(), value.c_str(), QAIRT_OPTION_SOURCE_USER, 0});
+    if (p.mixed_mode != QAIRT_MIXED_OFF) calibration_options.emplace_back("mixed_precision", p.mixed_precision);
   }
+  {
+    std::string rewrites = p.rewrites ? "on" : "off";
+    for (const auto& d : p.disabled_rewrites) rewrites += (d == p.disabled_rewrites.front() ? ", disabled: " : ", ") + d;
+    calibration_options.emplace_back("rewrites", rewrites);
+  }
+  for (const auto& [key, value] : calibration_options)
+    options.push_back({key.c_str(), value.c_str(),
+                       key == "rewrites" && p.rewrites && p.disabled_rewrites.empty() ? QAIRT_OPTION_SOURCE_DEFAULT
+                                                                                        : QAIRT_OPTION_SOURCE_USER,
+                       0});
   if (rc == 0 && !output_path.empty()) {
     qairt_container_write_options w;
     qairt_container_write_options_init(&w);

@@ -246,10 +246,11 @@ bool ApplyOverrides(qairt_graph_t* graph, const std::string& path, std::string* 
   return errors == 0;
 }
 
-int RunImport(int argc, char** argv, bool convert) {
+int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   ImportArgs a;
   if (int rc = Parse(argc, argv, convert, &a)) return rc;
   if (convert && a.process.print_pipeline) return qairt_cli::PrintPipeline();
+  if (convert && a.process.list_rewrites) return qairt_cli::PrintRewrites();
   const bool process = convert && !a.dry_run;
   if (convert) {
     const std::string from_backend = qairt_cli::TargetFromBackend(a.process);
@@ -263,7 +264,7 @@ int RunImport(int argc, char** argv, bool convert) {
       a.target = from_backend;
     }
   }
-  if (process && a.target.empty() && a.target_soc.empty()) {
+  if (process && !analyze && a.target.empty() && a.target_soc.empty()) {
     std::fprintf(stderr, "qairt convert: a target is needed (--target NAME, --target_backend/--target_arch or "
                          "--target_soc_model SOC), or --dry_run\n");
     return 2;
@@ -316,6 +317,14 @@ int RunImport(int argc, char** argv, bool convert) {
   } else if (graph && !a.overrides.empty() && !ApplyOverrides(graph, a.overrides, &enc_text, &enc_json)) {
     rc = 1;
   }
+  if (analyze && rc == 0 && graph && !s) {
+    if (!enc_text.empty()) std::fputs(enc_text.c_str(), stdout);
+    rc = qairt_cli::AnalyzeAndReport(a.process, graph, target, a.json);
+    qairt_target_destroy(target);
+    qairt_import_report_destroy(report);
+    qairt_graph_destroy(graph);
+    return rc;
+  }
   if (process && rc == 0 && graph && !s) {
     // Import succeeded: processing and the outputs; the import report only
     // matters when something failed.
@@ -365,3 +374,4 @@ int RunInspect(int argc, char** argv) {
   return RunImport(argc, argv, false);
 }
 int RunConvert(int argc, char** argv) { return RunImport(argc, argv, true); }
+int RunAnalyze(int argc, char** argv) { return RunImport(argc, argv, true, true); }

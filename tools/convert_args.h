@@ -36,6 +36,15 @@ struct ProcessArgs {
   uint32_t block_size = 0, num_threads = 1;
   bool progress = true;  // --no_progress turns the calibration/accuracy progress off
   std::vector<std::string> float_inputs;
+  // Accuracy (include/qairt/qairt_analyze.h): rewrites before calibration
+  // (on unless --no_rewrites), mixed precision in place of plain calibration.
+  bool rewrites = true;
+  std::vector<std::string> disabled_rewrites;  // --disable_rewrite NAME
+  bool list_rewrites = false;
+  std::string mixed_precision;  // --mixed_precision off|budget=DB|percent=P
+  uint32_t mixed_mode = 0;      // qairt_mixed_mode
+  double mixed_value = 0;
+  std::string plot_path;        // qairt analyze --plot FILE.svg
 };
 
 // Consumes the option at argv[*i] (advancing *i past its values): 1 if it was
@@ -52,5 +61,12 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
 
 // Prints the registered passes; returns the exit code.
 int PrintPipeline();
+// Prints the registered rewrites; returns the exit code.
+int PrintRewrites();
+
+// `qairt analyze`: rewrites (unless --no_rewrites) and the per-layer
+// sensitivity table of `graph` on --input_list; text or JSON to stdout,
+// --plot FILE.svg. Returns the exit code.
+int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, bool json);
 
 }  // namespace qairt_cli

@@ -40,6 +40,7 @@ int PrintHelp(int, char**);
 
 int RunInspect(int argc, char** argv);  // cmd_import.cpp
 int RunConvert(int argc, char** argv);  // cmd_import.cpp
+int RunAnalyze(int argc, char** argv);  // cmd_import.cpp
 int RunTargets(int argc, char** argv);  // cmd_targets.cpp
 int RunEncodings(int argc, char** argv);  // cmd_encodings.cpp
 int RunRun(int argc, char** argv);  // cmd_run.cpp
@@ -57,6 +58,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"convert", RunConvert, "-i MODEL [--quantization_overrides F] --target T [--quantizer_log F --quantizer_log_level L] -o OUT.qairt | --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
+    {"analyze", RunAnalyze, "-i MODEL --input_list LIST [--target T] [calibration options] [--no_rewrites] [--json] [--plot F.svg]: per-layer quantization sensitivity"},
     {"compare", RunCompare, "--float MODEL --quantized OUT.qairt --input_list LIST [-d NAME DIMS] [--per_layer] [--json]: accuracy per output and per layer"},
     {"run", RunRun, "MODEL --input_list LIST --output_dir DIR [-d NAME DIMS] [--define_symbol NAME VALUE] [--num_threads N] [--debug]"},
     {"prepare", RunPrepare, "-i MODEL --target aic100 [--define_symbol N V] [--specializations F] [--input_list L] [--clip_fp16_constants] [--fp32_nodes auto|F] -o OUT_DIR: Cloud AI 100 fp16 preparation and audit"},

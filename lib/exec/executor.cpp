@@ -1,6 +1,7 @@
 // Executor: planning (shapes, storage, liveness arena), static tensors,
 // quantization simulation, I/O conversion and the run loop.
 #include "exec/executor.h"
+#include "ir/fused_activation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -419,7 +420,7 @@ Status Executor::Impl::Prepare() {
     const Tensor& tensor = graph.tensor(id);
     TensorRt& rt = t[id];
     rt.buf.store = TensorStore(tensor);
-    rt.sim = SimOf(tensor);
+    rt.sim = IsFusedActivationInput(graph, id) ? SimKind::kNone : SimOf(tensor);
     const bool used = tensor.kind != TensorKind::kActivation || tensor.producer != kInvalidId || tensor.is_output;
     if (!used && tensor.consumers.empty()) continue;
     if (!tensor.shape.fully_known())

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "export/onnx/exporter.h"
+#include "ir/fused_activation.h"
 #include "import/onnx/onnx_tensor.h"
 
 namespace qairt::onnx_export {
@@ -121,6 +122,7 @@ Result<BlockLayout> MakeBlockLayout(const std::string& what, const Shape& shape,
 
 Exporter::Sim Exporter::SimOf(TensorId id) const {
   const Tensor& t = graph_.tensor(id);
+  if (IsFusedActivationInput(graph_, id)) return Sim::kNone;  // inside a fused kernel (ir/fused_activation.h)
   // Fixed-point constants and graph inputs are dequantized where they enter
   // (WriteDequantized); a fixed-point activation is quantized where produced.
   if (IsFixedPoint(t.dtype)) return t.kind == TensorKind::kStatic || t.producer == kInvalidId ? Sim::kNone : Sim::kFixed;

@@ -1,0 +1,299 @@
+// C boundary of rewrites, sensitivity analysis and mixed precision
+// (include/qairt/qairt_analyze.h).
+#include "qairt/qairt_analyze.h"
+
+#include <cstddef>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "analyze/sensitivity.h"
+#include "calib/calibrate.h"
+#include "calib/input_list.h"
+#include "capi/capi_internal.h"
+#include "passes/rewrite/rewrite.h"
+#include "target_descriptor.h"
+
+struct qairt_analysis_report_t {
+  qairt_analysis_kind_t kind = 0;
+  qairt::rewrite::Report rewrites;
+  qairt::analyze::SensitivityReport sensitivity;
+  qairt::analyze::MixedReport mixed;
+  std::vector<std::string> warnings;
+};
+
+using qairt::capi::InvalidArg;
+namespace calib = qairt::calib;
+namespace analyze = qairt::analyze;
+
+namespace {
+
+constexpr size_t kRewriteOptionsV1Size = sizeof(qairt_rewrite_options);
+constexpr size_t kAnalysisOptionsV1Size = sizeof(qairt_analysis_options);
+
+qairt::Result<calib::SampleSource> SamplesOf(const qairt::Graph& g, const char* input_list,
+                                             std::shared_ptr<calib::InputList>* keep) {
+  auto specs = calib::GraphInputSpecs(g);
+  if (!specs.ok()) return specs.status();
+  auto list = calib::ReadInputList(input_list, specs.value());
+  if (!list.ok()) return list.status();
+  *keep = std::make_shared<calib::InputList>(std::move(list).value());
+  calib::SampleSource s = calib::SampleSource::FromInputList(**keep);
+  if (s.count == 0) return qairt::InvalidArgument("input_list '{}' has no samples", input_list);
+  return s;
+}
+
+qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Options* o, analyze::MixedMode* mode,
+                                  double* value) {
+  qairt_analysis_options a;
+  qairt_analysis_options_init(&a);
+  if (in)
+    if (auto* s = qairt::capi::ReadVersionedStruct(in, kAnalysisOptionsV1Size, "qairt_analysis_options", &a))
+      return s;
+  if (auto* s = qairt::capi::ToCalibrationOptions(a.calibration, &o->calibration)) return s;
+  if ((a.high_act_bitwidth != 8 && a.high_act_bitwidth != 16) ||
+      (a.high_weights_bitwidth != 8 && a.high_weights_bitwidth != 16))
+    return InvalidArg("qairt_analysis_options: high_act_bitwidth and high_weights_bitwidth must be 8 or 16 (got {}, {})",
+                      a.high_act_bitwidth, a.high_weights_bitwidth);
+  if (a.mixed_mode > QAIRT_MIXED_PERCENT) return InvalidArg("qairt_analysis_options.mixed_mode {} is unknown", a.mixed_mode);
+  if (a.mixed_mode == QAIRT_MIXED_PERCENT && !(a.mixed_value >= 0 && a.mixed_value <= 100))
+    return InvalidArg("qairt_analysis_options.mixed_value must be a percentage in [0, 100], got {}", a.mixed_value);
+  if (a.mixed_mode == QAIRT_MIXED_BUDGET && !std::isfinite(a.mixed_value))
+    return InvalidArg("qairt_analysis_options.mixed_value must be a finite budget in dB");
+  o->high_act_bitwidth = a.high_act_bitwidth;
+  o->high_weights_bitwidth = a.high_weights_bitwidth;
+  if (a.target) {
+    // Only precisions the target has kernels for.
+    auto t = qairt::capi::TargetOf(a.target);
+    if (t) {
+      if (!(t->capabilities & qairt::target::kCapInt16Activations)) o->high_act_bitwidth = 8;
+      if (o->high_act_bitwidth == 16 && !(t->capabilities & qairt::target::kCapA16W16)) o->high_weights_bitwidth = 8;
+      // Whether any kernel takes 16-bit weights per channel; if none does,
+      // promoted weights are calibrated per tensor so kernels exist for them.
+      bool w16_per_channel = false;
+      for (const auto& op : t->ops)
+        for (const auto& k : op.kernels)
+          for (const auto& slot : k.inputs)
+            if (slot.role == qairt::target::SlotRole::kWeight &&
+                (slot.Allows(qairt::DType::kSFixed16) || slot.Allows(qairt::DType::kUFixed16)) &&
+                (slot.granularity_mask == 0 ||
+                 (slot.granularity_mask & (1u << static_cast<uint32_t>(qairt::EncodingKind::kPerChannel)))))
+              w16_per_channel = true;
+      o->high_weights_per_tensor = !w16_per_channel;
+    }
+  }
+  o->high_act_bitwidth = std::max(o->high_act_bitwidth, o->calibration.act_bitwidth);
+  o->high_weights_bitwidth = std::max(o->high_weights_bitwidth, o->calibration.weights_bitwidth);
+  o->num_threads = a.num_threads ? a.num_threads : 1;
+  o->calibration.num_threads = o->num_threads;
+  *mode = static_cast<analyze::MixedMode>(a.mixed_mode);
+  *value = a.mixed_value;
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+void qairt_rewrite_options_init(qairt_rewrite_options* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->min_cosine = 0.999999;
+  o->num_threads = 1;
+}
+
+size_t qairt_rewrite_count(void) { return qairt::rewrite::Rewrites().size(); }
+const char* qairt_rewrite_name(size_t i) {
+  return i < qairt::rewrite::Rewrites().size() ? qairt::rewrite::Rewrites()[i].name : nullptr;
+}
+const char* qairt_rewrite_description(size_t i) {
+  return i < qairt::rewrite::Rewrites().size() ? qairt::rewrite::Rewrites()[i].description : nullptr;
+}
+
+qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_options* options,
+                                    qairt_analysis_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (out_report) *out_report = nullptr;
+  if (!graph) return InvalidArg("graph must not be NULL");
+  qairt_rewrite_options r;
+  qairt_rewrite_options_init(&r);
+  if (options)
+    if (auto* s = qairt::capi::ReadVersionedStruct(options, kRewriteOptionsV1Size, "qairt_rewrite_options", &r))
+      return s;
+  if (r.num_disabled && !r.disabled) return InvalidArg("qairt_rewrite_options.disabled is NULL but num_disabled is {}", r.num_disabled);
+  if (!(r.min_cosine > 0 && r.min_cosine <= 1))
+    return InvalidArg("qairt_rewrite_options.min_cosine must be in (0, 1], got {}", r.min_cosine);
+  qairt::rewrite::Options o;
+  o.min_cosine = r.min_cosine;
+  o.num_threads = r.num_threads ? r.num_threads : 1;
+  for (size_t i = 0; i < r.num_disabled; ++i) {
+    if (!r.disabled[i]) return InvalidArg("qairt_rewrite_options.disabled[{}] is NULL", i);
+    o.disabled.emplace_back(r.disabled[i]);
+  }
+  std::shared_ptr<calib::InputList> keep;
+  if (r.input_list) {
+    auto s = SamplesOf(graph->graph, r.input_list, &keep);
+    if (!s.ok()) return qairt::capi::FromStatus(s.status());
+    o.samples = std::move(s).value();
+  }
+  auto report = std::make_unique<qairt_analysis_report_t>();
+  report->kind = QAIRT_ANALYSIS_REWRITES;
+  if (auto st = qairt::rewrite::RunRewrites(&graph->graph, o, &report->rewrites); !st.ok())
+    return qairt::capi::FromStatus(st);
+  report->warnings = report->rewrites.warnings;
+  if (out_report) *out_report = report.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+void qairt_analysis_options_init(qairt_analysis_options* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->high_act_bitwidth = 16;
+  o->high_weights_bitwidth = 16;
+  o->num_threads = 1;
+}
+
+qairt_status_t* qairt_analyze_sensitivity(const qairt_graph_t* float_graph, const char* input_list,
+                                          const qairt_analysis_options* options, qairt_analysis_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (out_report) *out_report = nullptr;
+  if (!float_graph) return InvalidArg("float_graph must not be NULL");
+  if (!input_list) return InvalidArg("input_list must not be NULL");
+  analyze::Options o;
+  analyze::MixedMode mode;
+  double value;
+  if (auto* s = ToAnalysisOptions(options, &o, &mode, &value)) return s;
+  std::shared_ptr<calib::InputList> keep;
+  auto samples = SamplesOf(float_graph->graph, input_list, &keep);
+  if (!samples.ok()) return qairt::capi::FromStatus(samples.status());
+  auto report = std::make_unique<qairt_analysis_report_t>();
+  report->kind = QAIRT_ANALYSIS_SENSITIVITY;
+  if (auto st = analyze::AnalyzeSensitivity(float_graph->graph, samples.value(), o, &report->sensitivity); !st.ok())
+    return qairt::capi::FromStatus(st);
+  if (out_report) *out_report = report.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_list,
+                                      const qairt_analysis_options* options, qairt_analysis_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (out_report) *out_report = nullptr;
+  if (!graph) return InvalidArg("graph must not be NULL");
+  if (!input_list) return InvalidArg("input_list must not be NULL");
+  analyze::MixedOptions m;
+  if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value)) return s;
+  std::shared_ptr<calib::InputList> keep;
+  auto samples = SamplesOf(graph->graph, input_list, &keep);
+  if (!samples.ok()) return qairt::capi::FromStatus(samples.status());
+  auto report = std::make_unique<qairt_analysis_report_t>();
+  report->kind = QAIRT_ANALYSIS_MIXED;
+  if (auto st = analyze::ChooseMixedPrecision(&graph->graph, samples.value(), m, &report->mixed); !st.ok())
+    return qairt::capi::FromStatus(st);
+  if (!report->mixed.met)
+    report->warnings.push_back(
+        fmt::format("mixed precision: the budget of {:.2f} dB is not met even with {} of {} units promoted "
+                    "({:.2f} dB)",
+                    m.value, report->mixed.promoted.size(), report->mixed.units, report->mixed.sqnr_chosen));
+  if (out_report) *out_report = report.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+void qairt_analysis_report_destroy(qairt_analysis_report_t* report) { delete report; }
+
+qairt_status_t* qairt_analysis_report_summary(const qairt_analysis_report_t* r, qairt_analysis_summary* out) {
+  QAIRT_CAPI_BEGIN
+  if (!r) return InvalidArg("report must not be NULL");
+  qairt_analysis_summary s{};
+  s.struct_size = sizeof s;
+  s.kind = r->kind;
+  if (r->kind == QAIRT_ANALYSIS_REWRITES) {
+    s.samples = r->rewrites.samples;
+    s.synthetic = r->rewrites.synthetic;
+    s.ops_before = r->rewrites.ops_before;
+    s.ops_after = r->rewrites.ops_after;
+  } else if (r->kind == QAIRT_ANALYSIS_SENSITIVITY) {
+    s.samples = r->sensitivity.samples;
+    s.sqnr_base_db = r->sensitivity.sqnr_base;
+    s.sqnr_high_db = r->sensitivity.sqnr_high;
+    s.units = r->sensitivity.units.size();
+  } else {
+    s.sqnr_base_db = r->mixed.sqnr_base;
+    s.sqnr_high_db = r->mixed.sqnr_high;
+    s.sqnr_chosen_db = r->mixed.sqnr_chosen;
+    s.budget_met = r->mixed.met;
+    s.units = r->mixed.units;
+    s.boundaries = r->mixed.boundaries;
+  }
+  return qairt::capi::WriteVersionedStruct(s, sizeof s, "qairt_analysis_summary", out);
+  QAIRT_CAPI_END
+}
+
+size_t qairt_analysis_report_item_count(const qairt_analysis_report_t* r) {
+  if (!r) return 0;
+  if (r->kind == QAIRT_ANALYSIS_REWRITES) return r->rewrites.rewrites.size();
+  if (r->kind == QAIRT_ANALYSIS_SENSITIVITY) return r->sensitivity.units.size();
+  return r->mixed.promoted.size();
+}
+
+qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* r, size_t i, qairt_analysis_item* out) {
+  QAIRT_CAPI_BEGIN
+  if (!r) return InvalidArg("report must not be NULL");
+  if (i >= qairt_analysis_report_item_count(r))
+    return InvalidArg("item index {} out of range ({} items)", i, qairt_analysis_report_item_count(r));
+  qairt_analysis_item it{};
+  it.struct_size = sizeof it;
+  if (r->kind == QAIRT_ANALYSIS_REWRITES) {
+    const auto& o = r->rewrites.rewrites[i];
+    it.name = o.name.c_str();
+    it.count = o.fired;
+    it.rolled_back = o.rolled_back;
+    it.value = o.cosine;
+  } else if (r->kind == QAIRT_ANALYSIS_SENSITIVITY) {
+    const auto& u = r->sensitivity.units[i];
+    it.name = u.name.c_str();
+    it.op_type = u.op_type.c_str();
+    it.count = u.depth;
+    it.value = u.sqnr_only_quantized;
+    it.value_high = u.sqnr_only_high;
+  } else {
+    it.name = r->mixed.promoted[i].c_str();
+  }
+  return qairt::capi::WriteVersionedStruct(it, sizeof it, "qairt_analysis_item", out);
+  QAIRT_CAPI_END
+}
+
+size_t qairt_analysis_report_warning_count(const qairt_analysis_report_t* r) { return r ? r->warnings.size() : 0; }
+const char* qairt_analysis_report_warning(const qairt_analysis_report_t* r, size_t i) {
+  return r && i < r->warnings.size() ? r->warnings[i].c_str() : nullptr;
+}
+
+qairt_status_t* qairt_analysis_report_render(const qairt_analysis_report_t* r, qairt_analysis_format_t format,
+                                             char* buf, size_t capacity, size_t* out_length) {
+  QAIRT_CAPI_BEGIN
+  if (!r) return InvalidArg("report must not be NULL");
+  std::string text;
+  const bool known = format >= QAIRT_ANALYSIS_TEXT && format <= QAIRT_ANALYSIS_TEXT_DETAILED;
+  if (!known) return InvalidArg("format {} is not a qairt_analysis_format", format);
+  if (r->kind == QAIRT_ANALYSIS_REWRITES) {
+    if (format == QAIRT_ANALYSIS_SVG) return InvalidArg("an SVG plot is rendered for sensitivity reports only");
+    text = format == QAIRT_ANALYSIS_JSON ? qairt::rewrite::ReportJson(r->rewrites)
+                                         : qairt::rewrite::ReportText(r->rewrites, format == QAIRT_ANALYSIS_TEXT_DETAILED);
+  } else if (r->kind == QAIRT_ANALYSIS_SENSITIVITY) {
+    text = format == QAIRT_ANALYSIS_JSON  ? analyze::SensitivityJson(r->sensitivity)
+           : format == QAIRT_ANALYSIS_SVG ? analyze::SensitivitySvg(r->sensitivity)
+                                          : analyze::SensitivityText(r->sensitivity,
+                                                                     format == QAIRT_ANALYSIS_TEXT_DETAILED ? SIZE_MAX : 40);
+  } else {
+    if (format == QAIRT_ANALYSIS_SVG) return InvalidArg("an SVG plot is rendered for sensitivity reports only");
+    text = format == QAIRT_ANALYSIS_JSON ? analyze::MixedJson(r->mixed) : analyze::MixedText(r->mixed);
+  }
+  return qairt::capi::FillString(text, buf, capacity, out_length, "analysis report");
+  QAIRT_CAPI_END
+}
+
+}  // extern "C"

@@ -1,0 +1,155 @@
+/*
+ * qairt_analyze.h - accuracy beyond plain min-max in the qairt C ABI:
+ * quantization-friendly graph rewrites, per-layer sensitivity analysis and
+ * automatic mixed precision.
+ *
+ * Rewrites run on a float graph before calibration: decomposed LayerNorm /
+ * RmsNorm, erf-Gelu and x*relu6(x+3)/6 are fused into single ops, constant
+ * per-channel Mul/Add/Sub/Div and Batchnorm after a convolution or
+ * FullyConnected are folded into its weights. Each rewrite is verified in the
+ * executor against the original graph (output cosine >= min_cosine on the
+ * samples) and undone with a warning when it does not hold.
+ *
+ * Sensitivity: the float graph is calibrated at a base precision (the
+ * calibration options, e.g. W8A8) and at a high one (e.g. W16A16); for every
+ * unit (an op's output activations with its weights, or a graph input) the
+ * report gives the output SQNR when only that unit is quantized, and when
+ * everything is at the base precision except that unit.
+ *
+ * Mixed precision calibrates a graph in place choosing, per unit, the base
+ * or the high encodings so that the output SQNR meets a budget (fewest units
+ * promoted) or the given percentage of the most useful units is promoted.
+ * The result is ordinary encodings: target processing and every export work
+ * on it unchanged.
+ *
+ * Threads: rewriting and mixed precision mutate their graph; reports are
+ * immutable. Same conventions as qairt.h. Added with ABI minor 5.
+ */
+#ifndef QAIRT_QAIRT_ANALYZE_H_
+#define QAIRT_QAIRT_ANALYZE_H_
+
+#include "qairt/qairt.h"
+#include "qairt/qairt_calib.h"
+#include "qairt/qairt_target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qairt_analysis_report_t qairt_analysis_report_t; /* immutable, thread-safe */
+
+/* ---- rewrites --------------------------------------------------------------- */
+
+typedef struct qairt_rewrite_options {
+  size_t struct_size;
+  const char* input_list;       /* verification samples; NULL: 4 synthetic samples (standard normal floats) */
+  const char* const* disabled;  /* names of rewrites not to run (qairt_rewrite_name) */
+  size_t num_disabled;
+  double min_cosine; /* per output over all samples; default 0.999999 */
+  uint32_t num_threads;
+} qairt_rewrite_options;
+
+QAIRT_API void qairt_rewrite_options_init(qairt_rewrite_options* options);
+/* The registered rewrites, in the order they run. NULL when out of range. */
+QAIRT_API size_t qairt_rewrite_count(void);
+QAIRT_API const char* qairt_rewrite_name(size_t index);
+QAIRT_API const char* qairt_rewrite_description(size_t index);
+/* Rewrites `graph` in place. A rewrite that fails verification is undone and
+ * reported (item rolled_back, a warning); an error (bad input_list, unknown
+ * rewrite name) leaves the graph unchanged. */
+QAIRT_API qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_options* options,
+                                              qairt_analysis_report_t** out_report);
+
+/* ---- sensitivity and mixed precision ----------------------------------------- */
+
+typedef uint32_t qairt_mixed_mode_t;
+enum qairt_mixed_mode {
+  QAIRT_MIXED_OFF = 0,
+  QAIRT_MIXED_BUDGET = 1, /* value: output SQNR budget in dB */
+  QAIRT_MIXED_PERCENT = 2 /* value: percentage of units promoted */
+};
+
+typedef struct qairt_analysis_options {
+  size_t struct_size;
+  /* Base precision and calibration methods; NULL: qairt_calibration_options_init's W8A8 min-max. */
+  const qairt_calibration_options* calibration;
+  uint32_t high_act_bitwidth;     /* 8 | 16; default 16 */
+  uint32_t high_weights_bitwidth; /* 8 | 16; default 16 */
+  /* Optional: the high precision is limited to what the target has kernels
+   * for (no 16-bit activations: 8; no A16W16 kernels: 8-bit weights). */
+  const qairt_target_t* target;
+  qairt_mixed_mode_t mixed_mode; /* qairt_mixed_precision only */
+  double mixed_value;
+  uint32_t num_threads;
+} qairt_analysis_options;
+
+QAIRT_API void qairt_analysis_options_init(qairt_analysis_options* options);
+/* The float graph is not modified. */
+QAIRT_API qairt_status_t* qairt_analyze_sensitivity(const qairt_graph_t* float_graph, const char* input_list,
+                                                    const qairt_analysis_options* options,
+                                                    qairt_analysis_report_t** out_report);
+/* Calibrates `graph` (float, possibly with some encodings already) in place.
+ * On error the graph is unchanged. */
+QAIRT_API qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_list,
+                                                const qairt_analysis_options* options,
+                                                qairt_analysis_report_t** out_report);
+
+/* ---- reports ------------------------------------------------------------------ */
+
+typedef uint32_t qairt_analysis_kind_t;
+enum qairt_analysis_kind { QAIRT_ANALYSIS_REWRITES = 1, QAIRT_ANALYSIS_SENSITIVITY = 2, QAIRT_ANALYSIS_MIXED = 3 };
+
+typedef struct qairt_analysis_summary {
+  size_t struct_size;
+  qairt_analysis_kind_t kind;
+  size_t samples;
+  uint32_t synthetic;    /* rewrites: verified on synthetic samples */
+  size_t ops_before;     /* rewrites */
+  size_t ops_after;      /* rewrites */
+  double sqnr_base_db;   /* sensitivity, mixed: everything at the base precision */
+  double sqnr_high_db;   /* sensitivity, mixed: everything at the high precision */
+  double sqnr_chosen_db; /* mixed */
+  uint32_t budget_met;   /* mixed */
+  size_t units;          /* sensitivity, mixed */
+  size_t boundaries;     /* mixed: precision boundaries (converts processing will add) */
+} qairt_analysis_summary;
+
+/* Items: rewrites (one per rewrite run), sensitivity units (graph order),
+ * mixed precision: the promoted units. */
+typedef struct qairt_analysis_item {
+  size_t struct_size;
+  const char* name;    /* rewrite or unit name; valid while the report lives */
+  const char* op_type; /* units: op type ("input" for graph inputs); rewrites: NULL */
+  uint64_t count;      /* rewrites: places changed; units: depth in the graph */
+  uint32_t rolled_back; /* rewrites */
+  double value;        /* rewrites: worst output cosine; units: SQNR (dB) with only this unit quantized */
+  double value_high;   /* units: SQNR (dB) with everything quantized but this unit at the high precision */
+} qairt_analysis_item;
+
+typedef uint32_t qairt_analysis_format_t;
+enum qairt_analysis_format {
+  QAIRT_ANALYSIS_TEXT = 1,
+  QAIRT_ANALYSIS_JSON = 2,
+  QAIRT_ANALYSIS_SVG = 3, /* sensitivity only: SQNR along the graph depth */
+  QAIRT_ANALYSIS_TEXT_DETAILED = 4 /* rewrites: every place changed */
+};
+
+QAIRT_API void qairt_analysis_report_destroy(qairt_analysis_report_t* report);
+QAIRT_API qairt_status_t* qairt_analysis_report_summary(const qairt_analysis_report_t* report,
+                                                        qairt_analysis_summary* out);
+QAIRT_API size_t qairt_analysis_report_item_count(const qairt_analysis_report_t* report);
+QAIRT_API qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* report, size_t index,
+                                                     qairt_analysis_item* out);
+QAIRT_API size_t qairt_analysis_report_warning_count(const qairt_analysis_report_t* report);
+QAIRT_API const char* qairt_analysis_report_warning(const qairt_analysis_report_t* report, size_t index);
+/* Renders into buf (NUL-terminated, truncated to capacity); *out_length gets
+ * the full length without the NUL. buf may be NULL with capacity 0. */
+QAIRT_API qairt_status_t* qairt_analysis_report_render(const qairt_analysis_report_t* report,
+                                                       qairt_analysis_format_t format, char* buf, size_t capacity,
+                                                       size_t* out_length);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QAIRT_QAIRT_ANALYZE_H_ */

@@ -1,0 +1,409 @@
+#include "analyze/sensitivity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "calib/sample_eval.h"
+
+namespace qairt::analyze {
+namespace {
+
+std::string Label(uint32_t w, uint32_t a) { return fmt::format("W{}A{}", w, a); }
+
+// The two calibrated copies of the float graph, the units and the float
+// reference outputs.
+struct Prepared {
+  Graph low, high;
+  std::vector<Unit> units;
+  calib::SampleOutputs reference;
+};
+
+bool SameEncoding(const std::optional<Encoding>& a, const std::optional<Encoding>& b) {
+  return a == b;
+}
+
+Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const Options& o, Prepared* p) {
+  if (samples.count == 0) return InvalidArgument("sensitivity analysis needs at least one sample");
+  calib::Options high = o.calibration;
+  high.act_bitwidth = o.high_act_bitwidth;
+  high.weights_bitwidth = o.high_weights_bitwidth;
+  if (high.weights_bitwidth >= 8) {  // blocks and LPBQ are 4-bit schemes
+    high.block_size = 0;
+    high.lpbq = false;
+  }
+  if (high.weights_bitwidth == 16 && o.high_weights_per_tensor) high.per_channel = high.per_row = false;
+  p->low = float_graph;
+  p->high = float_graph;
+  calib::Report rep;
+  if (Status s = calib::Calibrate(&p->low, samples, o.calibration, &rep); !s.ok()) return s;
+  if (Status s = calib::Calibrate(&p->high, samples, high, &rep); !s.ok()) return s;
+  auto ref = calib::RunSamples(float_graph, samples, false, o.num_threads);
+  if (!ref.ok()) return ref.status();
+  p->reference = std::move(ref).value();
+
+  // Units: graph inputs, then ops in topological order. A tensor belongs to
+  // the first unit that claims it (a weight shared by two ops).
+  std::set<TensorId> claimed;
+  auto differs = [&](TensorId t) {
+    return p->low.tensor(t).encoding && !SameEncoding(p->low.tensor(t).encoding, p->high.tensor(t).encoding);
+  };
+  for (TensorId t : float_graph.inputs()) {
+    if (!differs(t)) continue;
+    claimed.insert(t);
+    p->units.push_back(Unit{float_graph.tensor(t).name, "input", 0, {t}, 0, 0});
+  }
+  auto order = float_graph.TopologicalOrder();
+  if (!order.ok()) return order.status();
+  size_t depth = 0;
+  for (OpId id : order.value()) {
+    const Op& op = float_graph.op(id);
+    ++depth;
+    Unit u{op.name, op.type, depth, {}, 0, 0};
+    for (TensorId t : op.outputs)
+      if (differs(t) && claimed.insert(t).second) u.tensors.push_back(t);
+    for (TensorId t : op.inputs)
+      if (t != kInvalidId && float_graph.tensor(t).kind == TensorKind::kStatic && differs(t) &&
+          claimed.insert(t).second)
+        u.tensors.push_back(t);
+    if (!u.tensors.empty()) p->units.push_back(std::move(u));
+  }
+  return Status::Ok();
+}
+
+// `base` with the encodings of `tensors` taken from `from` (or cleared).
+Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::vector<TensorId>& tensors) {
+  Graph g = base;
+  for (TensorId t : tensors) {
+    const auto& e = from.tensor(t).encoding;
+    Status s = e ? g.SetEncoding(t, *e) : g.ClearEncoding(t);
+    if (!s.ok()) return s;
+  }
+  return g;
+}
+
+Result<double> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, uint32_t threads) {
+  auto out = calib::RunSamples(g, samples, true, threads);
+  if (!out.ok()) return out.status();
+  return calib::Worst(p.reference, out.value()).sqnr_db;
+}
+
+std::vector<TensorId> TensorsOf(const std::vector<Unit>& units, const std::vector<size_t>& chosen) {
+  std::vector<TensorId> ts;
+  for (size_t i : chosen) ts.insert(ts.end(), units[i].tensors.begin(), units[i].tensors.end());
+  return ts;
+}
+
+std::string JsonString(std::string_view v) {
+  std::string s = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') s += '\\', s += c;
+    else if (static_cast<unsigned char>(c) < 0x20) s += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    else s += c;
+  }
+  return s + "\"";
+}
+
+std::string XmlEscape(std::string_view v) {
+  std::string s;
+  for (char c : v) {
+    if (c == '<') s += "&lt;";
+    else if (c == '>') s += "&gt;";
+    else if (c == '&') s += "&amp;";
+    else if (c == '"') s += "&quot;";
+    else s += c;
+  }
+  return s;
+}
+
+std::string Db(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : "null"; }
+
+}  // namespace
+
+Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& samples, const Options& options,
+                          SensitivityReport* report) {
+  *report = SensitivityReport{};
+  Prepared p;
+  if (Status s = Prepare(float_graph, samples, options, &p); !s.ok()) return s;
+  report->samples = samples.count;
+  report->base_label = Label(options.calibration.weights_bitwidth, options.calibration.act_bitwidth);
+  report->high_label = Label(options.high_weights_bitwidth, options.high_act_bitwidth);
+  auto base = Score(p.low, samples, p, options.num_threads);
+  if (!base.ok()) return base.status();
+  auto high = Score(p.high, samples, p, options.num_threads);
+  if (!high.ok()) return high.status();
+  report->sqnr_base = base.value();
+  report->sqnr_high = high.value();
+  for (Unit& u : p.units) {
+    auto only_q = WithEncodingsOf(float_graph, p.low, u.tensors);
+    if (!only_q.ok()) return only_q.status();
+    auto sq = Score(only_q.value(), samples, p, options.num_threads);
+    if (!sq.ok()) return sq.status();
+    auto only_h = WithEncodingsOf(p.low, p.high, u.tensors);
+    if (!only_h.ok()) return only_h.status();
+    auto sh = Score(only_h.value(), samples, p, options.num_threads);
+    if (!sh.ok()) return sh.status();
+    u.sqnr_only_quantized = sq.value();
+    u.sqnr_only_high = sh.value();
+  }
+  report->units = std::move(p.units);
+  return Status::Ok();
+}
+
+std::string SensitivityText(const SensitivityReport& r, size_t max_rows) {
+  std::string s = fmt::format(
+      "sensitivity on {} sample{}: all {} {:.2f} dB, all {} {:.2f} dB, {} units\n"
+      "most sensitive first (SQNR of the output when only this unit is quantized at {}; gain when only it is {}):\n",
+      r.samples, r.samples == 1 ? "" : "s", r.base_label, r.sqnr_base, r.high_label, r.sqnr_high, r.units.size(),
+      r.base_label, r.high_label);
+  std::vector<size_t> idx(r.units.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return r.units[a].sqnr_only_quantized < r.units[b].sqnr_only_quantized;
+  });
+  s += fmt::format("  {:>4}  {:<40} {:<20} {:>5}  {:>10}  {:>10}  {:>8}\n", "rank", "unit", "type", "depth",
+                   "only-quant", "only-high", "gain");
+  for (size_t k = 0; k < idx.size() && k < max_rows; ++k) {
+    const Unit& u = r.units[idx[k]];
+    s += fmt::format("  {:>4}  {:<40} {:<20} {:>5}  {:>7.2f} dB  {:>7.2f} dB  {:>+5.2f} dB\n", k + 1, u.name, u.op_type,
+                     u.depth, u.sqnr_only_quantized, u.sqnr_only_high, u.sqnr_only_high - r.sqnr_base);
+  }
+  if (idx.size() > max_rows) s += fmt::format("  ... {} more (--json for all)\n", idx.size() - max_rows);
+  return s;
+}
+
+std::string SensitivityJson(const SensitivityReport& r) {
+  std::string s = fmt::format(
+      "{{\"samples\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},\"units\":[", r.samples,
+      JsonString(r.base_label), JsonString(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high));
+  for (size_t i = 0; i < r.units.size(); ++i) {
+    const Unit& u = r.units[i];
+    s += fmt::format("{}{{\"name\":{},\"op_type\":{},\"depth\":{},\"sqnr_only_quantized_db\":{},"
+                     "\"sqnr_only_high_db\":{}}}",
+                     i ? "," : "", JsonString(u.name), JsonString(u.op_type), u.depth, Db(u.sqnr_only_quantized),
+                     Db(u.sqnr_only_high));
+  }
+  return s + "]}";
+}
+
+std::string SensitivitySvg(const SensitivityReport& r) {
+  const double w = 900, h = 420, left = 60, right = 20, top = 40, bottom = 50;
+  double lo = 1e300, hi = -1e300;
+  size_t max_depth = 1;
+  for (const Unit& u : r.units) {
+    for (double v : {u.sqnr_only_quantized, u.sqnr_only_high}) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    max_depth = std::max(max_depth, u.depth);
+  }
+  if (r.units.empty()) lo = 0, hi = 1;
+  lo = std::floor(lo / 10) * 10;
+  hi = std::ceil(hi / 10) * 10;
+  if (hi <= lo) hi = lo + 10;
+  auto X = [&](double d) { return left + (w - left - right) * d / static_cast<double>(max_depth); };
+  auto Y = [&](double v) { return top + (h - top - bottom) * (hi - v) / (hi - lo); };
+  std::string s = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"20\" font-size=\"14\">Per-layer output SQNR along the graph ({} samples; all {} {:.1f} dB, "
+      "all {} {:.1f} dB)</text>\n",
+      w, h, left, r.samples, XmlEscape(r.base_label), r.sqnr_base, XmlEscape(r.high_label), r.sqnr_high);
+  for (double v = lo; v <= hi + 1e-9; v += 10)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
+                     "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.0f}</text>\n",
+                     left, w - right, Y(v), left - 6, Y(v) + 4, v);
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">graph depth (op index)</text>\n",
+                   (left + w - right) / 2, h - 12);
+  s += fmt::format("<text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">output SQNR "
+                   "(dB)</text>\n",
+                   (top + h - bottom) / 2, (top + h - bottom) / 2);
+  auto series = [&](bool quant, const char* color, const char* label, double ly) {
+    std::string pts;
+    for (const Unit& u : r.units)
+      pts += fmt::format("{:.1f},{:.1f} ", X(static_cast<double>(u.depth)),
+                         Y(quant ? u.sqnr_only_quantized : u.sqnr_only_high));
+    std::string out = fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n",
+                                  color, pts);
+    for (const Unit& u : r.units)
+      out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{} ({}): {:.2f} dB</title>"
+                         "</circle>\n",
+                         X(static_cast<double>(u.depth)), Y(quant ? u.sqnr_only_quantized : u.sqnr_only_high), color,
+                         XmlEscape(u.name), XmlEscape(u.op_type), quant ? u.sqnr_only_quantized : u.sqnr_only_high);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n", w - right - 330, ly, color, label);
+    return out;
+  };
+  s += series(true, "#c0392b", ("only this layer quantized at " + XmlEscape(r.base_label)).c_str(), top + 14);
+  s += series(false, "#2471a3", ("all " + XmlEscape(r.base_label) + ", this layer at " + XmlEscape(r.high_label)).c_str(),
+              top + 30);
+  // The most sensitive unit, named.
+  if (!r.units.empty()) {
+    const Unit* worst = &r.units[0];
+    for (const Unit& u : r.units)
+      if (u.sqnr_only_quantized < worst->sqnr_only_quantized) worst = &u;
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c0392b\">most sensitive: {}</text>\n",
+                     std::min(X(static_cast<double>(worst->depth)) + 6, w - right - 250),
+                     std::min(Y(worst->sqnr_only_quantized) + 14, h - bottom - 4), XmlEscape(worst->name));
+  }
+  return s + "</svg>\n";
+}
+
+// ---- mixed precision ----------------------------------------------------------
+
+bool ParseMixedMode(std::string_view s, MixedMode* mode, double* value) {
+  if (s == "off") {
+    *mode = MixedMode::kOff;
+    *value = 0;
+    return true;
+  }
+  const auto eq = s.find('=');
+  if (eq == std::string_view::npos) return false;
+  const std::string_view key = s.substr(0, eq), num = s.substr(eq + 1);
+  double v = 0;
+  try {
+    size_t used = 0;
+    v = std::stod(std::string(num), &used);
+    if (used != num.size()) return false;
+  } catch (...) {
+    return false;
+  }
+  if (!std::isfinite(v)) return false;
+  if (key == "budget") *mode = MixedMode::kBudget;
+  else if (key == "percent" && v >= 0 && v <= 100) *mode = MixedMode::kPercent;
+  else return false;
+  *value = v;
+  return true;
+}
+
+Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, const MixedOptions& options,
+                            MixedReport* report) {
+  *report = MixedReport{};
+  const Options& o = options.analysis;
+  Prepared p;
+  if (Status s = Prepare(*graph, samples, o, &p); !s.ok()) return s;
+  report->units = p.units.size();
+  report->base_label = Label(o.calibration.weights_bitwidth, o.calibration.act_bitwidth);
+  report->high_label = Label(o.high_weights_bitwidth, o.high_act_bitwidth);
+  auto eval = [&](const std::vector<size_t>& chosen) -> Result<double> {
+    ++report->evaluations;
+    auto g = WithEncodingsOf(p.low, p.high, TensorsOf(p.units, chosen));
+    if (!g.ok()) return g.status();
+    return Score(g.value(), samples, p, o.num_threads);
+  };
+  auto base = eval({});
+  if (!base.ok()) return base.status();
+  auto high = Score(p.high, samples, p, o.num_threads);
+  if (!high.ok()) return high.status();
+  report->sqnr_base = base.value();
+  report->sqnr_high = high.value();
+
+  std::vector<size_t> chosen;
+  double score = base.value();
+  if (options.mode != MixedMode::kOff && !(options.mode == MixedMode::kBudget && score >= options.value)) {
+    // Gain of each unit alone at the high precision.
+    std::vector<double> gain(p.units.size());
+    for (size_t i = 0; i < p.units.size(); ++i) {
+      auto s = eval({i});
+      if (!s.ok()) return s.status();
+      gain[i] = s.value() - base.value();
+    }
+    std::vector<size_t> order(p.units.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return gain[a] > gain[b]; });
+    if (options.mode == MixedMode::kPercent) {
+      const auto n = static_cast<size_t>(std::ceil(options.value / 100.0 * static_cast<double>(p.units.size())));
+      chosen.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(n, order.size())));
+      auto s = eval(chosen);
+      if (!s.ok()) return s.status();
+      score = s.value();
+    } else {
+      // Greedy by single-unit gain until the budget holds, then drop every
+      // unit the budget does not need (least useful first): errors of
+      // several layers interact, so a unit that looked useful alone may be
+      // redundant once others are promoted.
+      for (size_t i : order) {
+        chosen.push_back(i);
+        auto s = eval(chosen);
+        if (!s.ok()) return s.status();
+        score = s.value();
+        if (score >= options.value) break;
+      }
+      if (score >= options.value) {
+        for (size_t k = chosen.size(); k-- > 0;) {
+          std::vector<size_t> without = chosen;
+          without.erase(without.begin() + static_cast<std::ptrdiff_t>(k));
+          auto s = eval(without);
+          if (!s.ok()) return s.status();
+          if (s.value() >= options.value) {
+            chosen = std::move(without);
+            score = s.value();
+          }
+        }
+      }
+    }
+    report->met = options.mode == MixedMode::kPercent || score >= options.value;
+  } else {
+    report->met = true;
+  }
+  std::sort(chosen.begin(), chosen.end());
+  report->sqnr_chosen = score;
+  std::vector<bool> promoted(p.units.size(), false);
+  for (size_t i : chosen) {
+    promoted[i] = true;
+    report->promoted.push_back(p.units[i].name);
+    for (TensorId t : p.units[i].tensors) report->promoted_tensors.push_back(graph->tensor(t).name);
+  }
+  // Boundaries: an activation produced in one precision and read in the other.
+  std::vector<int> unit_of_tensor(graph->tensor_count(), -1);
+  for (size_t i = 0; i < p.units.size(); ++i)
+    for (TensorId t : p.units[i].tensors) unit_of_tensor[t] = static_cast<int>(i);
+  for (size_t i = 0; i < p.units.size(); ++i) {
+    for (TensorId t : p.units[i].tensors) {
+      if (graph->tensor(t).kind == TensorKind::kStatic) continue;
+      for (const Use& use : graph->tensor(t).consumers) {
+        const Op& c = graph->op(use.op);
+        for (TensorId out : c.outputs) {
+          const int j = unit_of_tensor[out];
+          if (j >= 0 && promoted[static_cast<size_t>(j)] != promoted[i]) {
+            ++report->boundaries;
+            break;
+          }
+        }
+      }
+    }
+  }
+  auto result = WithEncodingsOf(p.low, p.high, TensorsOf(p.units, chosen));
+  if (!result.ok()) return result.status();
+  *graph = std::move(result).value();
+  return Status::Ok();
+}
+
+std::string MixedText(const MixedReport& r) {
+  std::string s = fmt::format(
+      "mixed precision: {} of {} units promoted to {} ({:.1f}%), output SQNR {:.2f} dB (all {} {:.2f} dB, all {} "
+      "{:.2f} dB){}, {} precision boundaries, {} evaluations\n",
+      r.promoted.size(), r.units, r.high_label,
+      r.units ? 100.0 * static_cast<double>(r.promoted.size()) / static_cast<double>(r.units) : 0.0, r.sqnr_chosen,
+      r.base_label, r.sqnr_base, r.high_label, r.sqnr_high, r.met ? "" : " (budget NOT met)", r.boundaries,
+      r.evaluations);
+  for (const std::string& n : r.promoted) s += "  promoted: " + n + "\n";
+  return s;
+}
+
+std::string MixedJson(const MixedReport& r) {
+  std::string s = fmt::format(
+      "{{\"units\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},\"sqnr_chosen_db\":{},"
+      "\"met\":{},\"boundaries\":{},\"evaluations\":{},\"promoted\":[",
+      r.units, JsonString(r.base_label), JsonString(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high),
+      Db(r.sqnr_chosen), r.met ? "true" : "false", r.boundaries, r.evaluations);
+  for (size_t i = 0; i < r.promoted.size(); ++i) s += (i ? "," : "") + JsonString(r.promoted[i]);
+  s += "],\"promoted_tensors\":[";
+  for (size_t i = 0; i < r.promoted_tensors.size(); ++i) s += (i ? "," : "") + JsonString(r.promoted_tensors[i]);
+  return s + "]}";
+}
+
+}  // namespace qairt::analyze

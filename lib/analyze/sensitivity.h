@@ -1,0 +1,92 @@
+// Per-layer quantization sensitivity and automatic mixed precision (issue
+// 11, scopes 2 and 3).
+//
+// A "unit" is what precision is chosen for: one op's output activations
+// together with its static weights (the encodings calibration gives them),
+// or a graph input. The float graph is calibrated twice, once at the base
+// precision (e.g. W8A8) and once at the high one (e.g. W16A16); every
+// candidate configuration is then the base encodings with some units' taken
+// from the high set, simulated in the executor and scored by output SQNR
+// against the float model. Nothing target-specific happens here: the caller
+// picks the high bit widths the target has kernels for, and the chosen
+// encodings go through target processing like any others.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calib/calibrate.h"
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace qairt::analyze {
+
+struct Options {
+  calib::Options calibration;       // the base precision (act/weights bit widths, methods, granularity)
+  uint32_t high_act_bitwidth = 16;  // 8 | 16
+  uint32_t high_weights_bitwidth = 16;  // 8 | 16
+  // 16-bit weights per tensor even where the base is per channel/row (HTP's
+  // A16W16 convolutions take only per-tensor weights).
+  bool high_weights_per_tensor = false;
+  uint32_t num_threads = 1;
+};
+
+struct Unit {
+  std::string name;     // op name, or the input's name
+  std::string op_type;  // "input" for graph inputs
+  size_t depth = 0;     // position in topological order (inputs 0)
+  std::vector<TensorId> tensors;  // activations and weights whose encodings it owns
+  double sqnr_only_quantized = 0;  // only this unit quantized (base precision), the rest float
+  double sqnr_only_high = 0;       // everything at base precision but this unit at the high one
+};
+
+struct SensitivityReport {
+  size_t samples = 0;
+  double sqnr_base = 0;  // everything at base precision
+  double sqnr_high = 0;  // everything at the high precision
+  std::string base_label, high_label;  // "W8A8", "W16A16"
+  std::vector<Unit> units;  // depth order
+};
+
+// Computes the table over `samples` (the float graph is not modified).
+Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& samples, const Options& options,
+                          SensitivityReport* report);
+
+// Most sensitive first (lowest sqnr_only_quantized) text table; JSON; an SVG
+// plot of both SQNR series along the graph depth.
+std::string SensitivityText(const SensitivityReport& r, size_t max_rows = 40);
+std::string SensitivityJson(const SensitivityReport& r);
+std::string SensitivitySvg(const SensitivityReport& r);
+
+// ---- mixed precision ----------------------------------------------------------
+
+enum class MixedMode : uint32_t { kOff = 0, kBudget = 1, kPercent = 2 };
+
+struct MixedOptions {
+  MixedMode mode = MixedMode::kOff;
+  double value = 0;  // budget in dB (output SQNR) or percent of units
+  Options analysis;
+};
+
+struct MixedReport {
+  size_t units = 0;
+  std::vector<std::string> promoted;  // unit names, in graph order
+  std::vector<std::string> promoted_tensors;
+  size_t boundaries = 0;  // edges between a promoted and a base unit: converts target processing will add
+  double sqnr_base = 0, sqnr_high = 0, sqnr_chosen = 0;  // on the search samples
+  bool met = false;  // the budget was reached (budget mode)
+  size_t evaluations = 0;
+  std::string base_label, high_label;
+};
+
+// Calibrates `graph` in place with the chosen per-unit precisions (encodings
+// already on the graph are kept, as calibration does). On error the graph is
+// unchanged.
+Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, const MixedOptions& options,
+                            MixedReport* report);
+std::string MixedText(const MixedReport& r);
+std::string MixedJson(const MixedReport& r);
+
+bool ParseMixedMode(std::string_view s, MixedMode* mode, double* value);  // "off", "budget=30", "percent=10"
+
+}  // namespace qairt::analyze

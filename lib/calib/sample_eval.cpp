@@ -1,0 +1,117 @@
+#include "calib/sample_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "calib/input_list.h"
+#include "exec/executor.h"
+
+namespace qairt::calib {
+
+Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples, bool simulate_quantization,
+                                 uint32_t num_threads) {
+  auto ex = exec::Executor::Create(graph, exec::Options{num_threads, simulate_quantization});
+  if (!ex.ok()) return ex.status();
+  SampleOutputs outs(graph.outputs().size());
+  for (size_t i = 0; i < samples.count; ++i) {
+    auto s = samples.load(i);
+    if (!s.ok()) return s.status();
+    std::vector<const void*> ptrs;
+    std::vector<size_t> sizes;
+    for (const auto& b : s.value()) {
+      ptrs.push_back(b.data());
+      sizes.push_back(b.size());
+    }
+    auto r = ex.value()->Run(ptrs, sizes);
+    if (!r.ok()) return r.status();
+    for (size_t k = 0; k < r.value().size() && k < outs.size(); ++k) {
+      const exec::HostTensor& h = r.value()[k];
+      std::vector<float>& o = outs[k];
+      if (h.dtype == DType::kFloat32) {
+        const size_t n = h.bytes.size() / 4, at = o.size();
+        o.resize(at + n);
+        if (n) std::memcpy(o.data() + at, h.bytes.data(), n * 4);
+      } else if (h.dtype == DType::kInt64) {
+        for (size_t j = 0; j + 8 <= h.bytes.size(); j += 8) {
+          int64_t v;
+          std::memcpy(&v, h.bytes.data() + j, 8);
+          o.push_back(static_cast<float>(v));
+        }
+      } else {
+        for (uint8_t b : h.bytes) o.push_back(b);
+      }
+    }
+  }
+  return outs;
+}
+
+Agreement Agree(const std::vector<float>& ref, const std::vector<float>& x) {
+  double dot = 0, rr = 0, xx = 0, err = 0;
+  const size_t n = std::min(ref.size(), x.size());
+  for (size_t k = 0; k < n; ++k) {
+    const double a = ref[k], b = x[k];
+    dot += a * b;
+    rr += a * a;
+    xx += b * b;
+    err += (a - b) * (a - b);
+  }
+  Agreement g;
+  if (ref.size() != x.size() || !std::isfinite(err)) return Agreement{0, -200};
+  g.cosine = rr == 0 && xx == 0 ? 1.0 : (rr == 0 || xx == 0 ? 0.0 : dot / std::sqrt(rr * xx));
+  g.sqnr_db = err == 0 ? 200.0 : std::min(200.0, 10.0 * std::log10(std::max(rr, 1e-300) / err));
+  return g;
+}
+
+Agreement Worst(const SampleOutputs& ref, const SampleOutputs& x) {
+  Agreement w{1, 200};
+  for (size_t k = 0; k < ref.size(); ++k) {
+    const Agreement a = Agree(ref[k], k < x.size() ? x[k] : std::vector<float>{});
+    w.cosine = std::min(w.cosine, a.cosine);
+    w.sqnr_db = std::min(w.sqnr_db, a.sqnr_db);
+  }
+  return w;
+}
+
+Result<SampleSource> SyntheticSamples(const Graph& graph, size_t count, uint64_t seed) {
+  auto specs = GraphInputSpecs(graph);
+  if (!specs.ok()) return specs.status();
+  auto shared = std::make_shared<std::vector<InputSpec>>(std::move(specs).value());
+  SampleSource s;
+  s.count = count;
+  s.load = [shared, seed](size_t index) -> Result<std::vector<std::vector<uint8_t>>> {
+    std::mt19937_64 rng(seed + index * 0x9E3779B97F4A7C15ull);
+    std::vector<std::vector<uint8_t>> bufs;
+    for (const InputSpec& in : *shared) {
+      std::vector<uint8_t> b(in.bytes, 0);
+      if (in.dtype == DType::kFloat32) {
+        // Box-Muller from the raw generator: the same numbers on every
+        // standard library (std::normal_distribution is not specified).
+        const double two_pi = 6.283185307179586;
+        for (size_t k = 0; k + 4 <= b.size(); k += 4) {
+          const double u1 = (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53;
+          const double u2 = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+          const auto v = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
+          std::memcpy(b.data() + k, &v, 4);
+        }
+      }
+      bufs.push_back(std::move(b));
+    }
+    return bufs;
+  };
+  return s;
+}
+
+SampleSource Slice(const SampleSource& s, size_t begin, size_t end) {
+  end = std::min(end, s.count);
+  begin = std::min(begin, end);
+  SampleSource out;
+  out.count = end - begin;
+  auto load = s.load;
+  out.load = [load, begin](size_t i) { return load(begin + i); };
+  return out;
+}
+
+}  // namespace qairt::calib

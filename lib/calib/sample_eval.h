@@ -1,0 +1,40 @@
+// Running a graph over a set of samples and scoring its outputs against a
+// reference run: what the rewrite verification, the sensitivity analysis and
+// mixed precision all need. Outputs are kept (concatenated over samples) so
+// one reference run serves many candidate graphs; they are the graph
+// outputs only, small next to the activations.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "calib/calibrate.h"
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace qairt::calib {
+
+// Float outputs (float/fixed-point outputs as float32; integer outputs
+// converted) per graph output, concatenated over samples.
+using SampleOutputs = std::vector<std::vector<float>>;
+
+Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples, bool simulate_quantization,
+                                 uint32_t num_threads = 1);
+
+struct Agreement {
+  double cosine = 1;
+  double sqnr_db = 0;  // 10 log10(sum ref^2 / sum err^2); capped at 200 when identical
+};
+// Per output; `worst` of a set is the minimum of each.
+Agreement Agree(const std::vector<float>& ref, const std::vector<float>& x);
+Agreement Worst(const SampleOutputs& ref, const SampleOutputs& x);
+
+// `count` deterministic pseudo-random samples for a graph's inputs: float32
+// inputs standard normal (seeded), every other dtype zero bytes. Fails when
+// an input shape is not static.
+Result<SampleSource> SyntheticSamples(const Graph& graph, size_t count, uint64_t seed = 0x5eed);
+
+// Samples [begin, end) of `s`.
+SampleSource Slice(const SampleSource& s, size_t begin, size_t end);
+
+}  // namespace qairt::calib

@@ -1,0 +1,147 @@
+// The one place rewrites are registered, and the driver that applies and
+// verifies them (the classic flow's "gate on that before quantizing": a
+// rewrite that changes what the model computes is undone, not trusted).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "calib/sample_eval.h"
+#include "passes/rewrite/rewrite.h"
+#include "passes/rewrite/rewrites.h"
+
+namespace qairt::rewrite {
+namespace {
+
+// Order matters: norms and Gelu first (their patterns contain Mul/Add that
+// the affine fold would otherwise absorb into nothing useful), HardSwish
+// before the fold (its "x + 3" is an Add after a conv).
+constexpr RewriteInfo kRewrites[] = {
+    {"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] -> LayerNorm", FuseLayerNorm},
+    {"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div (or Rsqrt/Mul)[/Mul] -> RmsNorm", FuseRmsNorm},
+    {"fuse-gelu", "x * 0.5 * (1 + erf(x / sqrt 2)) -> Gelu", FuseGelu},
+    {"fuse-hardswish", "x * relu6(x + 3) / 6 and x * HardSigmoid(x) -> HardSwish", FuseHardSwish},
+    {"fold-affine-into-conv",
+     "constant per-channel Mul/Div/Add/Sub/Batchnorm after Conv/DepthWiseConv/FullyConnected -> its weights and bias",
+     FoldAffineIntoConv},
+};
+
+}  // namespace
+
+std::span<const RewriteInfo> Rewrites() { return kRewrites; }
+
+Status RunRewrites(Graph* graph, const Options& options, Report* report) {
+  *report = Report{};
+  for (const std::string& d : options.disabled) {
+    const bool known = std::any_of(std::begin(kRewrites), std::end(kRewrites),
+                                   [&](const RewriteInfo& r) { return d == r.name; });
+    if (!known) {
+      std::string names;
+      for (const RewriteInfo& r : kRewrites) names += (names.empty() ? "" : ", ") + std::string(r.name);
+      return InvalidArgument("unknown rewrite '{}' (known: {})", d, names);
+    }
+  }
+  report->ops_before = graph->op_count();
+  calib::SampleSource samples = options.samples;
+  if (samples.count == 0) {
+    auto synth = calib::SyntheticSamples(*graph, options.synthetic_samples);
+    if (!synth.ok()) return Status(synth.status().code(), "rewrite verification: " + synth.status().message());
+    samples = std::move(synth).value();
+    report->synthetic = true;
+  }
+  report->samples = samples.count;
+  // The reference is the graph as given; every rewrite is checked against it,
+  // so small differences cannot accumulate unseen across rewrites.
+  auto reference = calib::RunSamples(*graph, samples, false, options.num_threads);
+  if (!reference.ok())
+    return Status(reference.status().code(), "rewrite verification (original graph): " + reference.status().message());
+  Graph current = *graph;
+  for (const RewriteInfo& info : kRewrites) {
+    if (std::find(options.disabled.begin(), options.disabled.end(), info.name) != options.disabled.end()) continue;
+    Outcome out;
+    out.name = info.name;
+    Graph candidate = current;
+    auto fired = info.run(&candidate, &out.notes);
+    if (!fired.ok()) {
+      // A rewrite that cannot build its graph is a defect of the rewrite,
+      // not of the model: report it and go on without it.
+      out.rolled_back = true;
+      report->warnings.push_back(fmt::format("rewrite '{}' failed and was skipped: {}", info.name,
+                                             fired.status().message()));
+      report->rewrites.push_back(std::move(out));
+      continue;
+    }
+    out.fired = fired.value();
+    if (out.fired) {
+      const Diagnostics diags = candidate.Validate();
+      auto got = HasErrors(diags) ? Result<calib::SampleOutputs>(InvalidArgument("the rewritten graph is invalid"))
+                                  : calib::RunSamples(candidate, samples, false, options.num_threads);
+      if (!got.ok()) {
+        out.rolled_back = true;
+        out.cosine = 0;
+        report->warnings.push_back(fmt::format("rewrite '{}' rolled back: {}", info.name, got.status().message()));
+      } else {
+        out.cosine = calib::Worst(reference.value(), got.value()).cosine;
+        if (!(out.cosine >= options.min_cosine)) {
+          out.rolled_back = true;
+          report->warnings.push_back(fmt::format(
+              "rewrite '{}' rolled back: output cosine {:.7f} vs the original is below {:.7f} on {} sample(s)",
+              info.name, out.cosine, options.min_cosine, samples.count));
+        } else {
+          current = std::move(candidate);
+        }
+      }
+    }
+    report->rewrites.push_back(std::move(out));
+  }
+  report->ops_after = current.op_count();
+  *graph = std::move(current);
+  return Status::Ok();
+}
+
+std::string ReportText(const Report& r, bool with_notes) {
+  size_t fired = 0;
+  for (const Outcome& o : r.rewrites) fired += o.fired && !o.rolled_back;
+  std::string s = fmt::format("rewrites: {} of {} fired, {} ops -> {}, verified on {} {}sample{}\n", fired,
+                              r.rewrites.size(), r.ops_before, r.ops_after, r.samples,
+                              r.synthetic ? "synthetic " : "", r.samples == 1 ? "" : "s");
+  for (const Outcome& o : r.rewrites) {
+    s += fmt::format("  {:<24} {:>4} place{}", o.name, o.fired, o.fired == 1 ? " " : "s");
+    if (o.fired) s += fmt::format("  cosine {:.7f}", o.cosine);
+    if (o.rolled_back) s += "  ROLLED BACK";
+    s += "\n";
+    if (with_notes)
+      for (const std::string& n : o.notes) s += "      " + n + "\n";
+  }
+  return s;
+}
+
+namespace {
+std::string JsonString(std::string_view v) {
+  std::string s = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') s += '\\', s += c;
+    else if (static_cast<unsigned char>(c) < 0x20) s += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    else s += c;
+  }
+  return s + "\"";
+}
+}  // namespace
+
+std::string ReportJson(const Report& r) {
+  std::string s = fmt::format("{{\"ops_before\":{},\"ops_after\":{},\"samples\":{},\"synthetic\":{},\"rewrites\":[",
+                              r.ops_before, r.ops_after, r.samples, r.synthetic ? "true" : "false");
+  for (size_t i = 0; i < r.rewrites.size(); ++i) {
+    const Outcome& o = r.rewrites[i];
+    s += fmt::format("{}{{\"name\":{},\"fired\":{},\"rolled_back\":{},\"cosine\":{},\"notes\":[", i ? "," : "",
+                     JsonString(o.name), o.fired, o.rolled_back ? "true" : "false",
+                     std::isfinite(o.cosine) ? fmt::format("{:.9g}", o.cosine) : "null");
+    for (size_t k = 0; k < o.notes.size(); ++k) s += (k ? "," : "") + JsonString(o.notes[k]);
+    s += "]}";
+  }
+  s += "],\"warnings\":[";
+  for (size_t k = 0; k < r.warnings.size(); ++k) s += (k ? "," : "") + JsonString(r.warnings[k]);
+  return s + "]}";
+}
+
+}  // namespace qairt::rewrite

@@ -1,0 +1,72 @@
+// Quantization-friendly graph rewrites (issue 11, scope 1). They run on the
+// float graph after import and before calibration: every op they remove is
+// one requantization fewer once the graph is quantized (an affine Mul/Add
+// after a conv, the four ops of x*relu6(x+3)/6, the nine of a decomposed
+// LayerNorm). Each rewrite is its own function in its own file, registered
+// in registry.cpp; RunRewrites applies them one at a time and checks each
+// against the original graph in the executor (cosine >= min_cosine over the
+// samples on every output) or rolls it back with a warning naming it.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "calib/calibrate.h"
+#include "ir/graph.h"
+#include "support/status.h"
+
+namespace qairt::rewrite {
+
+// One rewrite: returns how many places it changed (0: graph untouched) and a
+// note per place ("'conv3' absorbed 'mul_7' (x per-channel)").
+using RewriteFn = Result<size_t> (*)(Graph* graph, std::vector<std::string>* notes);
+
+struct RewriteInfo {
+  const char* name;         // --disable_rewrite NAME
+  const char* description;  // one line for `qairt convert --list_rewrites`
+  RewriteFn run;
+};
+
+// Registered rewrites in the order they run.
+std::span<const RewriteInfo> Rewrites();
+
+struct Options {
+  std::vector<std::string> disabled;  // rewrite names not to run
+  double min_cosine = 0.999999;       // per output, flattened over the samples
+  // Verification samples; count 0: `synthetic_samples` deterministic
+  // pseudo-random inputs (standard normal floats, zero integers).
+  calib::SampleSource samples;
+  size_t synthetic_samples = 4;
+  uint32_t num_threads = 1;
+};
+
+struct Outcome {
+  std::string name;
+  size_t fired = 0;          // places changed (before any rollback)
+  bool rolled_back = false;  // verification failed: graph restored
+  double cosine = 1;         // worst output cosine vs the original (fired only)
+  std::vector<std::string> notes;
+};
+
+struct Report {
+  std::vector<Outcome> rewrites;  // registry order, disabled ones omitted
+  size_t ops_before = 0, ops_after = 0;
+  size_t samples = 0;
+  bool synthetic = false;  // verified on synthetic inputs (no input_list)
+  std::vector<std::string> warnings;
+};
+
+// Applies the enabled rewrites to `graph` in place. A rewrite that does not
+// verify is undone and reported (Outcome::rolled_back, a warning); an error
+// (unreadable sample, an executor failure on the original graph) leaves the
+// graph unchanged.
+Status RunRewrites(Graph* graph, const Options& options, Report* report);
+
+// "rewrites: 3 fired, 58 ops removed (198 -> 140), verified on 8 samples" and
+// one line per rewrite; JSON with the same content.
+std::string ReportText(const Report& r, bool with_notes);
+std::string ReportJson(const Report& r);
+
+}  // namespace qairt::rewrite
