@@ -651,11 +651,16 @@ void Preparer::Constants() {
       const double frac = static_cast<double>(under) / static_cast<double>(nonzero);
       const std::string msg = fmt::format("tensor '{}': {} of {} nonzero values ({:.3g}%) are below 2^-24 (largest {}) "
                                           "and flush to zero in fp16", name, under, nonzero, 100.0 * frac, Num(under_max));
+      // Flushing v to zero changes the tensor by |v| < 2^-24: that matters
+      // when the tensor itself lives below fp16's normal range (a layer of
+      // 1e-30 weights vanishes), not for a few stray tiny values next to
+      // ordinary ones (BatchNorm statistics, biases).
       if (o_.fp16_min_abs > 0) Add(Severity::kInfo, "constant-underflow", name, "{}: raised to +-{}", msg, Num(o_.fp16_min_abs));
-      else if (frac >= o_.underflow_fraction)
-        Add(Severity::kWarning, "constant-underflow", name, "{} (--fp16_min_abs V raises them to +-V)", msg);
+      else if (frac >= o_.underflow_fraction && maxabs < kFp16MinNormal)
+        Add(Severity::kWarning, "constant-underflow", name, "{}; the whole tensor is below fp16's normal range (max |x| {}) "
+            "(--fp16_min_abs V raises them to +-V)", msg, Num(maxabs));
       else
-        Add(Severity::kInfo, "constant-underflow", name, "{} (below the {}% warning share)", msg, 100.0 * o_.underflow_fraction);
+        Add(Severity::kInfo, "constant-underflow", name, "{}; negligible next to the tensor's max |x| {}", msg, Num(maxabs));
     }
     // Edits.
     uint64_t n_mask = 0, n_clip = 0, n_floor = 0;
@@ -993,9 +998,12 @@ void Preparer::Activations() {
     }
     if (s.nonzero && s.under) {
       const double frac = static_cast<double>(s.under) / static_cast<double>(s.nonzero);
+      // As for constants: a warning only when the tensor's scale is below
+      // fp16's normal range (tiny softmax probabilities next to ~1 are fine).
       if (frac >= o_.underflow_fraction)
-        Add(Severity::kWarning, "activation-underflow", name, "tensor '{}' (node '{}'): {:.3g}% of nonzero values are "
-            "below 2^-24 and flush to zero in fp16", name, node, 100.0 * frac);
+        Add(frac >= o_.underflow_fraction && s.absmax < kFp16MinNormal ? Severity::kWarning : Severity::kInfo,
+            "activation-underflow", name, "tensor '{}' (node '{}'): {:.3g}% of nonzero values are below 2^-24 and flush "
+            "to zero in fp16 (max |x| {})", name, node, 100.0 * frac, Num(s.absmax));
     }
   }
   std::string first;
@@ -1222,10 +1230,15 @@ Status Preparer::Write() {
   bool created = false;
   struct stat st;
   if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return Error(StatusCode::kIoError, "output '{}' exists and is not a folder", dir);
+    if (!S_ISDIR(st.st_mode)) {
+      r_.files.clear();
+      return Error(StatusCode::kIoError, "output '{}' exists and is not a folder", dir);
+    }
   } else {
-    if (::mkdir(dir.c_str(), 0777) != 0)
+    if (::mkdir(dir.c_str(), 0777) != 0) {
+      r_.files.clear();
       return Error(StatusCode::kIoError, "cannot create output folder '{}': {}", dir, std::strerror(errno));
+    }
     created = true;
   }
   std::vector<std::string> written;

@@ -32,6 +32,7 @@ namespace qairt::prepare {
 
 inline constexpr double kFp16Max = 65504.0;
 inline constexpr double kFp16MinSubnormal = 5.9604644775390625e-08;  // 2^-24
+inline constexpr double kFp16MinNormal = 6.103515625e-05;             // 2^-14
 
 enum class Severity : uint32_t { kInfo = 0, kWarning = 1, kError = 2 };
 const char* SeverityName(Severity s);

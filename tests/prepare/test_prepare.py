@@ -179,7 +179,8 @@ class PrepareTest(unittest.TestCase):
 
     def reference_activations(self):
         w = initializers(self.res)
-        lines = open(self.res_list).read().split()
+        with open(self.res_list) as fh:
+            lines = fh.read().split()
         xs = [np.fromfile(l.split(":=")[1], np.float32).reshape(1, mm.S, mm.D) for l in lines]
         acts = {}
         for x in xs:
@@ -381,6 +382,11 @@ class PrepareTest(unittest.TestCase):
                              "--audit_only")
         self.assertEqual(rc, 0, err)
         self.assertEqual(problems(r), [], r["findings"])
+        # Justified info: the rejected class's softmax probability (~1e-9)
+        # flushes to zero in fp16; the tensor's max is ~1, so it is no warning.
+        for f in by_code(r, "activation-underflow"):
+            self.assertEqual(f["severity"], "info")
+            self.assertIn("Softmax", f["message"])
         self.assertLessEqual(r["fp16_error"], 1e-2)
         print("cls: fp16 simulation error %.3g on %d samples" % (r["fp16_error"], r["audit_samples"]))
 
@@ -391,7 +397,28 @@ class PrepareTest(unittest.TestCase):
             with self.subTest(model=f):
                 rc, r, err = prepare("-i", os.path.join(LIGHT, f), "--audit_only")
                 self.assertEqual(rc, 0, err)
-                self.assertEqual(problems(r), [], r["findings"])
+                found = problems(r)
+                # Justified warning: shufflenet's first conv bias is itself
+                # tiny (max |x| 9.5e-6, below fp16's normal range), so the
+                # audit rightly says it degrades in fp16; the Conv it feeds is
+                # followed by BatchNorm and sums ~1-sized products, so the
+                # change (< 1e-5) has no effect. The finding stays reported.
+                if f == "light_shufflenet.onnx":
+                    justified = [x for x in found if (x["code"], x["subject"]) ==
+                                 ("constant-underflow", "gpu_0/conv3_0_b_0")]
+                    self.assertEqual(len(justified), 1)
+                    bias = initializers(os.path.join(LIGHT, f))["gpu_0/conv3_0_b_0"]
+                    self.assertLess(float(np.max(np.abs(bias))), 2.0**-14)
+                    found = [x for x in found if x not in justified]
+                self.assertEqual(found, [], r["findings"])
+                # Justified info: a few BatchNorm statistics / biases hold
+                # values below 2^-24 next to ordinary ones (max |x| >= 2^-14),
+                # a change of < 6e-8 the compiler's rounding makes anyway.
+                for x in by_code(r, "constant-underflow"):
+                    if x["severity"] == "warning" and x["subject"] == "gpu_0/conv3_0_b_0":
+                        continue  # the justified warning above
+                    self.assertEqual(x["severity"], "info")
+                    self.assertIn("negligible next to the tensor's max", x["message"])
 
 
 class PythonBindingTest(unittest.TestCase):
