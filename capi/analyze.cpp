@@ -126,6 +126,15 @@ qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_op
     return InvalidArg("qairt_rewrite_options.min_cosine must be in (0, 1], got {}", r.min_cosine);
   qairt::rewrite::Options o;
   o.min_cosine = r.min_cosine;
+  if (r.target) {
+    auto t = qairt::capi::TargetOf(r.target);
+    if (t)
+      o.target_has_op = [t](const std::string& type) {
+        for (const auto& op : t->ops)
+          if (op.op == type) return !op.kernels.empty();
+        return false;
+      };
+  }
   o.num_threads = r.num_threads ? r.num_threads : 1;
   for (size_t i = 0; i < r.num_disabled; ++i) {
     if (!r.disabled[i]) return InvalidArg("qairt_rewrite_options.disabled[{}] is NULL", i);

@@ -364,9 +364,10 @@ qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<c
 
 // Applies the rewrites to `graph`, verified on --input_list (or synthetic
 // samples); prints the summary, appends the detailed report to `log`.
-bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, std::string* log) {
+bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, std::string* log) {
   qairt_rewrite_options ro;
   qairt_rewrite_options_init(&ro);
+  ro.target = target;
   ro.input_list = p.input_list.empty() ? nullptr : p.input_list.c_str();
   std::vector<const char*> disabled;
   for (const auto& d : p.disabled_rewrites) disabled.push_back(d.c_str());
@@ -401,7 +402,7 @@ int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_tar
     return 2;
   }
   std::string log;
-  if (p.rewrites && !RunRewrites(p, graph, &log)) return 1;
+  if (p.rewrites && !RunRewrites(p, graph, target, &log)) return 1;
   std::vector<const char*> floats;
   qairt_calibration_options c = CalibrationOptions(p, &floats);
   qairt_analysis_options a;
@@ -457,7 +458,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     }
   }
   std::string rewrite_log;
-  if (p.rewrites && !RunRewrites(p, graph, &rewrite_log)) {
+  if (p.rewrites && !RunRewrites(p, graph, target, &rewrite_log)) {
     qairt_graph_destroy(float_graph);
     return 1;
   }

@@ -41,12 +41,15 @@ typedef struct qairt_analysis_report_t qairt_analysis_report_t; /* immutable, th
 /* ---- rewrites --------------------------------------------------------------- */
 
 typedef struct qairt_rewrite_options {
-  size_t struct_size;
+  uint32_t struct_size; /* sizeof(qairt_rewrite_options) */
+  uint32_t num_threads;
   const char* input_list;       /* verification samples; NULL: 4 synthetic samples (standard normal floats) */
   const char* const* disabled;  /* names of rewrites not to run (qairt_rewrite_name) */
   size_t num_disabled;
   double min_cosine; /* per output over all samples; default 0.999999 */
-  uint32_t num_threads;
+  /* Optional: rewrites that would create an op this target has no kernels
+   * for (e.g. RmsNorm on HTP v73) are skipped and reported. */
+  const qairt_target_t* target;
 } qairt_rewrite_options;
 
 QAIRT_API void qairt_rewrite_options_init(qairt_rewrite_options* options);
@@ -70,7 +73,8 @@ enum qairt_mixed_mode {
 };
 
 typedef struct qairt_analysis_options {
-  size_t struct_size;
+  uint32_t struct_size; /* sizeof(qairt_analysis_options) */
+  uint32_t num_threads;
   /* Base precision and calibration methods; NULL: qairt_calibration_options_init's W8A8 min-max. */
   const qairt_calibration_options* calibration;
   uint32_t high_act_bitwidth;     /* 8 | 16; default 16 */
@@ -79,8 +83,8 @@ typedef struct qairt_analysis_options {
    * for (no 16-bit activations: 8; no A16W16 kernels: 8-bit weights). */
   const qairt_target_t* target;
   qairt_mixed_mode_t mixed_mode; /* qairt_mixed_precision only */
+  uint32_t reserved;
   double mixed_value;
-  uint32_t num_threads;
 } qairt_analysis_options;
 
 QAIRT_API void qairt_analysis_options_init(qairt_analysis_options* options);
@@ -100,7 +104,7 @@ typedef uint32_t qairt_analysis_kind_t;
 enum qairt_analysis_kind { QAIRT_ANALYSIS_REWRITES = 1, QAIRT_ANALYSIS_SENSITIVITY = 2, QAIRT_ANALYSIS_MIXED = 3 };
 
 typedef struct qairt_analysis_summary {
-  size_t struct_size;
+  uint32_t struct_size; /* set by the caller */
   qairt_analysis_kind_t kind;
   size_t samples;
   uint32_t synthetic;    /* rewrites: verified on synthetic samples */
@@ -117,11 +121,11 @@ typedef struct qairt_analysis_summary {
 /* Items: rewrites (one per rewrite run), sensitivity units (graph order),
  * mixed precision: the promoted units. */
 typedef struct qairt_analysis_item {
-  size_t struct_size;
+  uint32_t struct_size; /* set by the caller */
+  uint32_t rolled_back; /* rewrites */
   const char* name;    /* rewrite or unit name; valid while the report lives */
   const char* op_type; /* units: op type ("input" for graph inputs); rewrites: NULL */
   uint64_t count;      /* rewrites: places changed; units: depth in the graph */
-  uint32_t rolled_back; /* rewrites */
   double value;        /* rewrites: worst output cosine; units: SQNR (dB) with only this unit quantized */
   double value_high;   /* units: SQNR (dB) with everything quantized but this unit at the high precision */
 } qairt_analysis_item;

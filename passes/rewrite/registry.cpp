@@ -17,13 +17,13 @@ namespace {
 // the affine fold would otherwise absorb into nothing useful), HardSwish
 // before the fold (its "x + 3" is an Add after a conv).
 constexpr RewriteInfo kRewrites[] = {
-    {"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] -> LayerNorm", FuseLayerNorm},
-    {"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div (or Rsqrt/Mul)[/Mul] -> RmsNorm", FuseRmsNorm},
-    {"fuse-gelu", "x * 0.5 * (1 + erf(x / sqrt 2)) -> Gelu", FuseGelu},
-    {"fuse-hardswish", "x * relu6(x + 3) / 6 and x * HardSigmoid(x) -> HardSwish", FuseHardSwish},
+    {"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] -> LayerNorm", FuseLayerNorm, "LayerNorm"},
+    {"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div (or Rsqrt/Mul)[/Mul] -> RmsNorm", FuseRmsNorm, "RmsNorm"},
+    {"fuse-gelu", "x * 0.5 * (1 + erf(x / sqrt 2)) -> Gelu", FuseGelu, "Gelu"},
+    {"fuse-hardswish", "x * relu6(x + 3) / 6 and x * HardSigmoid(x) -> HardSwish", FuseHardSwish, "HardSwish"},
     {"fold-affine-into-conv",
      "constant per-channel Mul/Div/Add/Sub/Batchnorm after Conv/DepthWiseConv/FullyConnected -> its weights and bias",
-     FoldAffineIntoConv},
+     FoldAffineIntoConv, nullptr},
 };
 
 }  // namespace
@@ -32,12 +32,15 @@ std::span<const RewriteInfo> Rewrites() { return kRewrites; }
 
 Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   *report = Report{};
+  const std::span<const RewriteInfo> registry =
+      options.replace_registry.empty() ? std::span<const RewriteInfo>(kRewrites)
+                                       : std::span<const RewriteInfo>(options.replace_registry);
   for (const std::string& d : options.disabled) {
-    const bool known = std::any_of(std::begin(kRewrites), std::end(kRewrites),
+    const bool known = std::any_of(registry.begin(), registry.end(),
                                    [&](const RewriteInfo& r) { return d == r.name; });
     if (!known) {
       std::string names;
-      for (const RewriteInfo& r : kRewrites) names += (names.empty() ? "" : ", ") + std::string(r.name);
+      for (const RewriteInfo& r : registry) names += (names.empty() ? "" : ", ") + std::string(r.name);
       return InvalidArgument("unknown rewrite '{}' (known: {})", d, names);
     }
   }
@@ -56,10 +59,15 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   if (!reference.ok())
     return Status(reference.status().code(), "rewrite verification (original graph): " + reference.status().message());
   Graph current = *graph;
-  for (const RewriteInfo& info : kRewrites) {
+  for (const RewriteInfo& info : registry) {
     if (std::find(options.disabled.begin(), options.disabled.end(), info.name) != options.disabled.end()) continue;
     Outcome out;
     out.name = info.name;
+    if (info.produces && options.target_has_op && !options.target_has_op(info.produces)) {
+      out.skipped = fmt::format("the target has no {} kernels", info.produces);
+      report->rewrites.push_back(std::move(out));
+      continue;
+    }
     Graph candidate = current;
     auto fired = info.run(&candidate, &out.notes);
     if (!fired.ok()) {
@@ -109,6 +117,7 @@ std::string ReportText(const Report& r, bool with_notes) {
     s += fmt::format("  {:<24} {:>4} place{}", o.name, o.fired, o.fired == 1 ? " " : "s");
     if (o.fired) s += fmt::format("  cosine {:.7f}", o.cosine);
     if (o.rolled_back) s += "  ROLLED BACK";
+    if (!o.skipped.empty()) s += "  skipped: " + o.skipped;
     s += "\n";
     if (with_notes)
       for (const std::string& n : o.notes) s += "      " + n + "\n";
@@ -133,8 +142,9 @@ std::string ReportJson(const Report& r) {
                               r.ops_before, r.ops_after, r.samples, r.synthetic ? "true" : "false");
   for (size_t i = 0; i < r.rewrites.size(); ++i) {
     const Outcome& o = r.rewrites[i];
-    s += fmt::format("{}{{\"name\":{},\"fired\":{},\"rolled_back\":{},\"cosine\":{},\"notes\":[", i ? "," : "",
-                     JsonString(o.name), o.fired, o.rolled_back ? "true" : "false",
+    s += fmt::format("{}{{\"name\":{},\"fired\":{},\"rolled_back\":{},\"skipped\":{},\"cosine\":{},\"notes\":[",
+                     i ? "," : "", JsonString(o.name), o.fired, o.rolled_back ? "true" : "false",
+                     o.skipped.empty() ? "null" : JsonString(o.skipped),
                      std::isfinite(o.cosine) ? fmt::format("{:.9g}", o.cosine) : "null");
     for (size_t k = 0; k < o.notes.size(); ++k) s += (k ? "," : "") + JsonString(o.notes[k]);
     s += "]}";

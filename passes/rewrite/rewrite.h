@@ -27,6 +27,7 @@ struct RewriteInfo {
   const char* name;         // --disable_rewrite NAME
   const char* description;  // one line for `qairt convert --list_rewrites`
   RewriteFn run;
+  const char* produces;     // op type the rewrite creates (null: none new)
 };
 
 // Registered rewrites in the order they run.
@@ -40,12 +41,19 @@ struct Options {
   calib::SampleSource samples;
   size_t synthetic_samples = 4;
   uint32_t num_threads = 1;
+  // When set: whether the target has kernels for an op type. A rewrite that
+  // would create an op the target cannot run is skipped (and said so).
+  std::function<bool(const std::string&)> target_has_op;
+  // Non-empty: run these instead of the registered rewrites (tests inject a
+  // deliberately inexact one to check the rollback).
+  std::vector<RewriteInfo> replace_registry;
 };
 
 struct Outcome {
   std::string name;
   size_t fired = 0;          // places changed (before any rollback)
   bool rolled_back = false;  // verification failed: graph restored
+  std::string skipped;       // why it did not run (the target lacks the op), or empty
   double cosine = 1;         // worst output cosine vs the original (fired only)
   std::vector<std::string> notes;
 };

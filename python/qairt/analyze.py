@@ -1,0 +1,242 @@
+"""Rewrites, per-layer sensitivity and mixed precision (include/qairt/qairt_analyze.h).
+
+    import qairt
+    from qairt import analyze
+    from qairt.calib import CalibrationOptions
+
+    g, _ = qairt.import_onnx("model.onnx")
+    r = analyze.rewrite(g, input_list="calib/list.txt")      # fuse/fold, verified
+    print(r.text)
+    s = analyze.sensitivity(g, "calib/list.txt", act_bitwidth=8)
+    s.units[0].name, s.units[0].sqnr_only_quantized
+    open("sensitivity.svg", "w").write(s.svg)
+    m = analyze.mixed_precision(g, "calib/list.txt", budget_db=30, target="htp_v73")
+    m.promoted          # the units given the high precision; g is calibrated in place
+"""
+import ctypes
+from ctypes import POINTER, c_char_p, c_double, c_size_t, c_uint32, c_uint64, c_void_p
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+from . import _ffi, calib
+
+_P = POINTER
+MIXED_OFF, MIXED_BUDGET, MIXED_PERCENT = 0, 1, 2
+FORMAT_TEXT, FORMAT_JSON, FORMAT_SVG, FORMAT_TEXT_DETAILED = 1, 2, 3, 4
+
+
+class RewriteOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32), ("num_threads", c_uint32), ("input_list", c_char_p),
+        ("disabled", _P(c_char_p)), ("num_disabled", c_size_t), ("min_cosine", c_double), ("target", c_void_p),
+    ]
+
+
+class AnalysisOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32), ("num_threads", c_uint32), ("calibration", _P(calib.CalibrationOptions)),
+        ("high_act_bitwidth", c_uint32), ("high_weights_bitwidth", c_uint32), ("target", c_void_p),
+        ("mixed_mode", c_uint32), ("reserved", c_uint32), ("mixed_value", c_double),
+    ]
+
+
+class Summary(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32), ("kind", c_uint32), ("samples", c_size_t), ("synthetic", c_uint32),
+        ("ops_before", c_size_t), ("ops_after", c_size_t), ("sqnr_base_db", c_double), ("sqnr_high_db", c_double),
+        ("sqnr_chosen_db", c_double), ("budget_met", c_uint32), ("units", c_size_t), ("boundaries", c_size_t),
+    ]
+
+
+class Item(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32), ("rolled_back", c_uint32), ("name", c_char_p), ("op_type", c_char_p),
+        ("count", c_uint64), ("value", c_double), ("value_high", c_double),
+    ]
+
+
+class _Report(ctypes.Structure):
+    pass
+
+
+ReportP = _P(_Report)
+
+_DECLS = [
+    ("qairt_rewrite_options_init", None, [_P(RewriteOptions)]),
+    ("qairt_rewrite_count", c_size_t, []),
+    ("qairt_rewrite_name", c_char_p, [c_size_t]),
+    ("qairt_rewrite_description", c_char_p, [c_size_t]),
+    ("qairt_rewrite_graph", _ffi.StatusP, [_ffi.GraphP, _P(RewriteOptions), _P(ReportP)]),
+    ("qairt_analysis_options_init", None, [_P(AnalysisOptions)]),
+    ("qairt_analyze_sensitivity", _ffi.StatusP, [_ffi.GraphP, c_char_p, _P(AnalysisOptions), _P(ReportP)]),
+    ("qairt_mixed_precision", _ffi.StatusP, [_ffi.GraphP, c_char_p, _P(AnalysisOptions), _P(ReportP)]),
+    ("qairt_analysis_report_destroy", None, [ReportP]),
+    ("qairt_analysis_report_summary", _ffi.StatusP, [ReportP, _P(Summary)]),
+    ("qairt_analysis_report_item_count", c_size_t, [ReportP]),
+    ("qairt_analysis_report_item", _ffi.StatusP, [ReportP, c_size_t, _P(Item)]),
+    ("qairt_analysis_report_warning_count", c_size_t, [ReportP]),
+    ("qairt_analysis_report_warning", c_char_p, [ReportP, c_size_t]),
+    ("qairt_analysis_report_render", _ffi.StatusP, [ReportP, c_uint32, c_char_p, c_size_t, _P(c_size_t)]),
+]
+# Functions of qairt_analyze.h declared here (tests compare them with the
+# header and capi/analyze.exports).
+DECLARED = tuple(d[0] for d in _DECLS)
+
+try:
+    _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
+except AttributeError as _e:
+    raise ImportError("qairt: %s does not export the analysis API of qairt_analyze.h (ABI 1.5): %s"
+                      % (_ffi.library_path, _e)) from None
+
+_dec = _ffi.decode
+
+
+def rewrite_names() -> List[str]:
+    return [_dec(_fn["qairt_rewrite_name"](i)) for i in range(_fn["qairt_rewrite_count"]())]
+
+
+@dataclass
+class RewriteOutcome:
+    name: str
+    fired: int
+    rolled_back: bool
+    cosine: float
+
+
+@dataclass
+class Unit:
+    name: str
+    op_type: str
+    depth: int
+    sqnr_only_quantized: float
+    sqnr_only_high: float
+
+
+@dataclass
+class Report:
+    samples: int = 0
+    rewrites: List[RewriteOutcome] = field(default_factory=list)
+    ops_before: int = 0
+    ops_after: int = 0
+    units: List[Unit] = field(default_factory=list)  # sensitivity: graph order
+    promoted: List[str] = field(default_factory=list)  # mixed precision
+    sqnr_base_db: float = 0.0
+    sqnr_high_db: float = 0.0
+    sqnr_chosen_db: float = 0.0
+    budget_met: bool = False
+    boundaries: int = 0
+    warnings: List[str] = field(default_factory=list)
+    text: str = ""
+    json: str = ""
+    svg: str = ""
+
+
+def _render(r, fmt):
+    n = c_size_t(0)
+    _fn["qairt_analysis_report_render"](r, fmt, None, 0, ctypes.byref(n))
+    buf = ctypes.create_string_buffer(n.value + 1)
+    _fn["qairt_analysis_report_render"](r, fmt, buf, n.value + 1, ctypes.byref(n))
+    return _dec(buf.value)
+
+
+def _collect(r, kind):
+    try:
+        s = _ffi.new_struct(Summary)
+        _fn["qairt_analysis_report_summary"](r, ctypes.byref(s))
+        out = Report(samples=s.samples, ops_before=s.ops_before, ops_after=s.ops_after, sqnr_base_db=s.sqnr_base_db,
+                     sqnr_high_db=s.sqnr_high_db, sqnr_chosen_db=s.sqnr_chosen_db, budget_met=bool(s.budget_met),
+                     boundaries=s.boundaries)
+        for i in range(_fn["qairt_analysis_report_item_count"](r)):
+            it = _ffi.new_struct(Item)
+            _fn["qairt_analysis_report_item"](r, i, ctypes.byref(it))
+            if kind == "rewrites":
+                out.rewrites.append(RewriteOutcome(_dec(it.name), it.count, bool(it.rolled_back), it.value))
+            elif kind == "sensitivity":
+                out.units.append(Unit(_dec(it.name), _dec(it.op_type), it.count, it.value, it.value_high))
+            else:
+                out.promoted.append(_dec(it.name))
+        out.warnings = [_dec(_fn["qairt_analysis_report_warning"](r, i))
+                        for i in range(_fn["qairt_analysis_report_warning_count"](r))]
+        out.text = _render(r, FORMAT_TEXT_DETAILED if kind == "rewrites" else FORMAT_TEXT)
+        out.json = _render(r, FORMAT_JSON)
+        if kind == "sensitivity":
+            out.svg = _render(r, FORMAT_SVG)
+        return out
+    finally:
+        _fn["qairt_analysis_report_destroy"](r)
+
+
+def rewrite(graph, input_list: Optional[str] = None, disabled: Sequence[str] = (), min_cosine: float = 0.999999,
+            target=None, num_threads: int = 1) -> Report:
+    """Rewrites `graph` in place (verified against the original on the samples)."""
+    o = _ffi.new_struct(RewriteOptions)
+    _fn["qairt_rewrite_options_init"](ctypes.byref(o))
+    if target is not None:
+        from . import targets as _targets
+        target = _targets.Target.load(target) if isinstance(target, str) else target
+        o.target = ctypes.cast(target._h, c_void_p)
+    o.input_list = _ffi.encode(input_list) if input_list else None
+    names = (c_char_p * max(1, len(disabled)))(*[_ffi.encode(d) for d in disabled])
+    o.disabled = names
+    o.num_disabled = len(disabled)
+    o.min_cosine = min_cosine
+    o.num_threads = num_threads
+    r = ReportP()
+    _fn["qairt_rewrite_graph"](graph._h, ctypes.byref(o), ctypes.byref(r))
+    return _collect(r, "rewrites")
+
+
+def _analysis_options(calibration, high_act_bitwidth, high_weights_bitwidth, target, mode, value, num_threads, keep):
+    a = _ffi.new_struct(AnalysisOptions)
+    _fn["qairt_analysis_options_init"](ctypes.byref(a))
+    if calibration is not None:
+        keep.append(calibration)
+        a.calibration = ctypes.pointer(calibration)
+    a.high_act_bitwidth = high_act_bitwidth
+    a.high_weights_bitwidth = high_weights_bitwidth
+    if target is not None:
+        from . import targets as _targets
+        t = _targets.Target.load(target) if isinstance(target, str) else target
+        keep.append(t)
+        a.target = ctypes.cast(t._h, c_void_p)
+    a.mixed_mode = mode
+    a.mixed_value = value
+    a.num_threads = num_threads
+    return a
+
+
+def _calibration(act_bitwidth, weights_bitwidth, per_channel):
+    c = _ffi.new_struct(calib.CalibrationOptions)
+    calib._fn["qairt_calibration_options_init"](ctypes.byref(c))
+    c.act_bitwidth = act_bitwidth
+    c.weights_bitwidth = weights_bitwidth
+    c.flags = calib.PER_CHANNEL if per_channel else 0
+    return c
+
+
+def sensitivity(graph, input_list: str, act_bitwidth: int = 8, weights_bitwidth: int = 8, per_channel: bool = False,
+                high_act_bitwidth: int = 16, high_weights_bitwidth: int = 16, target=None,
+                num_threads: int = 1) -> Report:
+    """Per-unit output SQNR: only this unit quantized / everything but this unit at the high precision."""
+    keep = []
+    a = _analysis_options(_calibration(act_bitwidth, weights_bitwidth, per_channel), high_act_bitwidth,
+                          high_weights_bitwidth, target, MIXED_OFF, 0.0, num_threads, keep)
+    r = ReportP()
+    _fn["qairt_analyze_sensitivity"](graph._h, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
+    return _collect(r, "sensitivity")
+
+
+def mixed_precision(graph, input_list: str, budget_db: Optional[float] = None, percent: Optional[float] = None,
+                    act_bitwidth: int = 8, weights_bitwidth: int = 8, per_channel: bool = False,
+                    high_act_bitwidth: int = 16, high_weights_bitwidth: int = 16, target=None,
+                    num_threads: int = 1) -> Report:
+    """Calibrates `graph` in place with per-unit precisions meeting `budget_db` (or promoting `percent`%)."""
+    if (budget_db is None) == (percent is None):
+        raise ValueError("give exactly one of budget_db and percent")
+    mode, value = (MIXED_BUDGET, budget_db) if budget_db is not None else (MIXED_PERCENT, percent)
+    keep = []
+    a = _analysis_options(_calibration(act_bitwidth, weights_bitwidth, per_channel), high_act_bitwidth,
+                          high_weights_bitwidth, target, mode, float(value), num_threads, keep)
+    r = ReportP()
+    _fn["qairt_mixed_precision"](graph._h, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
+    return _collect(r, "mixed")
