@@ -1,9 +1,11 @@
 // C ABI of the Cloud AI 100 preparation (include/qairt/qairt_prepare.h).
 #include "qairt/qairt_prepare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "capi/capi_internal.h"
 #include "prepare/prepare.h"
@@ -96,12 +98,17 @@ qairt_status_t* qairt_prepare_run(const qairt_prepare_options* options, qairt_pr
   po.fp32_nodes = Str(o.fp32_nodes);
   po.supported_ops_path = Str(o.supported_ops_path);
   if ((o.flags & QAIRT_PREPARE_NO_DESCRIPTOR_CHECK) == 0 && po.target_name == "aic100") {
-    // Ops with a kernel that takes fp16 activations: what -convert-to-fp16 runs.
+    // Ops with a kernel that has an fp16 slot: what -convert-to-fp16 runs.
+    // Any slot, not the first: a select's first input is its bool condition
+    // (ElementWiseSelect's fp16 kernel has f16 only in slots 1 and 2).
     auto t = qairt::target::LoadBuiltinTarget("aic100");
     if (!t.ok()) return qairt::capi::FromStatus(t.status());
+    auto fp16 = [](const std::vector<qairt::target::Slot>& slots) {
+      return std::any_of(slots.begin(), slots.end(), [](const auto& s) { return s.Allows(qairt::DType::kFloat16); });
+    };
     for (const auto& op : t.value()->ops)
       for (const auto& k : op.kernels)
-        if (!k.inputs.empty() && k.inputs[0].Allows(qairt::DType::kFloat16)) {
+        if (fp16(k.inputs) || fp16(k.outputs)) {
           po.target_fp16_ops.insert(op.op);
           break;
         }

@@ -358,7 +358,10 @@ void Preparer::Shapes() {
     if (!symbol_uses.count(name))
       Add(Severity::kError, "unknown-symbol", name, "--define_symbol {}: the model has no symbolic dim named '{}' (its symbols: {})",
           name, name, known());
-  for (const auto& [name, dims] : o_.input_dims) {
+  for (const auto& given : o_.input_dims) {
+    // Not a structured binding: clang 14 cannot capture one in the lambda.
+    const std::string& name = given.first;
+    const std::vector<int64_t>& dims = given.second;
     auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto* v) { return v->name() == name; });
     if (it == inputs.end()) {
       Add(Severity::kError, "unknown-input", name, "-d {}: the model has no graph input named '{}'", name, name);

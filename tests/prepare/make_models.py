@@ -117,6 +117,62 @@ def slice_int64(path):
     return _save(g, path)
 
 
+def where_inf(path):
+    """A causal mask applied with Where(mask, -inf, scores) (the select form
+    the compiler runs as ElementWiseSelect): the -inf fill must be kept. A
+    second -inf constant, a Max floor after the Softmax, feeds no select and
+    may be clipped (probabilities are >= 0, so clipping it changes nothing)."""
+    cond = np.triu(np.ones((1, S, S), bool), 1)
+    inits = [
+        numpy_helper.from_array(cond, "causal"),
+        numpy_helper.from_array(np.array([-np.inf], np.float32), "fill"),
+        numpy_helper.from_array(np.array([-np.inf], np.float32), "floor"),
+    ]
+    nodes = [
+        helper.make_node("Where", ["causal", "fill", "x"], ["masked"], name="select"),
+        helper.make_node("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("Max", ["probs", "floor"], ["y"], name="floor_max"),
+    ]
+    g = helper.make_graph(nodes, "where_inf", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, S, S])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, S, S])], inits)
+    return _save(g, path)
+
+
+def bf16(path):
+    """A bfloat16 initializer and a bfloat16 graph input (AI 100 has no bf16),
+    both cast to float32 before use."""
+    w = helper.make_tensor("w_bf16", TensorProto.BFLOAT16, [D], np.linspace(-1, 1, D).astype(np.float32).tolist())
+    nodes = [
+        helper.make_node("Cast", ["w_bf16"], ["w"], name="cast_w", to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["x_bf16"], ["xb"], name="cast_x", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["x", "w"], ["a"], name="add_w"),
+        helper.make_node("Add", ["a", "xb"], ["y"], name="add_x"),
+    ]
+    g = helper.make_graph(nodes, "bf16", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, D]),
+                                          helper.make_tensor_value_info("x_bf16", TensorProto.BFLOAT16, [1, D])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, D])], [w])
+    return _save(g, path)
+
+
+def two_symbols(path, seed=4):
+    """A projection over a symbolic batch and sequence: x[batch, seq, D]."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array((rng.standard_normal((D, D)) * 0.2).astype(np.float32), "w")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="proj")]
+    g = helper.make_graph(nodes, "two_symbols", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", D])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", D])], inits)
+    return _save(g, path)
+
+
+def reduce_prod(path):
+    """ReduceProd, which the importer and executor handle but the aic100
+    descriptor has no kernel for."""
+    nodes = [helper.make_node("ReduceProd", ["x"], ["y"], name="prod", axes=[1], keepdims=1)]
+    g = helper.make_graph(nodes, "reduce_prod", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, D])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])])
+    return _save(g, path)
+
+
 def write_input_list(folder, name, shapes, count, seed=7, low=-1.0, high=1.0):
     """Raw float32 samples and the input_list naming them; returns the list path."""
     rng = np.random.default_rng(seed)
@@ -138,5 +194,5 @@ if __name__ == "__main__":
     import sys
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
-    for fn in (transformer_mask, residual_overflow, tiny_weights, slice_int64):
+    for fn in (transformer_mask, residual_overflow, tiny_weights, slice_int64, where_inf, bf16, two_symbols, reduce_prod):
         print(fn(os.path.join(out, fn.__name__ + ".onnx")))

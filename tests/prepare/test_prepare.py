@@ -85,6 +85,10 @@ class PrepareTest(unittest.TestCase):
         cls.tiny = mm.tiny_weights(os.path.join(t, "tiny_weights.onnx"))
         cls.slice = mm.slice_int64(os.path.join(t, "slice_int64.onnx"))
         cls.res_list = mm.write_input_list(t, "res", {"x": (1, mm.S, mm.D)}, 4)
+        cls.where = mm.where_inf(os.path.join(t, "where_inf.onnx"))
+        cls.bf16 = mm.bf16(os.path.join(t, "bf16.onnx"))
+        cls.two = mm.two_symbols(os.path.join(t, "two_symbols.onnx"))
+        cls.prod = mm.reduce_prod(os.path.join(t, "reduce_prod.onnx"))
 
     @classmethod
     def tearDownClass(cls):
@@ -301,6 +305,151 @@ class PrepareTest(unittest.TestCase):
         self.assertLessEqual(r["fixed_max_abs_diff"], TOL)
         x = np.random.default_rng(9).uniform(-1, 1, (1, mm.S, mm.D)).astype(np.float32)
         self.ort_matches(self.slice, os.path.join(out, "slice_int64.onnx"), {"x": x}, "slice")
+
+    # ---- -inf feeding a Where select ------------------------------------------
+
+    def test_where_inf_kept_and_reported(self):
+        w = initializers(self.where)
+        kept = int(np.sum(np.isneginf(w["fill"])))
+        clipped = int(np.sum(~np.isfinite(w["floor"]) | (np.abs(w["floor"]) > F16MAX)))
+        self.assertGreater(kept, 0)
+        self.assertGreater(clipped, 0)
+        # Without clipping: only the constant that feeds no select overflows.
+        rc, r, err = prepare("-i", self.where, "--audit_only")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([(f["severity"], f["subject"]) for f in problems(r)], [("warning", "floor")])
+        self.assertEqual([f["code"] for f in problems(r)], ["constant-overflow"])
+        out = self.out("where")
+        rc, r, err = prepare("-i", self.where, "--clip_fp16_constants", "-o", out)
+        self.assertEqual(rc, 0, err)
+        # No warning at all: in particular the select (ElementWiseSelect, whose
+        # fp16 kernel has f16 in slots 1-2, not in the bool condition) is in
+        # the descriptor.
+        self.assertEqual(problems(r), [])
+        self.assertEqual(by_code(r, "op-not-in-descriptor"), [])
+        inf = by_code(r, "inf-kept")
+        self.assertEqual([f["subject"] for f in inf], ["fill"])
+        self.assertIn("%d -inf values kept" % kept, inf[0]["message"])
+        self.assertIn("Where", inf[0]["message"])
+        self.assertEqual([f["subject"] for f in by_code(r, "constant-clipped")], ["floor"])
+        self.assertEqual([(c["tensor"], c["count"]) for c in r["changes"]], [("floor", clipped)])
+        fixed = initializers(os.path.join(out, "where_inf.onnx"))
+        np.testing.assert_array_equal(fixed["fill"], w["fill"])  # -inf kept
+        np.testing.assert_array_equal(fixed["floor"], np.clip(np.nan_to_num(w["floor"], neginf=-F16MAX, posinf=F16MAX),
+                                                              -F16MAX, F16MAX).astype(np.float32))
+        np.testing.assert_array_equal(fixed["causal"], w["causal"])
+        self.assertLessEqual(r["fixed_max_abs_diff"], TOL)
+        x = np.random.default_rng(10).uniform(-1, 1, (1, mm.S, mm.S)).astype(np.float32)
+        self.ort_matches(self.where, os.path.join(out, "where_inf.onnx"), {"x": x}, "where")
+
+    # ---- bf16 -------------------------------------------------------------------
+
+    def test_bf16_is_an_error(self):
+        m = onnx.load(self.bf16)
+        bf = onnx.TensorProto.BFLOAT16
+        expect = sorted([t.name for t in m.graph.initializer if t.data_type == bf] +
+                        [v.name for v in m.graph.input if v.type.tensor_type.elem_type == bf])
+        self.assertEqual(len(expect), 2)
+        out = self.out("bf16")
+        rc, r, err = prepare("-i", self.bf16, "-o", out)
+        self.assertEqual(rc, 1, err)
+        self.assertFalse(os.path.exists(out))
+        errors = [f for f in r["findings"] if f["severity"] == "error"]
+        self.assertEqual(sorted((f["code"], f["subject"]) for f in errors), [("bf16", n) for n in expect])
+        for n in expect:
+            self.assertIn("'%s' is bfloat16" % n, err)
+
+    # ---- --batch_size -------------------------------------------------------------
+
+    def test_batch_size(self):
+        # The batch dim of the only input; the other symbol from specializations.
+        specs = self.spec_file("seq.json", '{"specializations": [{"seq": "4"}, {"seq": 8}]}')
+        for n in (2, 5):
+            out = self.out("batch")
+            rc, r, err = prepare("-i", self.two, "--batch_size", n, "--specializations", specs, "-o", out)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual([f["subject"] for f in by_code(r, "batch-symbol")], ["batch"])
+            self.assertEqual(r["input_shapes"]["x"], [[n, 4, mm.D], [n, 8, mm.D]])
+            with open(os.path.join(out, "specializations.json")) as fh:
+                self.assertEqual(json.load(fh), {"specializations": [{"batch": str(n), "seq": "4"},
+                                                                     {"batch": str(n), "seq": "8"}]})
+            with open(os.path.join(out, "compile_command.txt")) as fh:
+                cmd = fh.read().split()
+            self.assertIn("-batchsize=%d" % n, cmd)
+            self.assertIn("-network-specialization-config=specializations.json", cmd)
+        # Without specializations the batch symbol goes on the command line.
+        out = self.out("batch_mask")
+        rc, r, err = prepare("-i", self.mask, "--batch_size", 3, "--fix_additive_masks", "-o", out)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(r["symbols"], {"batch": 3})
+        self.assertEqual(r["input_shapes"]["x"], [[3, mm.S, mm.D]])
+        with open(os.path.join(out, "compile_command.txt")) as fh:
+            cmd = fh.read().split()
+        self.assertIn("-onnx-define-symbol=batch,3", cmd)
+        self.assertIn("-batchsize=3", cmd)
+        # --define_symbol wins over the batch size for the same symbol.
+        rc, r, err = prepare("-i", self.mask, "--batch_size", 3, "--define_symbol", "batch", 1, "--fix_additive_masks",
+                             "--audit_only")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(r["symbols"], {"batch": 1})
+        self.assertEqual(by_code(r, "batch-symbol"), [])
+        # Not positive: a usage error.
+        p = subprocess.run([CLI, "prepare", "--target", "aic100", "-i", self.mask, "--batch_size", "0", "--audit_only"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--batch_size", p.stderr)
+
+    # ---- op support: the user's OnnxSupportedOperators.txt and the descriptor ------
+
+    def test_supported_ops_file(self):
+        m = onnx.load(self.mask)
+        used = {}
+        for n in m.graph.node:
+            used.setdefault(n.op_type, n.name)
+        missing = "Transpose"
+        self.assertIn(missing, used)
+        listed = sorted(set(used) - {missing}) + ["Conv", "Relu"]
+        p = self.spec_file("OnnxSupportedOperators.txt", "# operators the compiler supports\n\n" +
+                           "".join("%s  opset 1-17\n" % op for op in listed))
+        out = self.out("ops")
+        rc, r, err = prepare("-i", self.mask, "--fix_additive_masks", "--define_symbol", "batch", 1,
+                             "--supported_ops", p, "-o", out)
+        self.assertEqual(rc, 1, err)
+        self.assertFalse(os.path.exists(out))
+        errors = [f for f in r["findings"] if f["severity"] == "error"]
+        self.assertEqual([(f["code"], f["subject"]) for f in errors], [("op-unsupported", missing)])
+        self.assertIn("first '%s'" % used[missing], errors[0]["message"])
+        self.assertIn(p, errors[0]["message"])
+        self.assertIn(missing, err)
+        # Every op listed: no finding.
+        with open(p, "a") as fh:
+            fh.write(missing + "\n")
+        rc, r, err = prepare("-i", self.mask, "--fix_additive_masks", "--define_symbol", "batch", 1,
+                             "--supported_ops", p, "-o", out)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(by_code(r, "op-unsupported"), [])
+        shutil.rmtree(out)
+        # A file that lists nothing, or none at all: an error naming it.
+        empty = self.spec_file("empty_ops.txt", "# nothing\n\n")
+        self.expect_failure(["-i", self.mask, "--fix_additive_masks", "--define_symbol", "batch", 1, "--supported_ops",
+                             empty], empty, "lists no operator")
+        gone = os.path.join(self.tmp, "no_such_ops.txt")
+        self.expect_failure(["-i", self.mask, "--fix_additive_masks", "--define_symbol", "batch", 1, "--supported_ops",
+                             gone], gone)
+
+    def test_descriptor_op_check(self):
+        with open(os.path.join(REPO, "targets", "builtin", "aic100.json")) as fh:
+            desc = json.load(fh)
+        fp16 = {o["op"] for o in desc["ops"]
+                if any("f16" in s["dtypes"] for k in o["kernels"] for s in k["inputs"] + k["outputs"])}
+        self.assertNotIn("ReduceProd", fp16)
+        self.assertIn("ElementWiseSelect", fp16)
+        rc, r, err = prepare("-i", self.prod, "--audit_only")
+        self.assertEqual(rc, 0, err)
+        found = by_code(r, "op-not-in-descriptor")
+        self.assertEqual([(f["severity"], f["subject"]) for f in found], [("warning", "ReduceProd")])
+        self.assertIn("node 'prod'", found[0]["message"])
+        self.assertEqual(problems(r), found)
 
     # ---- bad inputs: clear errors, no output -----------------------------------
 
