@@ -404,7 +404,18 @@ void Preparer::Shapes() {
         r_.symbols[p] = o_.batch_size;
         Add(Severity::kInfo, "batch-symbol", p, "symbol '{}' (input '{}' dim 0) set to the batch size {}", p, v->name(),
             o_.batch_size);
+        continue;
       }
+      // Bound elsewhere: the command line would carry two batch sizes.
+      std::set<int64_t> others;
+      if (r_.symbols.count(p)) others.insert(r_.symbols.at(p));
+      for (const auto& sp : specs)
+        if (sp.symbols.count(p)) others.insert(sp.symbols.at(p));
+      others.erase(o_.batch_size);
+      if (!others.empty())
+        Add(Severity::kWarning, "batch-size-conflict", p, "--batch_size {} differs from symbol '{}' (input '{}' dim 0) "
+            "= {} given by {}: the compile command carries both -batchsize={} and that value", o_.batch_size, p,
+            v->name(), *others.begin(), r_.symbols.count(p) ? "--define_symbol" : "the specializations", o_.batch_size);
     }
   if (specs.empty()) specs.push_back(Specialization{"", {}});
   else r_.specializations = specs;
@@ -527,25 +538,36 @@ bool ScoresPathOp(const std::string& t) {
 
 bool Preparer::FeedsWhere(const std::string& value) const {
   // Through shape plumbing only: -inf must arrive at the select as -inf.
+  // Every use must end in a select's value slot: -inf read by anything else
+  // (an Add, a graph output) would overflow there, so such a tensor is
+  // treated like any other out-of-range constant.
   static const std::set<std::string> pass = {"Cast", "Reshape", "Expand", "Unsqueeze", "Squeeze", "Identity", "Tile",
                                              "Transpose", "Slice", "Concat", "Gather"};
+  std::set<std::string> outputs;
+  const auto& g = model_.proto.graph();
+  for (const auto& o : g.output()) outputs.insert(o.name());
   std::vector<std::string> todo{value};
   std::set<std::string> seen;
-  const auto& g = model_.proto.graph();
-  while (!todo.empty() && seen.size() < 256) {
+  bool select = false;
+  while (!todo.empty()) {
     std::string v = todo.back();
     todo.pop_back();
     if (!seen.insert(v).second) continue;
+    if (seen.size() > 256 || outputs.count(v)) return false;  // too far to follow, or read outside the model
     auto it = ix_.consumers.find(v);
     if (it == ix_.consumers.end()) continue;
     for (auto [n, slot] : it->second) {
       const auto& node = g.node(n);
-      if (node.op_type() == "Where" && slot >= 1) return true;
-      if (pass.count(node.op_type()))
+      if (node.op_type() == "Where" && slot >= 1) {
+        select = true;
+      } else if (pass.count(node.op_type())) {
         for (const auto& o : node.output()) todo.push_back(o);
+      } else {
+        return false;
+      }
     }
   }
-  return false;
+  return select;
 }
 
 // Name of the Softmax the value reaches after being added to something, or

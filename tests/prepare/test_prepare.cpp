@@ -444,3 +444,51 @@ TEST_CASE("prepare: a failed prepare leaves no output content", "[prepare]") {
     CHECK(List(out).empty());
   }
 }
+
+TEST_CASE("prepare: -inf is kept only where every use is a select's value", "[prepare]") {
+  TempDir tmp;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  OnnxModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {1, 4});
+  for (const char* out : {"a", "b", "c"}) b.Output(out, onnx::TensorProto::FLOAT, {1, 4});
+  b.Init("cond", onnx::TensorProto::BOOL, {1, 4}, std::vector<uint8_t>{1, 0, 1, 0});
+  b.Init("fill", onnx::TensorProto::FLOAT, {1}, std::vector<float>{ninf});        // only a select reads it
+  b.Init("fill_too", onnx::TensorProto::FLOAT, {1}, std::vector<float>{ninf});    // a select and a Max read it
+  b.Init("shape", onnx::TensorProto::INT64, {1}, std::vector<int64_t>{1});
+  // Through shape plumbing (Reshape) into the select: still a select's value.
+  b.Node("Reshape", {"fill", "shape"}, {"fill_r"}, "reshape_fill");
+  b.Node("Where", {"cond", "fill_r", "x"}, {"sel_a"}, "select_a");
+  b.Node("Where", {"cond", "fill_too", "x"}, {"sel_b"}, "select_b");
+  // Softmax of a masked row is the same with -inf or -65504 in fp32, and
+  // Max(x, -65504) = x for x in [-1, 1]: the clip changes no output.
+  OnnxModelBuilder::IntAttr(b.Node("Softmax", {"sel_a"}, {"a"}, "softmax_a"), "axis", -1);
+  OnnxModelBuilder::IntAttr(b.Node("Softmax", {"sel_b"}, {"b"}, "softmax_b"), "axis", -1);
+  b.Node("Max", {"x", "fill_too"}, {"c"}, "floor");
+  const std::string model = tmp / "where.onnx";
+  Save(b, model);
+
+  Options o;
+  o.model_path = model;
+  o.output_dir = tmp / "out";
+  o.clip_fp16_constants = true;
+  Report r;
+  Status s = qairt::prepare::Prepare(o, &r);
+  INFO(r.Text());
+  REQUIRE(s.ok());
+  auto kept = With(r, "inf-kept");
+  REQUIRE(kept.size() == 1);
+  CHECK(kept[0]->subject == "fill");
+  CHECK_THAT(kept[0]->message, Catch::Contains("1 -inf values kept"));
+  auto clipped = With(r, "constant-clipped");
+  REQUIRE(clipped.size() == 1);
+  CHECK(clipped[0]->subject == "fill_too");
+  REQUIRE(r.changes.size() == 1);
+  CHECK(r.changes[0].tensor == "fill_too");
+  CHECK(r.changes[0].count == 1);
+  CHECK(r.fixed_max_abs_diff == 0.0);
+  const onnx::ModelProto written = Load(tmp / "out/where.onnx");
+  REQUIRE(FindInit(written, "fill") != nullptr);
+  REQUIRE(FindInit(written, "fill_too") != nullptr);
+  CHECK(Floats(*FindInit(written, "fill")) == std::vector<float>{ninf});
+  CHECK(Floats(*FindInit(written, "fill_too")) == std::vector<float>{-kF16Max});
+}

@@ -393,6 +393,16 @@ class PrepareTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(r["symbols"], {"batch": 1})
         self.assertEqual(by_code(r, "batch-symbol"), [])
+        # ... and the command line would carry two batch sizes: a warning.
+        conflict = by_code(r, "batch-size-conflict")
+        self.assertEqual([(f["severity"], f["subject"]) for f in conflict], [("warning", "batch")])
+        self.assertIn("--batch_size 3", conflict[0]["message"])
+        self.assertIn("= 1 given by --define_symbol", conflict[0]["message"])
+        # The same batch size given twice is no conflict.
+        rc, r, err = prepare("-i", self.mask, "--batch_size", 1, "--define_symbol", "batch", 1, "--fix_additive_masks",
+                             "--audit_only")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(by_code(r, "batch-size-conflict"), [])
         # Not positive: a usage error.
         p = subprocess.run([CLI, "prepare", "--target", "aic100", "-i", self.mask, "--batch_size", "0", "--audit_only"],
                            capture_output=True, text=True, timeout=60)
