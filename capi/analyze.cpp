@@ -11,6 +11,7 @@
 #include "calib/calibrate.h"
 #include "calib/input_list.h"
 #include "capi/capi_internal.h"
+#include "pass/pass_manager.h"
 #include "passes/rewrite/rewrite.h"
 #include "target_descriptor.h"
 
@@ -80,6 +81,16 @@ qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Opt
                  (slot.granularity_mask & (1u << static_cast<uint32_t>(qairt::EncodingKind::kPerChannel)))))
               w16_per_channel = true;
       o->high_weights_per_tensor = !w16_per_channel;
+      // Candidates are scored as the target will run them.
+      o->realize = [t](const qairt::Graph& g) -> qairt::Result<qairt::Graph> {
+        qairt::pass::Options po;
+        po.target = t;
+        qairt::Graph work = g;
+        qairt::pass::ProcessResult r;
+        if (auto st = qairt::pass::Process(&work, std::move(po), &r); !st.ok()) return st;
+        if (!r.errors.empty()) return qairt::InvalidArgument("{}", r.errors.front());
+        return work;
+      };
     }
   }
   o->high_act_bitwidth = std::max(o->high_act_bitwidth, o->calibration.act_bitwidth);

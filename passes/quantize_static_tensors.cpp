@@ -7,6 +7,8 @@
 // are narrowed, with a range check.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "pass/adapt.h"
@@ -35,6 +37,34 @@ Status NarrowInt64(Session& s, TensorId id) {
     std::memcpy(out.data() + i * sizeof(w), &w, sizeof(w));
   }
   return g.SetStaticData(id, DType::kInt32, StaticData::Adopt(std::move(out)));
+}
+
+// A 32-bit bias's scale is input scale x weight scale (spec): with 16-bit
+// activations and 16-bit weights that product can be so small that the bias
+// values leave the int32 grid and saturate, which wrecks the layer (HTP adds
+// the saturated value). Said loudly: it is invisible in the encodings.
+void WarnSaturation(Session& s, const Tensor& t, const void* src, uint64_t count, const Encoding& e) {
+  if (e.scales.empty() || (e.scales.size() > 1 && e.scales.size() != count)) return;
+  const QuantRange r = QuantRangeOf(e.dtype, e.effective_bitwidth());
+  uint64_t saturated = 0;
+  double worst = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    float v;
+    std::memcpy(&v, static_cast<const uint8_t*>(src) + i * sizeof(float), sizeof v);
+    const double scale = e.scales.size() == 1 ? e.scales[0] : e.scales[i];
+    const int32_t offset = e.offsets.empty() ? 0 : (e.offsets.size() == 1 ? e.offsets[0] : e.offsets[i]);
+    if (!(scale > 0)) continue;
+    const double q = std::nearbyint(static_cast<double>(v) / scale) - offset;
+    if (q > static_cast<double>(r.qmax) || q < static_cast<double>(r.qmin)) {
+      ++saturated;
+      worst = std::max(worst, std::fabs(q) / static_cast<double>(r.qmax));
+    }
+  }
+  if (!saturated) return;
+  s.Warn(fmt::format("bias '{}': {} of {} values saturate the int32 grid (scale = input scale x weight scale; the "
+                     "largest needs {:.3g}x the range). Keep this layer's weights or activations at 8 bits, or its "
+                     "output will be wrong",
+                     t.name, saturated, count, worst));
 }
 
 }  // namespace
@@ -104,6 +134,7 @@ Status QuantizeStaticTensors(Session& s) {
       QAIRT_RETURN_IF_ERROR(g.SetEncoding(id, *need));
       continue;
     }
+    if (need->effective_bitwidth() == 32 && src_dtype == DType::kFloat32) WarnSaturation(s, t, src, *count, *need);
     quant::QuantizeOptions qo;
     auto q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
     if (!q.ok()) {

@@ -12,6 +12,7 @@
 // encodings go through target processing like any others.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,17 @@ struct Options {
   // A16W16 convolutions take only per-tensor weights).
   bool high_weights_per_tensor = false;
   uint32_t num_threads = 1;
+  // When set, every candidate configuration is scored after this turns it
+  // into what will run (target processing: kernel selection, super groups,
+  // converts, bias encodings). A configuration it refuses (no kernels) is
+  // infeasible. Unset: the calibrated encodings are simulated as they are.
+  std::function<Result<Graph>(const Graph&)> realize;
 };
 
 struct Unit {
   std::string name;     // op name, or the input's name
   std::string op_type;  // "input" for graph inputs
+  std::string part;     // mixed precision: "activations" or "weights" of the op ("" = both)
   size_t depth = 0;     // position in topological order (inputs 0)
   std::vector<TensorId> tensors;  // activations and weights whose encodings it owns
   double sqnr_only_quantized = 0;  // only this unit quantized (base precision), the rest float
@@ -69,13 +76,16 @@ struct MixedOptions {
 };
 
 struct MixedReport {
-  size_t units = 0;
-  std::vector<std::string> promoted;  // unit names, in graph order
+  size_t units = 0;       // layers: graph inputs and ops with quantized tensors
+  size_t candidates = 0;  // of those, the ones whose encodings differ between the two precisions
+  std::vector<std::string> promoted;  // units ("op (activations)", "op (weights)"), in graph order
+  size_t promoted_layers = 0;         // distinct ops (and inputs) among them
   std::vector<std::string> promoted_tensors;
   size_t boundaries = 0;  // edges between a promoted and a base unit: converts target processing will add
   double sqnr_base = 0, sqnr_high = 0, sqnr_chosen = 0;  // on the search samples
   bool met = false;  // the budget was reached (budget mode)
   size_t evaluations = 0;
+  size_t held_out_samples = 0;  // odd samples kept out of the search's calibration (0: fewer than 4 samples)
   std::string base_label, high_label;
 };
 

@@ -114,4 +114,12 @@ SampleSource Slice(const SampleSource& s, size_t begin, size_t end) {
   return out;
 }
 
+SampleSource Interleaved(const SampleSource& s, size_t parity) {
+  SampleSource out;
+  out.count = s.count > parity ? (s.count - parity + 1) / 2 : 0;
+  auto load = s.load;
+  out.load = [load, parity](size_t i) { return load(2 * i + parity); };
+  return out;
+}
+
 }  // namespace qairt::calib

@@ -36,5 +36,7 @@ Result<SampleSource> SyntheticSamples(const Graph& graph, size_t count, uint64_t
 
 // Samples [begin, end) of `s`.
 SampleSource Slice(const SampleSource& s, size_t begin, size_t end);
+// Every other sample of `s`, starting at `parity` (0: even, 1: odd).
+SampleSource Interleaved(const SampleSource& s, size_t parity);
 
 }  // namespace qairt::calib

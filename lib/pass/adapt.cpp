@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace qairt::pass {
@@ -95,6 +96,15 @@ std::optional<Encoding> AdaptEncoding(const Encoding& e, DType to) {
 }
 
 std::string ConvertOpType(const target::Target& t, DType from, DType to) {
+  // Same fixed-point type, different encodings: a requantizing Convert, when
+  // the target converts that type at all (QNN's Convert requantizes).
+  if (from == to && IsFixedPoint(from)) {
+    for (const target::Conversion& c : t.conversions)
+      if (c.via == target::ConvertOp::kConvert && std::find(c.from.begin(), c.from.end(), from) != c.from.end() &&
+          std::find(c.to.begin(), c.to.end(), to) != c.to.end())
+        return "Convert";
+    return {};
+  }
   const uint32_t ops = t.ConversionOps(from, to);
   if (!ops) return {};
   auto has = [&](target::ConvertOp c) { return (ops >> static_cast<uint32_t>(c)) & 1u; };

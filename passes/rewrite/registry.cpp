@@ -15,12 +15,15 @@ namespace {
 
 // Order matters: norms and Gelu first (their patterns contain Mul/Add that
 // the affine fold would otherwise absorb into nothing useful), HardSwish
-// before the fold (its "x + 3" is an Add after a conv).
+// before the fold (its "x + 3" is an Add after a conv), MatMul ->
+// FullyConnected before the fold (so a bias Add after it folds).
 constexpr RewriteInfo kRewrites[] = {
     {"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] -> LayerNorm", FuseLayerNorm, "LayerNorm"},
     {"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div (or Rsqrt/Mul)[/Mul] -> RmsNorm", FuseRmsNorm, "RmsNorm"},
     {"fuse-gelu", "x * 0.5 * (1 + erf(x / sqrt 2)) -> Gelu", FuseGelu, "Gelu"},
     {"fuse-hardswish", "x * relu6(x + 3) / 6 and x * HardSigmoid(x) -> HardSwish", FuseHardSwish, "HardSwish"},
+    {"matmul-to-fully-connected", "MatMul by a static 2-D weight -> FullyConnected (per-channel weight scales)",
+     MatMulToFullyConnected, "FullyConnected"},
     {"fold-affine-into-conv",
      "constant per-channel Mul/Div/Add/Sub/Batchnorm after Conv/DepthWiseConv/FullyConnected -> its weights and bias",
      FoldAffineIntoConv, nullptr},

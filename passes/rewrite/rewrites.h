@@ -9,6 +9,7 @@
 
 namespace qairt::rewrite {
 
+Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* notes);  // matmul_to_fully_connected.cpp
 Result<size_t> FoldAffineIntoConv(Graph* graph, std::vector<std::string>* notes);  // fold_affine_into_conv.cpp
 Result<size_t> FuseHardSwish(Graph* graph, std::vector<std::string>* notes);       // fuse_hardswish.cpp
 Result<size_t> FuseLayerNorm(Graph* graph, std::vector<std::string>* notes);       // fuse_norms.cpp
