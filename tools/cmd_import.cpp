@@ -130,7 +130,7 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
       return 2;
     }
   }
-  if (convert && a->process.print_pipeline) return 0;
+  if (convert && (a->process.print_pipeline || a->process.list_rewrites)) return 0;
   if (a->model.empty()) {
     std::fprintf(stderr, convert ? "usage: qairt convert -i MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
                                    "[--quantization_overrides FILE] [--ignore_quantization_overrides] "
@@ -145,7 +145,8 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
                                    "unsignedsymmetric] [--percentile_calibration_value P] "
                                    "[--use_per_channel_quantization] [--use_per_row_quantization] "
                                    "[--weights_block_size N [--use_lpbq]] [--input_encoding NAME other]... "
-                                   "[--num_threads N] [--no_progress]] [--stop_after PASS] [--print_pipeline] "
+                                   "[--num_threads N] [--no_progress] [--mixed_precision off|budget=DB|percent=P]] [--no_rewrites] "
+                                   "[--disable_rewrite NAME]... [--list_rewrites] [--stop_after PASS] [--print_pipeline] "
                                    "(-o OUT.qairt | --dry_run [--json])\n"
                                  : "usage: qairt inspect MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... [--json]\n");
     return 2;

@@ -1,0 +1,97 @@
+"""Rewrites, sensitivity and mixed precision through the Python binding."""
+import ctypes
+import os
+import re
+import struct
+import tempfile
+import unittest
+
+import numpy as np
+
+import qairt
+from qairt import analyze
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def affine_fc():
+    """x[1,16] -> FullyConnected -> * 0.5 -> + 1 -> Relu -> y (the Mul/Add fold into the FC)."""
+    g = qairt.Graph("affine")
+    x = g.add_input("x", "float32", [1, 16])
+    w = g.add_constant("w", "float32", [8, 16], struct.pack("128f", *[((i * 5) % 13 - 6) / 9 for i in range(128)]))
+    fc = g.add_op("FullyConnected", "fc", [x, w], ["h"])
+    half = g.add_constant("half", "float32", [1], struct.pack("f", 0.5))
+    one = g.add_constant("one", "float32", [1], struct.pack("f", 1.0))
+    m = g.add_op("ElementWiseMultiply", "mul", [g.op(fc).outputs[0], half], ["hm"])
+    a = g.add_op("ElementWiseAdd", "add", [g.op(m).outputs[0], one], ["ha"])
+    r = g.add_op("Relu", "relu", [g.op(a).outputs[0]], ["y"])
+    g.mark_output(g.op(r).outputs[0])
+    return g
+
+
+def write_list(d, n, seed=3):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        rng.normal(size=(1, 16)).astype("<f4").tofile(os.path.join(d, "s%d.raw" % i))
+        lines.append("x:=s%d.raw\n" % i)
+    path = os.path.join(d, "list.txt")
+    with open(path, "w") as f:
+        f.writelines(lines)
+    return path
+
+
+class AnalyzeTest(unittest.TestCase):
+    def test_declarations_match_header_and_exports(self):
+        with open(os.path.join(REPO, "include", "qairt", "qairt_analyze.h")) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        header = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
+        self.assertEqual(header, set(analyze.DECLARED))
+        with open(os.path.join(REPO, "capi", "analyze.exports")) as f:
+            exported = {line.strip() for line in f if line.startswith("qairt_")}
+        self.assertEqual(exported, set(analyze.DECLARED))
+
+    def test_struct_sizes_match_the_library(self):
+        # The *_init functions write struct_size = sizeof(the C struct).
+        for cls, init in ((analyze.RewriteOptions, "qairt_rewrite_options_init"),
+                          (analyze.AnalysisOptions, "qairt_analysis_options_init")):
+            s = cls()
+            analyze._fn[init](ctypes.byref(s))
+            self.assertEqual(s.struct_size, ctypes.sizeof(cls), cls.__name__)
+
+    def test_rewrite_folds_and_reports(self):
+        g = affine_fc()
+        self.assertIn("fold-affine-into-conv", analyze.rewrite_names())
+        r = analyze.rewrite(g)
+        fold = [o for o in r.rewrites if o.name == "fold-affine-into-conv"][0]
+        self.assertEqual(fold.fired, 2)
+        self.assertFalse(fold.rolled_back)
+        self.assertGreaterEqual(fold.cosine, 0.999999)
+        self.assertEqual((r.ops_before, r.ops_after), (4, 2))
+        self.assertIn("'fc' (FullyConnected) absorbed 'mul'", r.text)
+        self.assertEqual(g.op_count, 2)
+
+    def test_rewrite_rejects_unknown_names(self):
+        with self.assertRaises(qairt.QairtError) as e:
+            analyze.rewrite(affine_fc(), disabled=["fuse-everything"])
+        self.assertIn("fuse-everything", str(e.exception))
+
+    def test_sensitivity_and_mixed_precision(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write_list(d, 8)
+            g = affine_fc()
+            s = analyze.sensitivity(g, path)
+            self.assertEqual(s.samples, 8)
+            self.assertGreater(len(s.units), 0)
+            self.assertGreater(s.sqnr_high_db, s.sqnr_base_db)
+            self.assertTrue(s.svg.startswith("<svg"))
+            self.assertIn('"units":[', s.json)
+            m = analyze.mixed_precision(g, path, percent=100, target="htp_v73")
+            self.assertGreater(len(m.promoted), 0)
+            self.assertIn("mixed precision:", m.text)
+            with self.assertRaises(ValueError):
+                analyze.mixed_precision(g, path)
+
+
+if __name__ == "__main__":
+    unittest.main()
