@@ -18,8 +18,9 @@ $py "$here/tests/calib/make_transformer.py" "$tmp/tr" 16 128 16 >/dev/null
 models=(
   "cls (PaddleOCR)|$cls|$tmp/text/calib_list.txt|$tmp/text/eval_list.txt|softmax_0.tmp_0|-d x 1,3,48,192 --use_per_channel_quantization"
   "mobile_block|$tmp/m/mobile_block.onnx|$tmp/m/mobile_block_calib_list.txt|$tmp/m/mobile_block_eval_list.txt|y|--use_per_channel_quantization"
-  "norm_block|$tmp/m/norm_block.onnx|$tmp/m/norm_block_calib_list.txt|$tmp/m/norm_block_eval_list.txt|y|--use_per_row_quantization"
-  "transformer|$tmp/tr/transformer.onnx|$tmp/tr/calib_list.txt|$tmp/tr/eval_list.txt|y|--use_per_row_quantization"
+  "norm_block|$tmp/m/norm_block.onnx|$tmp/m/norm_block_calib_list.txt|$tmp/m/norm_block_eval_list.txt|y|"
+  "transformer|$tmp/tr/transformer.onnx|$tmp/tr/calib_list.txt|$tmp/tr/eval_list.txt|y|"
+  "transformer, per-row|$tmp/tr/transformer.onnx|$tmp/tr/calib_list.txt|$tmp/tr/eval_list.txt|y|--use_per_row_quantization"
 )
 # column-name|args
 columns=(

@@ -121,6 +121,9 @@ const char* qairt_rewrite_name(size_t i) {
 const char* qairt_rewrite_description(size_t i) {
   return i < qairt::rewrite::Rewrites().size() ? qairt::rewrite::Rewrites()[i].description : nullptr;
 }
+int qairt_rewrite_on_by_default(size_t i) {
+  return i < qairt::rewrite::Rewrites().size() && qairt::rewrite::Rewrites()[i].on_by_default ? 1 : 0;
+}
 
 qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_options* options,
                                     qairt_analysis_report_t** out_report) {
@@ -150,6 +153,11 @@ qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_op
   for (size_t i = 0; i < r.num_disabled; ++i) {
     if (!r.disabled[i]) return InvalidArg("qairt_rewrite_options.disabled[{}] is NULL", i);
     o.disabled.emplace_back(r.disabled[i]);
+  }
+  if (r.num_enabled && !r.enabled) return InvalidArg("qairt_rewrite_options.enabled is NULL but num_enabled is {}", r.num_enabled);
+  for (size_t i = 0; i < r.num_enabled; ++i) {
+    if (!r.enabled[i]) return InvalidArg("qairt_rewrite_options.enabled[{}] is NULL", i);
+    o.enabled.emplace_back(r.enabled[i]);
   }
   std::shared_ptr<calib::InputList> keep;
   if (r.input_list) {

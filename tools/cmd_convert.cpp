@@ -373,6 +373,13 @@ bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_
   for (const auto& d : p.disabled_rewrites) disabled.push_back(d.c_str());
   ro.disabled = disabled.data();
   ro.num_disabled = disabled.size();
+  // Per-row weights need FullyConnected on HTP (its MatMul takes per-tensor
+  // weights only): projections by static weights become FullyConnected.
+  const char* const per_row_rewrites[] = {"matmul-to-fully-connected"};
+  if (p.per_row) {
+    ro.enabled = per_row_rewrites;
+    ro.num_enabled = 1;
+  }
   ro.num_threads = p.num_threads;
   qairt_analysis_report_t* rr = nullptr;
   if (qairt_status_t* s = qairt_rewrite_graph(graph, &ro, &rr)) {
@@ -392,7 +399,7 @@ bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_
 
 int PrintRewrites() {
   for (size_t k = 0; k < qairt_rewrite_count(); ++k)
-    std::printf("%-24s %s\n", qairt_rewrite_name(k), qairt_rewrite_description(k));
+    std::printf("%-26s %s\n", qairt_rewrite_name(k), qairt_rewrite_description(k));
   return 0;
 }
 

@@ -50,6 +50,9 @@ typedef struct qairt_rewrite_options {
   /* Optional: rewrites that would create an op this target has no kernels
    * for (e.g. RmsNorm on HTP v73) are skipped and reported. */
   const qairt_target_t* target;
+  /* Opt-in rewrites to run as well (qairt_rewrite_on_by_default() == 0). */
+  const char* const* enabled;
+  size_t num_enabled;
 } qairt_rewrite_options;
 
 QAIRT_API void qairt_rewrite_options_init(qairt_rewrite_options* options);
@@ -57,6 +60,8 @@ QAIRT_API void qairt_rewrite_options_init(qairt_rewrite_options* options);
 QAIRT_API size_t qairt_rewrite_count(void);
 QAIRT_API const char* qairt_rewrite_name(size_t index);
 QAIRT_API const char* qairt_rewrite_description(size_t index);
+/* 1 when the rewrite runs unless disabled, 0 when it runs only if enabled. */
+QAIRT_API int qairt_rewrite_on_by_default(size_t index);
 /* Rewrites `graph` in place. A rewrite that fails verification is undone and
  * reported (item rolled_back, a warning); an error (bad input_list, unknown
  * rewrite name) leaves the graph unchanged. */

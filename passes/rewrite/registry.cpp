@@ -22,8 +22,12 @@ constexpr RewriteInfo kRewrites[] = {
     {"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div (or Rsqrt/Mul)[/Mul] -> RmsNorm", FuseRmsNorm, "RmsNorm"},
     {"fuse-gelu", "x * 0.5 * (1 + erf(x / sqrt 2)) -> Gelu", FuseGelu, "Gelu"},
     {"fuse-hardswish", "x * relu6(x + 3) / 6 and x * HardSigmoid(x) -> HardSwish", FuseHardSwish, "HardSwish"},
-    {"matmul-to-fully-connected", "MatMul by a static 2-D weight -> FullyConnected (per-channel weight scales)",
-     MatMulToFullyConnected, "FullyConnected"},
+    // Opt-in (qairt convert turns it on with --use_per_row_quantization):
+    // the weight is stored transposed under a new name, so encodings files
+    // and exports name "<w>_nk" instead of the model's tensor.
+    {"matmul-to-fully-connected",
+     "MatMul by a static 2-D weight -> FullyConnected (per-channel weight scales; opt-in)", MatMulToFullyConnected,
+     "FullyConnected", false},
     {"fold-affine-into-conv",
      "constant per-channel Mul/Div/Add/Sub/Batchnorm after Conv/DepthWiseConv/FullyConnected -> its weights and bias",
      FoldAffineIntoConv, nullptr},
@@ -38,7 +42,9 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   const std::span<const RewriteInfo> registry =
       options.replace_registry.empty() ? std::span<const RewriteInfo>(kRewrites)
                                        : std::span<const RewriteInfo>(options.replace_registry);
-  for (const std::string& d : options.disabled) {
+  std::vector<std::string> named = options.disabled;
+  named.insert(named.end(), options.enabled.begin(), options.enabled.end());
+  for (const std::string& d : named) {
     const bool known = std::any_of(registry.begin(), registry.end(),
                                    [&](const RewriteInfo& r) { return d == r.name; });
     if (!known) {
@@ -64,6 +70,9 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   Graph current = *graph;
   for (const RewriteInfo& info : registry) {
     if (std::find(options.disabled.begin(), options.disabled.end(), info.name) != options.disabled.end()) continue;
+    if (!info.on_by_default &&
+        std::find(options.enabled.begin(), options.enabled.end(), info.name) == options.enabled.end())
+      continue;
     Outcome out;
     out.name = info.name;
     if (info.produces && options.target_has_op && !options.target_has_op(info.produces)) {

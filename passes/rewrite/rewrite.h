@@ -28,6 +28,7 @@ struct RewriteInfo {
   const char* description;  // one line for `qairt convert --list_rewrites`
   RewriteFn run;
   const char* produces;     // op type the rewrite creates (null: none new)
+  bool on_by_default = true;  // false: runs only when named in Options::enabled
 };
 
 // Registered rewrites in the order they run.
@@ -35,6 +36,7 @@ std::span<const RewriteInfo> Rewrites();
 
 struct Options {
   std::vector<std::string> disabled;  // rewrite names not to run
+  std::vector<std::string> enabled;   // opt-in rewrites to run (on_by_default == false)
   double min_cosine = 0.999999;       // per output, flattened over the samples
   // Verification samples; count 0: `synthetic_samples` deterministic
   // pseudo-random inputs (standard normal floats, zero integers).

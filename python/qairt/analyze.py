@@ -29,6 +29,7 @@ class RewriteOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32), ("num_threads", c_uint32), ("input_list", c_char_p),
         ("disabled", _P(c_char_p)), ("num_disabled", c_size_t), ("min_cosine", c_double), ("target", c_void_p),
+        ("enabled", _P(c_char_p)), ("num_enabled", c_size_t),
     ]
 
 
@@ -66,6 +67,7 @@ _DECLS = [
     ("qairt_rewrite_count", c_size_t, []),
     ("qairt_rewrite_name", c_char_p, [c_size_t]),
     ("qairt_rewrite_description", c_char_p, [c_size_t]),
+    ("qairt_rewrite_on_by_default", ctypes.c_int, [c_size_t]),
     ("qairt_rewrite_graph", _ffi.StatusP, [_ffi.GraphP, _P(RewriteOptions), _P(ReportP)]),
     ("qairt_analysis_options_init", None, [_P(AnalysisOptions)]),
     ("qairt_analyze_sensitivity", _ffi.StatusP, [_ffi.GraphP, c_char_p, _P(AnalysisOptions), _P(ReportP)]),
@@ -167,7 +169,7 @@ def _collect(r, kind):
 
 
 def rewrite(graph, input_list: Optional[str] = None, disabled: Sequence[str] = (), min_cosine: float = 0.999999,
-            target=None, num_threads: int = 1) -> Report:
+            target=None, num_threads: int = 1, enabled: Sequence[str] = ()) -> Report:
     """Rewrites `graph` in place (verified against the original on the samples)."""
     o = _ffi.new_struct(RewriteOptions)
     _fn["qairt_rewrite_options_init"](ctypes.byref(o))
@@ -179,10 +181,13 @@ def rewrite(graph, input_list: Optional[str] = None, disabled: Sequence[str] = (
     names = (c_char_p * max(1, len(disabled)))(*[_ffi.encode(d) for d in disabled])
     o.disabled = names
     o.num_disabled = len(disabled)
+    on = (c_char_p * max(1, len(enabled)))(*[_ffi.encode(e) for e in enabled])
+    o.enabled = on
+    o.num_enabled = len(enabled)
     o.min_cosine = min_cosine
     o.num_threads = num_threads
     r = ReportP()
-    _fn["qairt_rewrite_graph"](graph._h, ctypes.byref(o), ctypes.byref(r))
+    _fn["qairt_rewrite_graph"](graph.handle, ctypes.byref(o), ctypes.byref(r))
     return _collect(r, "rewrites")
 
 
@@ -222,7 +227,7 @@ def sensitivity(graph, input_list: str, act_bitwidth: int = 8, weights_bitwidth:
     a = _analysis_options(_calibration(act_bitwidth, weights_bitwidth, per_channel), high_act_bitwidth,
                           high_weights_bitwidth, target, MIXED_OFF, 0.0, num_threads, keep)
     r = ReportP()
-    _fn["qairt_analyze_sensitivity"](graph._h, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
+    _fn["qairt_analyze_sensitivity"](graph.handle, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
     return _collect(r, "sensitivity")
 
 
@@ -238,5 +243,5 @@ def mixed_precision(graph, input_list: str, budget_db: Optional[float] = None, p
     a = _analysis_options(_calibration(act_bitwidth, weights_bitwidth, per_channel), high_act_bitwidth,
                           high_weights_bitwidth, target, mode, float(value), num_threads, keep)
     r = ReportP()
-    _fn["qairt_mixed_precision"](graph._h, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
+    _fn["qairt_mixed_precision"](graph.handle, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
     return _collect(r, "mixed")

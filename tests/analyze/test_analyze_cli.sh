@@ -69,20 +69,28 @@ run_pair() {
     { echo "FAIL $name: rewrites gain $off -> $on dB, below the stated +$margin dB"; fail=1; }
 }
 run_pair cls "$cls" "$tmp/text/calib_list.txt" "$tmp/text/eval_list.txt" softmax_0.tmp_0 5 \
-  "fuse-hardswish=18 matmul-to-fully-connected=1 fold-affine-into-conv=19" -d x 1,3,48,192 \
-  --use_per_channel_quantization
+  "fuse-hardswish=18 fold-affine-into-conv=18" -d x 1,3,48,192 --use_per_channel_quantization
 contains "cls TRACE names a fused HardSwish" "$tmp/cls_on.trace" "'p2o.Add.0', 'p2o.Clip.0', 'p2o.Mul.0', 'p2o.Div.0' -> HardSwish"
 run_pair mobile_block "$m/mobile_block.onnx" "$m/mobile_block_calib_list.txt" "$m/mobile_block_eval_list.txt" y 3 \
   "fuse-hardswish=2 fold-affine-into-conv=6" --use_per_channel_quantization
 run_pair norm_block "$m/norm_block.onnx" "$m/norm_block_calib_list.txt" "$m/norm_block_eval_list.txt" y 0.3 \
-  "fuse-layernorm=1 fuse-gelu=1 matmul-to-fully-connected=2 fold-affine-into-conv=1"
+  "fuse-layernorm=1 fuse-gelu=1 fold-affine-into-conv=0"
 contains "RmsNorm is skipped on a target without RmsNorm kernels" "$tmp/norm_block_on.log" \
   "fuse-rmsnorm +0 places +skipped: the target has no RmsNorm kernels"
 # --disable_rewrite keeps that pattern as it was.
 convert cls_nohs "$cls" "$tmp/text/calib_list.txt" "$tmp/text/eval_list.txt" -d x 1,3,48,192 \
   --act_bitwidth 8 --disable_rewrite fuse-hardswish
-contains "disabled rewrite is not run" "$tmp/cls_nohs.log" "^rewrites: 2 of 5 fired"
+contains "disabled rewrite is not run" "$tmp/cls_nohs.log" "^rewrites: 1 of 4 fired"
 grep -q "fuse-hardswish" "$tmp/cls_nohs.log" && { echo "FAIL: disabled fuse-hardswish is listed"; fail=1; }
+
+# The opt-in MatMul -> FullyConnected comes with per-row weights: the
+# transformer's six projections, and their bias-free MatMuls stay exact.
+convert tr_rows "$tmp/tr/transformer.onnx" "$tmp/tr/calib_list.txt" "$tmp/tr/eval_list.txt" --act_bitwidth 16 \
+  --use_per_row_quantization
+exact "$tmp/tr_rows.log"
+[ "$(fired "$tmp/tr_rows.log" matmul-to-fully-connected)" = 6 ] ||
+  { echo "FAIL: matmul-to-fully-connected did not turn the 6 projections into FullyConnected"; fail=1; }
+grep -q "matmul-to-fully-connected" "$tmp/cls_on.log" && { echo "FAIL: opt-in rewrite ran without per-row"; fail=1; }
 
 # ---- sensitivity ------------------------------------------------------------------
 check "analyze sensitive --json" 0 "$qairt" analyze -i "$m/sensitive.onnx" --target htp_v73 \

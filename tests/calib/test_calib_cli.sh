@@ -118,9 +118,14 @@ check "W8A8 Q-DQ export vs ORT (one step)" 0 "$py" "$here/tests/calib/qdq_ort_ch
   --reported_sqnr "$lib8" --steps 1 --work "$tmp/qdq_ort8"
 cat "$tmp/out"
 
+# The calibration methods are compared on the graph as imported
+# (--no_rewrites): the rewrites (issue 11) remove the elementwise
+# requantizations whose ranges mse/sqnr clip to advantage, after which
+# min-max is already within 0.4 dB of mse on this set (benchmarks/README.md,
+# "Accuracy" table, has the numbers with rewrites).
 declare -A method_sqnr
 for m in min-max sqnr mse percentile; do
-  convert "m_$m" --act_bitwidth 8 --use_per_channel_quantization --act_quantizer_calibration "$m"
+  convert "m_$m" --act_bitwidth 8 --use_per_channel_quantization --act_quantizer_calibration "$m" --no_rewrites
   read -r s a <<< "$(sqnr_of "m_$m")"
   [ "$m" = mse ] && contains "calibration progress (second pass)" "$tmp/m_mse.err" "^calibration: histograms 16/32 \(50%\)$"
   method_sqnr[$m]=$s
