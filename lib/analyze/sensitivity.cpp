@@ -11,6 +11,7 @@
 #include <set>
 
 #include "calib/sample_eval.h"
+#include "support/json_writer.h"
 
 namespace qairt::analyze {
 namespace {
@@ -203,15 +204,6 @@ std::vector<TensorId> TensorsOf(const std::vector<Unit>& units, const std::vecto
   return ts;
 }
 
-std::string JsonString(std::string_view v) {
-  std::string s = "\"";
-  for (char c : v) {
-    if (c == '"' || c == '\\') s += '\\', s += c;
-    else if (static_cast<unsigned char>(c) < 0x20) s += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    else s += c;
-  }
-  return s + "\"";
-}
 
 std::string XmlEscape(std::string_view v) {
   std::string s;
@@ -284,12 +276,12 @@ std::string SensitivityText(const SensitivityReport& r, size_t max_rows) {
 std::string SensitivityJson(const SensitivityReport& r) {
   std::string s = fmt::format(
       "{{\"samples\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},\"units\":[", r.samples,
-      JsonString(r.base_label), JsonString(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high));
+      JsonQuoted(r.base_label), JsonQuoted(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high));
   for (size_t i = 0; i < r.units.size(); ++i) {
     const Unit& u = r.units[i];
     s += fmt::format("{}{{\"name\":{},\"op_type\":{},\"depth\":{},\"sqnr_only_quantized_db\":{},"
                      "\"sqnr_only_high_db\":{}}}",
-                     i ? "," : "", JsonString(u.name), JsonString(u.op_type), u.depth, Db(u.sqnr_only_quantized),
+                     i ? "," : "", JsonQuoted(u.name), JsonQuoted(u.op_type), u.depth, Db(u.sqnr_only_quantized),
                      Db(u.sqnr_only_high));
   }
   return s + "]}";
@@ -544,11 +536,11 @@ std::string MixedJson(const MixedReport& r) {
   std::string s = fmt::format(
       "{{\"units\":{},\"candidates\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},\"sqnr_chosen_db\":{},"
       "\"met\":{},\"boundaries\":{},\"evaluations\":{},\"promoted_layers\":{},\"promoted\":[",
-      r.units, r.candidates, JsonString(r.base_label), JsonString(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high),
+      r.units, r.candidates, JsonQuoted(r.base_label), JsonQuoted(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high),
       Db(r.sqnr_chosen), r.met ? "true" : "false", r.boundaries, r.evaluations, r.promoted_layers);
-  for (size_t i = 0; i < r.promoted.size(); ++i) s += (i ? "," : "") + JsonString(r.promoted[i]);
+  for (size_t i = 0; i < r.promoted.size(); ++i) s += (i ? "," : "") + JsonQuoted(r.promoted[i]);
   s += "],\"promoted_tensors\":[";
-  for (size_t i = 0; i < r.promoted_tensors.size(); ++i) s += (i ? "," : "") + JsonString(r.promoted_tensors[i]);
+  for (size_t i = 0; i < r.promoted_tensors.size(); ++i) s += (i ? "," : "") + JsonQuoted(r.promoted_tensors[i]);
   return s + "]}";
 }
 

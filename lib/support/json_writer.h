@@ -35,5 +35,11 @@ class JsonWriter {
 
 // Appends `s` as a quoted JSON string.
 void AppendJsonString(std::string* out, std::string_view s);
+// `s` as a quoted JSON string.
+inline std::string JsonQuoted(std::string_view s) {
+  std::string out;
+  AppendJsonString(&out, s);
+  return out;
+}
 
 }  // namespace qairt

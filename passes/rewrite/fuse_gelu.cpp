@@ -110,21 +110,13 @@ Result<size_t> FuseGelu(Graph* graph, std::vector<std::string>* notes) {
     bool ok = g.tensor(m->x).shape == g.tensor(out).shape;
     for (OpId o : m->ops) ok = ok && !edit.dropped(o) && (o == id || OnlyReadBy(g, g.op(o).outputs[0], m->ops));
     if (!ok) continue;
-    std::string what;
-    for (OpId o : m->ops) {
-      what += (what.empty() ? "'" : ", '") + g.op(o).name + "'";
-      edit.Drop(o);
-    }
-    edit.InsertAt(id, NewOp{"Gelu", g.op(id).name, {m->x}, {out}, {{"approximate", std::string("none")}},
-                            g.op(id).source_name, g.op(id).source_op_type});
+    const std::string what =
+        edit.Replace(m->ops, NewOp{"Gelu", g.op(id).name, {m->x}, {out}, {{"approximate", std::string("none")}},
+                                   g.op(id).source_name, g.op(id).source_op_type});
     notes->push_back(fmt::format("{} -> Gelu of '{}'", what, g.tensor(m->x).name));
     ++n;
   }
-  if (n) {
-    auto rebuilt = edit.Apply();
-    if (!rebuilt.ok()) return rebuilt.status();
-    *graph = std::move(rebuilt).value();
-  }
+  if (Status st = edit.ApplyTo(graph); !st.ok()) return st;
   return n;
 }
 

@@ -151,21 +151,12 @@ Result<size_t> FuseHardSwish(Graph* graph, std::vector<std::string>* notes) {
       ok = !edit.dropped(m->ops[k]) && OnlyReadBy(g, g.op(m->ops[k]).outputs[0], m->ops);
     if (!ok) continue;
     const Op& last = g.op(id);
-    std::string what;
-    for (OpId o : m->ops) {
-      what += (what.empty() ? "'" : ", '") + g.op(o).name + "'";
-      edit.Drop(o);
-    }
-    edit.InsertAt(id, NewOp{"HardSwish", last.name, {m->x}, {last.outputs[0]}, {},
-                            last.source_name, last.source_op_type});
+    const std::string what = edit.Replace(
+        m->ops, NewOp{"HardSwish", last.name, {m->x}, {last.outputs[0]}, {}, last.source_name, last.source_op_type});
     notes->push_back(fmt::format("{} -> HardSwish of '{}'", what, g.tensor(m->x).name));
     ++n;
   }
-  if (n) {
-    auto rebuilt = edit.Apply();
-    if (!rebuilt.ok()) return rebuilt.status();
-    *graph = std::move(rebuilt).value();
-  }
+  if (Status st = edit.ApplyTo(graph); !st.ok()) return st;
   return n;
 }
 

@@ -253,22 +253,13 @@ Result<size_t> Fuse(Graph* graph, std::vector<std::string>* notes, const char* t
       }
       if (m->beta != kInvalidId) inputs.push_back(m->beta);
     }
-    std::string what;
-    for (OpId o : m->ops) {
-      what += (what.empty() ? "'" : ", '") + g.op(o).name + "'";
-      edit.Drop(o);
-    }
     AttributeMap attrs = {{"axes", m->axes}, {"epsilon", static_cast<double>(m->eps)}};
-    edit.InsertAt(last, NewOp{type, g.op(last).name, inputs, {m->out}, attrs, g.op(last).source_name,
-                              g.op(last).source_op_type});
+    const std::string what = edit.Replace(
+        m->ops, NewOp{type, g.op(last).name, inputs, {m->out}, attrs, g.op(last).source_name, g.op(last).source_op_type});
     notes->push_back(fmt::format("{} ops ({}) -> {} of '{}'", m->ops.size(), what, type, g.tensor(m->x).name));
     ++n;
   }
-  if (n) {
-    auto rebuilt = edit.Apply();
-    if (!rebuilt.ok()) return rebuilt.status();
-    *graph = std::move(rebuilt).value();
-  }
+  if (Status st = edit.ApplyTo(graph); !st.ok()) return st;
   return n;
 }
 

@@ -50,6 +50,24 @@ std::string GraphEdit::UniqueName(const std::string& base) {
   return name;
 }
 
+std::string GraphEdit::Replace(const std::vector<OpId>& ops, NewOp fused) {
+  std::string names;
+  for (OpId o : ops) {
+    names += (names.empty() ? "'" : ", '") + src_.op(o).name + "'";
+    Drop(o);
+  }
+  InsertAt(ops.back(), std::move(fused));
+  return names;
+}
+
+Status GraphEdit::ApplyTo(Graph* graph) const {
+  if (empty()) return Status::Ok();
+  auto rebuilt = Apply();
+  if (!rebuilt.ok()) return rebuilt.status();
+  *graph = std::move(rebuilt).value();
+  return Status::Ok();
+}
+
 Result<Graph> GraphEdit::Apply() const {
   auto order = src_.TopologicalOrder();
   if (!order.ok()) return order.status();

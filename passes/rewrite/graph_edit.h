@@ -48,8 +48,14 @@ class GraphEdit {
   // A name not used by any tensor or op of the source graph or the edit.
   std::string UniqueName(const std::string& base);
 
+  // Drops the pattern `ops` and puts `fused` where the last of them stood;
+  // returns "'a', 'b', 'c'" (the dropped ops' names) for the report.
+  std::string Replace(const std::vector<OpId>& ops, NewOp fused);
+
   // The edited graph. Fails (naming the op) if an inserted op is refused.
   Result<Graph> Apply() const;
+  // Replaces *graph by the edited graph when there are edits.
+  Status ApplyTo(Graph* graph) const;
 
  private:
   struct Created {

@@ -52,11 +52,7 @@ Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* no
                                  g.tensor(w).name, rows, cols));
     ++n;
   }
-  if (n) {
-    auto rebuilt = edit.Apply();
-    if (!rebuilt.ok()) return rebuilt.status();
-    *graph = std::move(rebuilt).value();
-  }
+  if (Status st = edit.ApplyTo(graph); !st.ok()) return st;
   return n;
 }
 

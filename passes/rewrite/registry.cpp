@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "calib/sample_eval.h"
+#include "support/json_writer.h"
 #include "passes/rewrite/rewrite.h"
 #include "passes/rewrite/rewrites.h"
 
@@ -137,32 +138,20 @@ std::string ReportText(const Report& r, bool with_notes) {
   return s;
 }
 
-namespace {
-std::string JsonString(std::string_view v) {
-  std::string s = "\"";
-  for (char c : v) {
-    if (c == '"' || c == '\\') s += '\\', s += c;
-    else if (static_cast<unsigned char>(c) < 0x20) s += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    else s += c;
-  }
-  return s + "\"";
-}
-}  // namespace
-
 std::string ReportJson(const Report& r) {
   std::string s = fmt::format("{{\"ops_before\":{},\"ops_after\":{},\"samples\":{},\"synthetic\":{},\"rewrites\":[",
                               r.ops_before, r.ops_after, r.samples, r.synthetic ? "true" : "false");
   for (size_t i = 0; i < r.rewrites.size(); ++i) {
     const Outcome& o = r.rewrites[i];
     s += fmt::format("{}{{\"name\":{},\"fired\":{},\"rolled_back\":{},\"skipped\":{},\"cosine\":{},\"notes\":[",
-                     i ? "," : "", JsonString(o.name), o.fired, o.rolled_back ? "true" : "false",
-                     o.skipped.empty() ? "null" : JsonString(o.skipped),
+                     i ? "," : "", JsonQuoted(o.name), o.fired, o.rolled_back ? "true" : "false",
+                     o.skipped.empty() ? "null" : JsonQuoted(o.skipped),
                      std::isfinite(o.cosine) ? fmt::format("{:.9g}", o.cosine) : "null");
-    for (size_t k = 0; k < o.notes.size(); ++k) s += (k ? "," : "") + JsonString(o.notes[k]);
+    for (size_t k = 0; k < o.notes.size(); ++k) s += (k ? "," : "") + JsonQuoted(o.notes[k]);
     s += "]}";
   }
   s += "],\"warnings\":[";
-  for (size_t k = 0; k < r.warnings.size(); ++k) s += (k ? "," : "") + JsonString(r.warnings[k]);
+  for (size_t k = 0; k < r.warnings.size(); ++k) s += (k ? "," : "") + JsonQuoted(r.warnings[k]);
   return s + "]}";
 }
 
