@@ -248,6 +248,50 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
 
 }  // namespace
 
+namespace {
+
+// Per-channel weights with a searching method (mse, sqnr, percentile): the
+// method's clipping range per channel, from a histogram of that channel's
+// values (a channel with one outlier gets its own clip; the others keep
+// their range).
+Result<Encoding> SearchPerChannel(const std::string& name, const float* data, const std::vector<int64_t>& dims,
+                                  int32_t axis, const quant::EncodingRequest& req, const Options& o, uint32_t bitwidth) {
+  const auto a = NormalizeAxis(axis, dims.size());
+  if (!a) return InvalidArgument("tensor '{}': per-channel axis {} out of range for rank {}", name, axis, dims.size());
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i < *a) outer *= dims[i];
+    if (i > *a) inner *= dims[i];
+  }
+  const int64_t channels = dims[*a];
+  std::vector<float> ranges(static_cast<size_t>(2 * channels)), values;
+  std::vector<uint64_t> hist(o.histogram_bins);
+  for (int64_t c = 0; c < channels; ++c) {
+    values.clear();
+    for (int64_t out = 0; out < outer; ++out) {
+      const float* row = data + (out * channels + c) * inner;
+      values.insert(values.end(), row, row + inner);
+    }
+    const float lo = *std::min_element(values.begin(), values.end());
+    const float hi = *std::max_element(values.begin(), values.end());
+    std::fill(hist.begin(), hist.end(), 0);
+    if (hi > lo) kernels::Histogram(values.data(), values.size(), lo, hi, o.histogram_bins, hist.data());
+    const auto [l, h] =
+        hi > lo ? SearchRange(o.param_method, hist, lo, hi, bitwidth, req.symmetry, o.percentile) : std::pair{lo, hi};
+    ranges[static_cast<size_t>(2 * c)] = l;
+    ranges[static_cast<size_t>(2 * c + 1)] = h;
+  }
+  quant::EncodingRequest per_channel = req;
+  per_channel.axis = 0;  // over the [channels, 2] table of ranges
+  auto enc = quant::ComputeEncoding(name, ranges.data(), {channels, 2}, per_channel);
+  if (!enc.ok()) return enc.status();
+  Encoding e = std::move(enc).value();
+  e.axis = static_cast<int32_t>(*a);
+  return e;
+}
+
+}  // namespace
+
 Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Report* report,
                  const std::function<void(size_t, size_t, const char*)>& progress) {
   if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
@@ -422,6 +466,8 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
       auto [a, b] = SearchRange(o.param_method, hist, lo, hi, p.bitwidth, req.symmetry, o.percentile);
       const float range[2] = {a, b};
       enc = quant::ComputeEncoding(t.name, range, {2}, req);
+    } else if (p.kind == EncodingKind::kPerChannel && o.param_method != Method::kMinMax && *count > 1) {
+      enc = SearchPerChannel(t.name, data, dims, p.axis, req, o, p.bitwidth);
     } else {
       enc = quant::ComputeEncoding(t.name, data, dims, req);
     }

@@ -10,6 +10,7 @@
 
 #include "calib/calibrate.h"
 #include "calib/compare.h"
+#include "calib/sample_eval.h"
 
 using namespace qairt;
 using namespace qairt::calib;
@@ -236,4 +237,55 @@ TEST_CASE("a normalization's scale is an 8-bit asymmetric parameter; its bias is
   CHECK_FALSE(g.tensor(bt).encoding);
   REQUIRE(g.tensor(g.op(ln).outputs[0]).encoding);
   CHECK(g.tensor(g.op(ln).outputs[0]).encoding->dtype == DType::kUFixed16);
+}
+
+TEST_CASE("per-channel weights with mse/sqnr: each channel gets its own clipping range", "[calib]") {
+  // FullyConnected weights [8, 256], 4-bit; channel 2 follows a Laplace
+  // distribution (its quantiles): at 4 bits the methods clip its tails,
+  // min-max cannot.
+  Graph g("fc");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 256}).value();
+  std::vector<float> w(8 * 256);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * std::sin(0.37f * static_cast<float>(i));
+  for (size_t k = 0; k < 256; ++k) {
+    const float u = (static_cast<float>(k) + 0.5f) / 256.f * 2.f - 1.f;  // (-1, 1)
+    w[2 * 256 + k] = (u < 0 ? 0.05f : -0.05f) * std::log(1.f - std::fabs(u));
+  }
+  auto calibrated = [](const Graph& graph, Method m, bool per_row) {
+    Graph c = graph;
+    Options o;
+    o.per_row = per_row;
+    o.param_method = m;
+    o.weights_bitwidth = 4;
+    Report r;
+    REQUIRE(Calibrate(&c, SyntheticSamples(graph, 2).value(), o, &r).ok());
+    return *c.tensor(*c.FindTensor("w")).encoding;
+  };
+  auto fc_graph = [&](const std::vector<float>& weights, int64_t rows) {
+    Graph fg("fc");
+    const TensorId in = fg.AddInput("x", DType::kFloat32, Shape{1, 256}).value();
+    const TensorId wt = fg.AddConstant("w", DType::kFloat32, Shape{rows, 256}, Floats(weights)).value();
+    const OpId fc = fg.AddOp("FullyConnected", "fc", {in, wt}, {"y"}).value();
+    REQUIRE(fg.MarkOutput(fg.op(fc).outputs[0]).ok());
+    return fg;
+  };
+  (void)x;
+  const Graph full = fc_graph(w, 8);
+  const auto minmax = calibrated(full, Method::kMinMax, true).scales;
+  for (Method m : {Method::kMse, Method::kSqnr}) {
+    const Encoding e = calibrated(full, m, true);
+    CHECK(e.kind == EncodingKind::kPerChannel);
+    CHECK(e.axis == 0);
+    REQUIRE(e.scales.size() == 8);
+    CHECK(e.scales[2] < minmax[2]);  // the heavy tail is clipped
+    for (size_t c = 0; c < 8; ++c) {
+      CHECK(e.scales[c] <= minmax[c] * 1.0001f);
+      // Exactly the range the method picks for that channel on its own.
+      const std::vector<float> row(w.begin() + static_cast<std::ptrdiff_t>(c * 256),
+                                   w.begin() + static_cast<std::ptrdiff_t>((c + 1) * 256));
+      const Encoding alone = calibrated(fc_graph(row, 1), m, false);
+      REQUIRE(alone.scales.size() == 1);
+      CHECK(e.scales[c] == alone.scales[0]);
+    }
+  }
 }
