@@ -28,8 +28,11 @@ columns=(
   "W8A8 min-max|--act_bitwidth 8"
   "W8A8 mse|--act_bitwidth 8 --act_quantizer_calibration mse --param_quantizer_calibration mse"
   "W8A8 sqnr|--act_bitwidth 8 --act_quantizer_calibration sqnr --param_quantizer_calibration sqnr"
+  "W8A8 sqnr weights|--act_bitwidth 8 --param_quantizer_calibration sqnr"
+  "W8A8 asymmetric weights|--act_bitwidth 8 --param_quantizer_schema asymmetric"
   "W8A8 + mixed budget=30|--act_bitwidth 8 --mixed_precision budget=30"
   "W8A16 min-max|--act_bitwidth 16"
+  "W8A16 mse weights|--act_bitwidth 16 --param_quantizer_calibration mse"
   "W8A16 + mixed budget=30|--act_bitwidth 16 --mixed_precision budget=30"
 )
 header="| model |"; rule="|---|"
