@@ -55,7 +55,9 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
     }
   }
   report->ops_before = graph->op_count();
-  calib::SampleSource samples = options.samples;
+  calib::SampleSource samples = options.samples.count > options.max_samples && options.max_samples > 0
+                                    ? calib::Slice(options.samples, 0, options.max_samples)
+                                    : options.samples;
   if (samples.count == 0) {
     auto synth = calib::SyntheticSamples(*graph, options.synthetic_samples);
     if (!synth.ok()) return Status(synth.status().code(), "rewrite verification: " + synth.status().message());

@@ -42,6 +42,9 @@ struct Options {
   // pseudo-random inputs (standard normal floats, zero integers).
   calib::SampleSource samples;
   size_t synthetic_samples = 4;
+  // At most this many of `samples` verify (each rewrite runs the graph on
+  // them once; an LLM's calibration set does not need to be replayed six times).
+  size_t max_samples = 16;
   uint32_t num_threads = 1;
   // When set: whether the target has kernels for an op type. A rewrite that
   // would create an op the target cannot run is skipped (and said so).
