@@ -35,8 +35,19 @@ struct Prepared {
   calib::SampleOutputs reference;
 };
 
-bool SameEncoding(const std::optional<Encoding>& a, const std::optional<Encoding>& b) {
-  return a == b;
+// Calibration options of the high precision: the base ones at the high bit
+// widths; blocks and LPBQ (4-bit schemes) off at 8 bits and up; per-tensor
+// 16-bit weights where the target's A16W16 kernels take only those.
+calib::Options HighCalibration(const Options& o) {
+  calib::Options high = o.calibration;
+  high.act_bitwidth = o.high_act_bitwidth;
+  high.weights_bitwidth = o.high_weights_bitwidth;
+  if (high.weights_bitwidth >= 8) {
+    high.block_size = 0;
+    high.lpbq = false;
+  }
+  if (high.weights_bitwidth == 16 && o.high_weights_per_tensor) high.per_channel = high.per_row = false;
+  return high;
 }
 
 // `g` with the proxy tensors appended to its outputs (they follow the
@@ -59,14 +70,7 @@ Result<Graph> WithProxies(const Graph& g, const std::vector<std::string>& proxie
 Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const calib::SampleSource& scoring,
                const Options& o, Prepared* p, bool split_parts = false) {
   if (samples.count == 0 || scoring.count == 0) return InvalidArgument("the analysis needs at least one sample");
-  calib::Options high = o.calibration;
-  high.act_bitwidth = o.high_act_bitwidth;
-  high.weights_bitwidth = o.high_weights_bitwidth;
-  if (high.weights_bitwidth >= 8) {  // blocks and LPBQ are 4-bit schemes
-    high.block_size = 0;
-    high.lpbq = false;
-  }
-  if (high.weights_bitwidth == 16 && o.high_weights_per_tensor) high.per_channel = high.per_row = false;
+  const calib::Options high = HighCalibration(o);
   p->low = float_graph;
   p->high = float_graph;
   calib::Report rep;
@@ -98,7 +102,7 @@ Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, con
   // the first unit that claims it (a weight shared by two ops).
   std::set<TensorId> claimed;
   auto differs = [&](TensorId t) {
-    return p->low.tensor(t).encoding && !SameEncoding(p->low.tensor(t).encoding, p->high.tensor(t).encoding);
+    return p->low.tensor(t).encoding && p->low.tensor(t).encoding != p->high.tensor(t).encoding;
   };
   for (TensorId t : float_graph.inputs()) {
     if (p->low.tensor(t).encoding) ++p->layers;
@@ -238,7 +242,11 @@ Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& s
   for (Unit& u : p.units) {
     auto only_q = WithEncodingsOf(float_graph, p.low, u.tensors);
     if (!only_q.ok()) return only_q.status();
-    auto sq = Score(only_q.value(), samples, p, Options{options.calibration, 16, 16, false, options.num_threads, {}});
+    // A graph with one quantized unit is no configuration the target runs:
+    // simulated as it is.
+    Options unrealized = options;
+    unrealized.realize = nullptr;
+    auto sq = Score(only_q.value(), samples, p, unrealized);
     if (!sq.ok()) return sq.status();
     auto only_h = WithEncodingsOf(p.low, p.high, u.tensors);
     if (!only_h.ok()) return only_h.status();
@@ -503,12 +511,7 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
   }
   // Final encodings from all samples, with the chosen tensors at the high precision.
   Graph low = *graph, high_all = *graph;
-  calib::Options high_options = o.calibration;
-  high_options.act_bitwidth = o.high_act_bitwidth;
-  high_options.weights_bitwidth = o.high_weights_bitwidth;
-  if (high_options.weights_bitwidth >= 8) high_options.block_size = 0, high_options.lpbq = false;
-  if (high_options.weights_bitwidth == 16 && o.high_weights_per_tensor)
-    high_options.per_channel = high_options.per_row = false;
+  const calib::Options high_options = HighCalibration(o);
   calib::Report rep;
   if (Status s = calib::Calibrate(&low, samples, o.calibration, &rep); !s.ok()) return s;
   if (Status s = calib::Calibrate(&high_all, samples, high_options, &rep); !s.ok()) return s;

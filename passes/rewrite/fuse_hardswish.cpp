@@ -28,7 +28,7 @@ bool IsClamp(const Op& op, double lo, double hi) {
   return get("min_value", -INFINITY) == lo && get("max_value", INFINITY) == hi;
 }
 
-// Multiplication by `c` (Mul c or Div 1/c) of `t`: the op's output or nullopt.
+// `op` multiplies `t` by `c` (Mul by c, or Div by 1/c).
 bool ScalesBy(const Graph& g, const Op& op, TensorId t, double c) {
   const TensorId other = OtherInput(op, t);
   if (other == kInvalidId) return false;
@@ -44,8 +44,8 @@ struct Match {
   std::vector<OpId> ops;  // pattern ops, last one produces the result
 };
 
-// The HardSigmoid factor relu6(x+3)/6 or clip(x/6 + 1/2, 0, 1) ending at the
-// clamp `clamp_id` (without its /6) or at a scaling op.
+// The HardSigmoid factor ending at the clamp `last`: clip(x/6 + 1/2, 0, 1),
+// or relu6(x + 3) (the caller matches the /6 after it).
 std::optional<Match> HardSigmoidFactor(const Graph& g, OpId last) {
   const Op& op = g.op(last);
   auto in_producer = [&](const Op& o, size_t k) -> std::optional<OpId> {

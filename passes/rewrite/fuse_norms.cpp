@@ -82,7 +82,7 @@ std::optional<ScaledByRsqrt> MatchRsqrtScale(const Graph& g, OpId id) {
   const Op& op = g.op(id);
   if (op.inputs.size() != 2 || op.outputs.size() != 1) return std::nullopt;
   // Walks back from the denominator-ish input to Add(ReduceMean, eps).
-  auto from_add = [&](TensorId t, std::vector<OpId> chain) -> std::optional<std::pair<OpId, float>> {
+  auto from_add = [&](TensorId t) -> std::optional<std::pair<OpId, float>> {
     auto add = ProducerOf(g, t);
     if (!add || g.op(*add).type != "ElementWiseAdd") return std::nullopt;
     const Op& a = g.op(*add);
@@ -91,7 +91,6 @@ std::optional<ScaledByRsqrt> MatchRsqrtScale(const Graph& g, OpId id) {
       auto eps = ScalarConstant(g, a.inputs[1 - k], g.tensor(a.inputs[k]).shape.rank());
       if (mean && eps && *eps >= 0 && g.op(*mean).type == "ReduceMean") return std::make_pair(*mean, *eps);
     }
-    (void)chain;
     return std::nullopt;
   };
   auto pack = [&](TensorId num, TensorId t, std::vector<OpId> middle) -> std::optional<ScaledByRsqrt> {
@@ -99,7 +98,7 @@ std::optional<ScaledByRsqrt> MatchRsqrtScale(const Graph& g, OpId id) {
     if (!pre) return std::nullopt;
     const Op& p = g.op(*pre);
     if (p.inputs.empty()) return std::nullopt;
-    auto r = from_add(p.inputs[0], {});
+    auto r = from_add(p.inputs[0]);
     if (!r) return std::nullopt;
     ScaledByRsqrt s{num, r->first, r->second, {}};
     s.ops.push_back(*ProducerOf(g, p.inputs[0]));  // the Add
@@ -213,10 +212,7 @@ std::optional<NormMatch> MatchRmsNorm(const Graph& g, OpId id) {
   m.ops = {*sq, s->mean};
   for (OpId o : s->ops) m.ops.push_back(o);
   m.out = g.op(id).outputs[0];
-  // RmsNorm has no beta in this IR's executor semantics beyond gamma * ...;
-  // a trailing Add stays an Add.
-  const Shape& xs = g.tensor(m.x).shape;
-  (void)xs;
+  // A trailing Add stays an Add: RMSNorm modules have no bias.
   MatchAffineTail(g, &m);
   if (m.beta != kInvalidId) {  // keep the Add outside: drop it from the match
     m.ops.pop_back();

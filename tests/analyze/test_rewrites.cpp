@@ -234,6 +234,20 @@ TEST_CASE("rewrites the target cannot run are skipped; unknown names are errors"
   CHECK(st.message().find("fuse-everything") != std::string::npos);
 }
 
+TEST_CASE("a graph the executor cannot run goes without rewrites, with a warning", "[rewrite]") {
+  Graph g = HardSwishPattern();
+  const OpId nz = g.AddOp("NonZero", "nonzero", {*g.FindTensor("y")}, {"idx"}).value();
+  REQUIRE(g.MarkOutput(g.op(nz).outputs[0]).ok());
+  const size_t ops = g.op_count();
+  rewrite::Report r;
+  REQUIRE(rewrite::RunRewrites(&g, {}, &r).ok());
+  CHECK(g.op_count() == ops);
+  CHECK(CountType(g, "HardSwish") == 0);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("rewrites not applied") != std::string::npos);
+  CHECK(r.warnings[0].find("NonZero") != std::string::npos);
+}
+
 TEST_CASE("the graph editor keeps names, encodings, inputs and outputs", "[rewrite]") {
   Graph g = ConvAffine();
   Encoding e;
