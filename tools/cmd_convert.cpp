@@ -454,6 +454,10 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
                  p.log_level == QAIRT_QUANTIZER_LOG_INFO ? "INFO" : "TRACE");
     return 2;
   }
+  if (!p.plot_path.empty()) {
+    std::fprintf(stderr, "qairt convert: --plot is an option of qairt analyze\n");
+    return 2;
+  }
   if (p.mixed_mode != QAIRT_MIXED_OFF && p.input_list.empty()) {
     std::fprintf(stderr, "qairt convert: --mixed_precision needs --input_list (the samples it measures on)\n");
     return 2;
