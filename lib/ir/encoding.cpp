@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 
@@ -122,6 +124,11 @@ class EncodingChecker {
 void EncodingChecker::CheckScales(const Encoding& e, const std::string& prefix, const char* field,
                                   const std::vector<float>& v) {
   (void)e;
+  // A branch-free pass first (vectorised: LLM files carry millions of block
+  // scales), then the search for the first bad one to report.
+  bool all_ok = true;
+  for (const float x : v) all_ok &= (x > 0.0f) & (x <= FLT_MAX);  // false for NaN, inf, <= 0
+  if (all_ok) return;
   for (size_t i = 0; i < v.size(); ++i) {
     if (!std::isfinite(v[i]) || !(v[i] > 0.0f)) {
       Fail(prefix, fmt::format("{}[{}]", field, i), "is {}: scales must be finite and > 0", v[i]);
@@ -135,11 +142,23 @@ void EncodingChecker::CheckCount(const std::string& prefix, const char* field, s
   if (got != expected) Fail(prefix, field, "has {} values but {} {} are needed", got, expected, what);
 }
 
+// The offset a symmetric grid must have: 0, or -2^(bw-1) on an unsigned type
+// that is not unsigned-symmetric.
+static int64_t CentredOffset(const Encoding& e) {
+  const bool centred_unsigned = !IsSigned(e.dtype) && e.symmetry != Symmetry::kUnsignedSymmetric;
+  return centred_unsigned ? -(int64_t{1} << (e.effective_bitwidth() - 1)) : 0;
+}
+
 void EncodingChecker::CheckOffsets(const Encoding& e, const std::string& prefix, size_t expected) {
   if (e.offsets.empty()) return;  // all zero
   CheckCount(prefix, "offsets", e.offsets.size(), expected, "(one per scale)");
   const QuantRange r = QuantRangeOf(e.dtype, e.effective_bitwidth());
-  // offset = -zero_point and the zero point must be representable.
+  // offset = -zero_point and the zero point must be representable. Min/max
+  // first (vectorised), the element to report only when out of range.
+  const auto [lo, hi] = std::minmax_element(e.offsets.begin(), e.offsets.end());
+  const bool in_range = -int64_t{*hi} >= r.qmin && -int64_t{*lo} <= r.qmax;
+  const bool centred = e.symmetry == Symmetry::kAsymmetric || (*lo == *hi && *lo == CentredOffset(e));
+  if (in_range && centred) return;
   for (size_t i = 0; i < e.offsets.size(); ++i) {
     const int64_t zero_point = -int64_t{e.offsets[i]};
     if (zero_point < r.qmin || zero_point > r.qmax) {
@@ -151,8 +170,7 @@ void EncodingChecker::CheckOffsets(const Encoding& e, const std::string& prefix,
   }
   // Symmetric grids put the zero point at the centre.
   if (e.symmetry != Symmetry::kAsymmetric) {
-    const bool centred_unsigned = !IsSigned(e.dtype) && e.symmetry != Symmetry::kUnsignedSymmetric;
-    const int64_t expected_offset = centred_unsigned ? -(int64_t{1} << (e.effective_bitwidth() - 1)) : 0;
+    const int64_t expected_offset = CentredOffset(e);
     for (size_t i = 0; i < e.offsets.size(); ++i) {
       if (e.offsets[i] != expected_offset) {
         Fail(prefix, fmt::format("offsets[{}]", i), "is {} but a {} {} encoding needs offset {}", e.offsets[i],

@@ -45,9 +45,9 @@ Result<TensorId> Graph::NewTensor(std::string name, DType dtype, Shape shape, Te
   t.dtype = dtype;
   t.shape = std::move(shape);
   t.kind = kind;
-  // Duplicates are allowed here and reported by Validate(); lookups keep the first.
-  tensor_by_name_.emplace(t.name, id);
   tensors_.push_back(std::move(t));
+  // Duplicates are allowed here and reported by Validate(); lookups keep the first.
+  tensor_by_name_.Insert(tensors_.back().name, id, TensorNames());
   return id;
 }
 
@@ -116,8 +116,8 @@ Result<OpId> Graph::AddOp(OpSpec spec) {
       t.producer_slot = static_cast<uint32_t>(i);
     }
   }
-  op_by_name_.emplace(op.name, id);
   ops_.push_back(std::move(op));
+  op_by_name_.Insert(ops_.back().name, id, OpNames());
   FillOutputTypes(id);
   return id;
 }
@@ -152,17 +152,16 @@ Status Graph::RenameTensor(TensorId tensor, std::string new_name) {
   if (!valid_tensor(tensor)) return InvalidArgument("failed to rename tensor: {} is not a tensor of this graph", tensor);
   if (new_name.empty()) return InvalidArgument("failed to rename tensor '{}': new name is empty", tensors_[tensor].name);
   Tensor& t = tensors_[tensor];
-  if (auto it = tensor_by_name_.find(t.name); it != tensor_by_name_.end() && it->second == tensor) {
-    tensor_by_name_.erase(it);
+  if (tensor_by_name_.Erase(t.name, tensor, TensorNames())) {
     // Another tensor with the old name (a duplicate) becomes the one found.
     for (TensorId other = 0; other < tensors_.size(); ++other)
       if (other != tensor && tensors_[other].name == t.name) {
-        tensor_by_name_.emplace(t.name, other);
+        tensor_by_name_.Insert(t.name, other, TensorNames());
         break;
       }
   }
   t.name = std::move(new_name);
-  tensor_by_name_.emplace(t.name, tensor);
+  tensor_by_name_.Insert(t.name, tensor, TensorNames());
   return Status::Ok();
 }
 
@@ -336,6 +335,12 @@ Status Graph::SetEncoding(TensorId tensor, Encoding encoding) {
   return Status::Ok();
 }
 
+Status Graph::SetValidatedEncoding(TensorId tensor, Encoding encoding) {
+  if (!valid_tensor(tensor)) return InvalidArgument("failed to set encoding: {} is not a tensor of this graph", tensor);
+  tensors_[tensor].encoding = std::move(encoding);
+  return Status::Ok();
+}
+
 Status Graph::ClearEncoding(TensorId tensor) {
   if (!valid_tensor(tensor))
     return InvalidArgument("failed to clear encoding: {} is not a tensor of this graph", tensor);
@@ -348,15 +353,37 @@ Status Graph::ClearEncoding(TensorId tensor) {
 // ---------------------------------------------------------------------------
 
 std::optional<TensorId> Graph::FindTensor(std::string_view name) const {
-  auto it = tensor_by_name_.find(name);
-  if (it == tensor_by_name_.end()) return std::nullopt;
-  return it->second;
+  const uint32_t id = tensor_by_name_.Find(name, TensorNames());
+  if (id == NameIndex::kNoId) return std::nullopt;
+  return id;
+}
+
+std::vector<TensorId> Graph::FindTensors(const std::vector<std::string_view>& names) const {
+  const size_t n = names.size();
+  std::vector<uint32_t> hashes(n);
+  for (size_t i = 0; i < n; ++i) hashes[i] = NameIndex::Hash(names[i]);
+  std::vector<TensorId> ids(n);
+  // Three prefetch stages, each a few names ahead of the next: the slot, then
+  // the Tensor it points to, then that tensor's name bytes.
+  constexpr size_t kSlotAhead = 16, kTensorAhead = 8, kNameAhead = 4;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kSlotAhead < n) tensor_by_name_.Prefetch(hashes[i + kSlotAhead]);
+    if (i + kTensorAhead < n)
+      if (const uint32_t c = tensor_by_name_.HomeId(hashes[i + kTensorAhead]); c != NameIndex::kNoId)
+        __builtin_prefetch(&tensors_[c]);
+    if (i + kNameAhead < n)
+      if (const uint32_t c = tensor_by_name_.HomeId(hashes[i + kNameAhead]); c != NameIndex::kNoId)
+        __builtin_prefetch(tensors_[c].name.data());
+    const uint32_t id = tensor_by_name_.FindHashed(names[i], hashes[i], TensorNames());
+    ids[i] = id == NameIndex::kNoId ? kInvalidId : id;
+  }
+  return ids;
 }
 
 std::optional<OpId> Graph::FindOp(std::string_view name) const {
-  auto it = op_by_name_.find(name);
-  if (it == op_by_name_.end()) return std::nullopt;
-  return it->second;
+  const uint32_t id = op_by_name_.Find(name, OpNames());
+  if (id == NameIndex::kNoId) return std::nullopt;
+  return id;
 }
 
 namespace {

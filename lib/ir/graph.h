@@ -14,7 +14,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "ir/attribute.h"
@@ -22,6 +21,7 @@
 #include "ir/dtype.h"
 #include "ir/encoding.h"
 #include "ir/shape.h"
+#include "support/name_index.h"
 #include "support/static_data.h"
 #include "support/status.h"
 
@@ -131,6 +131,10 @@ class Graph {
   // ---- encodings -----------------------------------------------------------
   // Validates against the tensor; on failure the message names tensor and field.
   Status SetEncoding(TensorId tensor, Encoding encoding);
+  // For callers that ran ValidateEncoding(encoding, name, shape) on this
+  // tensor already (applying an encodings file: 7.8M block scales are not
+  // checked twice). Fails only for an invalid tensor id.
+  Status SetValidatedEncoding(TensorId tensor, Encoding encoding);
   Status ClearEncoding(TensorId tensor);
 
   // ---- queries -------------------------------------------------------------
@@ -143,6 +147,9 @@ class Graph {
   const std::vector<TensorId>& inputs() const { return inputs_; }
   const std::vector<TensorId>& outputs() const { return outputs_; }
   std::optional<TensorId> FindTensor(std::string_view name) const;
+  // FindTensor for many names at once (kInvalidId where absent), with the
+  // memory latency of the lookups overlapped: an encodings file's 200k names.
+  std::vector<TensorId> FindTensors(const std::vector<std::string_view>& names) const;
   std::optional<OpId> FindOp(std::string_view name) const;
 
   // Kahn's algorithm, ties broken by op insertion order. Fails naming the ops
@@ -165,20 +172,23 @@ class Graph {
   bool ComputeOutputTypes(OpId id, Diagnostics* diags, std::vector<TensorType>* out) const;
   void FillOutputTypes(OpId id);
   void CheckOutputTypes(OpId id, Diagnostics* diags) const;
+  auto TensorNames() const {
+    return [this](uint32_t id) -> const std::string& { return tensors_[id].name; };
+  }
+  auto OpNames() const {
+    return [this](uint32_t id) -> const std::string& { return ops_[id].name; };
+  }
 
   std::string name_;
   std::vector<Tensor> tensors_;
   std::vector<Op> ops_;
   std::vector<TensorId> inputs_;
   std::vector<TensorId> outputs_;
-  // Transparent hashing: lookups by string_view allocate nothing (an
-  // encodings file applies ~200k names).
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, TensorId, NameHash, std::equal_to<>> tensor_by_name_;  // first definition
-  std::unordered_map<std::string, OpId, NameHash, std::equal_to<>> op_by_name_;
+  // Name lookups over the names stored in tensors_/ops_ (first definition
+  // wins). Flat: an encodings file applies ~200k names, and rewrites copy
+  // graphs.
+  NameIndex tensor_by_name_;
+  NameIndex op_by_name_;
 };
 
 }  // namespace qairt

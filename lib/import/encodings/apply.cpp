@@ -346,9 +346,8 @@ std::optional<Encoding> Resolver::Run() {
       break;
   }
   if (!ok_) return std::nullopt;
-  // Per-tensor and float encodings have no shape-dependent checks: the reader
-  // validated them already (Graph::SetEncoding checks once more).
-  if (enc.kind == EncodingKind::kPerTensor || enc.kind == EncodingKind::kFloat) return enc;
+  // Validated here against the tensor, once: ApplyEncodings then stores it
+  // with Graph::SetValidatedEncoding.
   Diagnostics ir;
   if (!ValidateEncoding(enc, t_.name, t_.shape, tid_, &ir)) {
     for (const Diagnostic& d : ir) {
@@ -381,21 +380,26 @@ Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOpt
   std::vector<std::pair<TensorId, Encoding>> pending;
   pending.reserve(file.entries.size());
   std::vector<const Entry*> unmatched;
-  for (const Entry& e : file.entries) {
-    auto id = graph->FindTensor(e.name);
-    if (!id) {
+  std::vector<std::string_view> names;
+  names.reserve(file.entries.size());
+  for (const Entry& e : file.entries) names.push_back(e.name);
+  const std::vector<TensorId> ids = graph->FindTensors(names);
+  for (size_t i = 0; i < file.entries.size(); ++i) {
+    const Entry& e = file.entries[i];
+    const TensorId id = ids[i];
+    if (id == kInvalidId) {
       unmatched.push_back(&e);
       continue;
     }
-    if (auto enc = ResolveEntry(file, e, *graph, *id, diags)) {
-      pending.emplace_back(*id, std::move(*enc));
+    if (auto enc = ResolveEntry(file, e, *graph, id, diags)) {
+      pending.emplace_back(id, std::move(*enc));
     } else {
       ++stats.failed;
     }
   }
   // Unmatched names, with suggestions (bounded work on huge graphs).
   if (!unmatched.empty()) {
-    std::vector<std::string_view> names;
+    names.clear();
     names.reserve(graph->tensor_count());
     for (TensorId t = 0; t < graph->tensor_count(); ++t) names.push_back(graph->tensor(t).name);
     const size_t budget = std::max<size_t>(3, 4'000'000 / std::max<size_t>(1, names.size()));
@@ -439,7 +443,7 @@ Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOpt
           diags->push_back(std::move(d));
         }
       }
-      Status s = graph->SetEncoding(id, std::move(enc));
+      Status s = graph->SetValidatedEncoding(id, std::move(enc));
       if (!s.ok()) {
         Diag d;
         d.code = "invalid-encoding";

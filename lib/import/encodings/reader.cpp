@@ -18,9 +18,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <unordered_map>
 
 #include "import/encodings/encodings.h"
+#include "support/name_index.h"
 
 namespace qairt::encodings {
 namespace {
@@ -405,22 +405,47 @@ class Reader {
   }
 
   // ---- objects ----------------------------------------------------------------
+  // The keys of one object so far. Inline storage: entries have ~5 keys, and
+  // a heap vector per entry was 3 allocations in a 200k-entry file.
   struct KeySet {
-    std::vector<std::pair<std::string_view, uint64_t>> keys;
+    struct Key {  // no initializers: the inline array is not zeroed per entry
+      const char* data;
+      size_t size;
+      uint64_t offset;
+      std::string_view view() const { return {data, size}; }
+    };
+    static constexpr size_t kInline = 8;
+    Key first[kInline];
+    size_t count = 0;
+    std::vector<Key> more;
+    const Key* Seen(std::string_view key) const {
+      for (size_t i = 0; i < count && i < kInline; ++i)
+        if (first[i].view() == key) return &first[i];
+      for (const Key& k : more)
+        if (k.view() == key) return &k;
+      return nullptr;
+    }
+    void Add(std::string_view key, uint64_t offset) {
+      const Key k{key.data(), key.size(), offset};
+      if (count < kInline) {
+        first[count] = k;
+      } else {
+        more.push_back(k);
+      }
+      ++count;
+    }
   };
   // False (and reported) if `key` was seen in this object.
   bool CheckDuplicate(KeySet* set, std::string_view key, uint64_t offset, std::string_view tensor) {
-    for (const auto& [k, off] : set->keys) {
-      if (k == key) {
-        auto [l, c] = src_->Locate(off);
-        Add(Severity::kError, "json-duplicate-key", offset, tensor, key,
-            "duplicate key '{}' (first at line {}, column {}): JSON readers disagree on which one wins "
-            "(simdjson keeps the first, Python the last), so the file is ambiguous",
-            key, l, c);
-        return false;
-      }
+    if (const auto* seen = set->Seen(key)) {
+      auto [l, c] = src_->Locate(seen->offset);
+      Add(Severity::kError, "json-duplicate-key", offset, tensor, key,
+          "duplicate key '{}' (first at line {}, column {}): JSON readers disagree on which one wins "
+          "(simdjson keeps the first, Python the last), so the file is ambiguous",
+          key, l, c);
+      return false;
     }
-    set->keys.emplace_back(key, offset);
+    set->Add(key, offset);
     return true;
   }
   void UnknownKey(std::string_view key, uint64_t offset, std::string_view tensor, od::value& v, const char* known) {
@@ -556,14 +581,19 @@ bool Reader::FromUnsignedGrid(int64_t offset_u, bool symmetric, uint32_t bw, con
 
 void Reader::RemoveDuplicates() {
   auto& entries = file_.entries;
-  std::unordered_map<std::string_view, size_t> first;
+  NameIndex first;
   first.reserve(entries.size());
+  const auto name_of = [&](uint32_t i) -> const std::string& { return entries[i].name; };
   std::vector<bool> drop(entries.size(), false);
   bool any = false;
+  std::vector<uint32_t> hashes(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) hashes[i] = NameIndex::Hash(entries[i].name);
+  constexpr size_t kAhead = 16;  // prefetch distance: the slots are random accesses
   for (size_t i = 0; i < entries.size(); ++i) {
-    auto [it, inserted] = first.emplace(entries[i].name, i);
-    if (inserted) continue;
-    auto [l, c] = src_->Locate(entries[it->second].offset);
+    if (i + kAhead < entries.size()) first.Prefetch(hashes[i + kAhead]);
+    const uint32_t kept = first.InsertHashed(entries[i].name, hashes[i], static_cast<uint32_t>(i), name_of);
+    if (kept == i) continue;
+    auto [l, c] = src_->Locate(entries[kept].offset);
     Add(Severity::kError, "duplicate-entry", entries[i].offset, entries[i].name, "name",
         "a second entry for this tensor (the first is at line {}, column {}); which one should win is ambiguous", l,
         c);
@@ -646,6 +676,7 @@ void Reader::ReadV2Entry(od::value& v) {
   Check(v.get_object().get(obj));
   Entry e;
   e.offset = entry_off;
+  e.field_offsets.reserve(8);
   std::string dtype_name, index_tensor;
   uint64_t dtype_off = entry_off;
   Nums &y_scale = nums_[0], &y_zp = nums_[1], &pcfs = nums_[2], &pbis = nums_[3], &offset_field = nums_[4],
@@ -759,6 +790,7 @@ void Reader::ReadV2Entry(od::value& v) {
       return true;
     }
     if (!CheckIntegral(zp, tn, what)) return false;
+    offsets->reserve(offsets->size() + zp.values.size());
     for (size_t i = 0; i < zp.values.size(); ++i) {
       const double z = zp.values[i];
       if (z < static_cast<double>(range.qmin) || z > static_cast<double>(range.qmax)) {
@@ -809,8 +841,8 @@ void Reader::ReadV2Entry(od::value& v) {
           return;
         }
     }
-    for (double s : pc.values) enc.scales.push_back(static_cast<float>(s));
-    for (double s : pbis.values) enc.block_int_scales.push_back(static_cast<int32_t>(s));
+    enc.scales.assign(pc.values.begin(), pc.values.end());  // double -> float
+    enc.block_int_scales.assign(pbis.values.begin(), pbis.values.end());  // integral: checked
     enc.offsets.assign(enc.scales.size(), 0);
     e.grid_shape = pbis.scalar ? std::vector<int64_t>{1} : pbis.shape;
     const size_t rank = e.grid_shape.size();
@@ -953,7 +985,7 @@ void Reader::ReadV2Entry(od::value& v) {
           e.block_size);
       return;
     }
-    for (double s : y_scale.values) enc.scales.push_back(static_cast<float>(s));
+    enc.scales.assign(y_scale.values.begin(), y_scale.values.end());  // double -> float
     if (y_zp.present) {
       if (y_zp.scalar && y_scale.values.size() != 1) return;  // reported above
       if (!zero_points_to_offsets(y_zp, "y_zero_point", true, &enc.offsets, &enc.float_offsets)) return;
@@ -978,7 +1010,7 @@ void Reader::ReadV2Entry(od::value& v) {
   }
   const bool per_channel = axis.has_value() || (!y_scale.scalar && y_scale.values.size() > 1);
   enc.kind = per_channel ? EncodingKind::kPerChannel : EncodingKind::kPerTensor;
-  for (double s : y_scale.values) enc.scales.push_back(static_cast<float>(s));
+  enc.scales.assign(y_scale.values.begin(), y_scale.values.end());  // double -> float
   if (y_zp.present) {
     std::vector<float> unused;
     if (!zero_points_to_offsets(y_zp, "y_zero_point", false, &enc.offsets, &unused)) return;
@@ -1234,6 +1266,7 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
   Check(v.get_object().get(obj));
   Entry e;
   e.offset = entry_off;
+  e.field_offsets.reserve(8);
   e.section = section;
   std::string enc_type, dtype;
   int64_t bw = -1, compressed_bw = -1, block_size = -1;
@@ -1407,8 +1440,8 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     enc.dtype = *FixedPointDType(true, static_cast<uint32_t>(compressed_bw));
     enc.symmetry = Symmetry::kSymmetric;
     enc.decompressed_bitwidth = static_cast<uint32_t>(bw);
-    for (double s : scale.values) enc.scales.push_back(static_cast<float>(s));
-    for (double s : pbis.values) enc.block_int_scales.push_back(static_cast<int32_t>(s));
+    enc.scales.assign(scale.values.begin(), scale.values.end());  // double -> float
+    enc.block_int_scales.assign(pbis.values.begin(), pbis.values.end());  // integral: checked
     enc.offsets.assign(enc.scales.size(), 0);
     AddEntry(std::move(e), errors_before);
     return;
