@@ -43,6 +43,9 @@ struct QuantParams {
   size_t first = 0;
   int32_t qmin = 0;  // clamp range of the quantized grid (quantize only)
   int32_t qmax = 0;
+  // Quantize: write the output with non-temporal stores where aligned (set by
+  // the callers for outputs far larger than the caches). Results identical.
+  bool stream = false;
 };
 
 // Preconditions (checked by the callers in ops.cpp): block >= 1, scales

@@ -55,6 +55,11 @@ size_t Grid::NumScales() const {
 
 namespace {
 
+// Quantized outputs at least this large are written with non-temporal stores:
+// they are far larger than L2, and the caller writes them out (or packs them)
+// rather than reading them back at once.
+constexpr size_t kStreamMinBytes = size_t{4} << 20;
+
 // The tensor seen as rows: dims [0, k) are the outer dims (one kernel call
 // per row, each with its own base in the scale grid); dims [k, r) form a row
 // whose runs (elements sharing a scale) have `run` elements.
@@ -167,6 +172,7 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
   const size_t isz = InSize(in);
   const auto* xb = static_cast<const uint8_t*>(x);
   auto* yb = static_cast<uint8_t*>(y);
+  const bool stream = n * static_cast<size_t>(bits) / 8 >= kStreamMinBytes;
   auto params = [&](size_t row, size_t pos) {
     QuantParams qp;
     const size_t base = p.ScaleBase(row);
@@ -176,6 +182,7 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
     qp.first = pos;
     qp.qmin = a.qmin;
     qp.qmax = a.qmax;
+    qp.stream = stream;
     return qp;
   };
   const size_t per = bits < 8 ? static_cast<size_t>(8 / bits) : 1;
@@ -187,7 +194,8 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
     ForPieces(p, 0, n, [&](size_t row, size_t pos, size_t len, size_t flat) {
       for (size_t done = 0; done < len;) {
         const size_t m = std::min(len - done, sizeof(buf));
-        const QuantParams qp = params(row, pos + done);
+        QuantParams qp = params(row, pos + done);
+        qp.stream = false;  // a stack buffer, read right back
         q8(m, xb + (flat + done) * isz, buf, &qp);
         PackAt(buf, m, bits, flat + done, yb);
         done += m;
@@ -441,6 +449,7 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
   int32_t qmin, qmax;
   ClampRange(bitwidth, true, Schema::kSymmetric, &qmin, &qmax);
   auto* yb = static_cast<uint8_t*>(y);
+  const bool stream = rows * row * static_cast<size_t>(bits) / 8 >= kStreamMinBytes;
   // Rows per task so a task is about one chunk.
   const size_t rows_per_task = std::max<size_t>(1, o.chunk / std::max<size_t>(row, 1));
   const size_t workers = PoolSize(o.pool);
@@ -462,6 +471,7 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
       qp.block = block;
       qp.qmin = qmin;
       qp.qmax = qmax;
+      qp.stream = stream;
       fn(row, xr, yb + r * row * static_cast<size_t>(bits) / 8, &qp);
     }
   });

@@ -10,6 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "kernels/common/scalar.h"
 
@@ -76,10 +79,74 @@ static inline void CopyBits(uint8_t* dst, uint8_t* src, size_t bits) {
   __builtin_memcpy(dst, src, nbytes);
 }
 
+// Bytes of quantized output one vector produces.
+template <int kBits>
+constexpr size_t kOutBytes = kW * kBits / 8;
+
+// Whether this ISA level can write one vector's output with non-temporal
+// stores (x86: 4, 8 or a multiple of 16 bytes).
+template <int kBits>
+constexpr bool kCanStream =
+#if defined(__SSE2__) && defined(__x86_64__)
+    kOutBytes<kBits> == 4 || kOutBytes<kBits> == 8 || kOutBytes<kBits> % 16 == 0;
+#else
+    false;
+#endif
+
+// Writes one vector's output around the caches (p aligned to its size). For
+// outputs much larger than the caches: no read-for-ownership of each line,
+// so a f32 -> q8 quantize moves 5 bytes per element instead of 6.
+template <int kBits>
+static inline void StreamQ(uint8_t* p, I q) {
+#if defined(__SSE2__) && defined(__x86_64__)
+  alignas(64) uint8_t b[kOutBytes<kBits> < 16 ? 16 : kOutBytes<kBits>];
+  V::template StoreQ<kBits>(b, q);
+  if constexpr (kOutBytes<kBits> == 4) {
+    int32_t v;
+    __builtin_memcpy(&v, b, 4);
+    _mm_stream_si32(reinterpret_cast<int*>(p), v);
+  } else if constexpr (kOutBytes<kBits> == 8) {
+    long long v;
+    __builtin_memcpy(&v, b, 8);
+    _mm_stream_si64(reinterpret_cast<long long*>(p), v);
+  } else {
+    for (size_t k = 0; k < kOutBytes<kBits>; k += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(p + k), _mm_load_si128(reinterpret_cast<const __m128i*>(b + k)));
+  }
+#else
+  V::template StoreQ<kBits>(p, q);
+#endif
+}
+
+// First vector index (a multiple of kW) from which the output can be
+// streamed: its address is 64-byte aligned. n when it cannot be.
+template <int kBits>
+static inline size_t StreamStart(const QuantParams* p, size_t n, const uint8_t* y) {
+  if constexpr (!kCanStream<kBits>) {
+    return n;
+  } else {
+    if (!p->stream) return n;
+    const auto addr = reinterpret_cast<uintptr_t>(y);
+    if (addr % kOutBytes<kBits> != 0) return n;
+    size_t i = 0;
+    while (i < n && (addr + i * kBits / 8) % 64 != 0) i += kW;
+    return i;
+  }
+}
+
+template <int kBits>
+static inline void Put(uint8_t* p, I q, bool stream) {
+  if constexpr (kCanStream<kBits>) {
+    if (stream) return StreamQ<kBits>(p, q);
+  }
+  V::template StoreQ<kBits>(p, q);
+}
+
 template <class In, int kBits>
 void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
   const In* x = static_cast<const In*>(xv);
   uint8_t* y = static_cast<uint8_t*>(yv);
+  const size_t stream_from = StreamStart<kBits>(p, n, y);
   const F lo = V::Set1(static_cast<float>(p->qmin));
   const F hi = V::Set1(static_cast<float>(p->qmax));
   alignas(64) float sb[kW];
@@ -93,7 +160,7 @@ void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
     const F zero = V::Set1(0.0f);
     for (; i + kW <= n; i += kW) {
       const F z = of ? V::Sub(zero, V::CvtI2F(V::LoadI32(of + i))) : zero;
-      V::template StoreQ<kBits>(y + i * kBits / 8, QuantVec<kBits>(V::Load(x + i), V::Load(sc + i), z, lo, hi));
+      Put<kBits>(y + i * kBits / 8, QuantVec<kBits>(V::Load(x + i), V::Load(sc + i), z, lo, hi), i >= stream_from);
     }
   } else {
     F s = V::Set1(rt.scale());
@@ -113,9 +180,12 @@ void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
         s = V::Set1(rt.scale());
         z = V::Set1(rt.zp());
       }
-      V::template StoreQ<kBits>(y + i * kBits / 8, q);
+      Put<kBits>(y + i * kBits / 8, q, i >= stream_from);
     }
   }
+#if defined(__SSE2__) && defined(__x86_64__)
+  if (stream_from < n) _mm_sfence();  // order the streamed lines before the caller's later stores
+#endif
   if (i < n) {
     const size_t cnt = n - i;
     In xb[kW] = {};
