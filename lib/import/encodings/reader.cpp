@@ -164,6 +164,20 @@ class Reader {
     return false;
   }
 
+  // A field's key. Keys without escapes (every key the formats define) are
+  // read in place from the source; unescaping each one through simdjson
+  // costs an indirect call per key (~1M keys in an LLM file).
+  static error_code KeyText(od::field& fld, std::string_view* key) {
+    const char* begin = fld.key().raw();  // just after the opening quote
+    const char* p = begin;
+    while (*p != '"' && *p != '\\') ++p;  // stage 1 validated the string: a quote ends it
+    if (*p == '"') {
+      *key = std::string_view(begin, static_cast<size_t>(p - begin));
+      return simdjson::SUCCESS;
+    }
+    return fld.unescaped_key().get(*key);
+  }
+
   // ---- typed getters (false = reported) --------------------------------------
   bool GetString(od::value& v, std::string_view tensor, std::string_view field, std::string* out) {
     od::json_type t;
@@ -374,7 +388,7 @@ class Reader {
           Check(std::move(f).get(fld));
           const uint64_t key_off = Off(fld.key().raw()) - 1;
           std::string_view k;
-          Check(fld.unescaped_key().get(k));
+          Check(KeyText(fld, &k));
           CheckDuplicate(&keys, k, key_off, tensor);
           od::value c = fld.value();
           Validate(c, depth + 1, tensor, field);
@@ -694,7 +708,7 @@ void Reader::ReadV2Entry(od::value& v) {
     Check(std::move(f).get(fld));
     const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
     std::string_view key;
-    Check(fld.unescaped_key().get(key));  // the opening quote
+    Check(KeyText(fld, &key));  // the opening quote
     od::value val = fld.value();
     ++fields;
     if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
@@ -1051,7 +1065,7 @@ void Reader::ReadLegacySection(od::value& v, Section section) {
     Check(std::move(f).get(fld));
     const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
     std::string_view key;
-    Check(fld.unescaped_key().get(key));
+    Check(KeyText(fld, &key));
     od::value val = fld.value();
     ReadLegacyEntry(std::string(key), key_off, val, section);
   }
@@ -1111,7 +1125,7 @@ void Reader::ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v
       Check(std::move(f).get(fld));
       const uint64_t key_off = Off(fld.key().raw()) - 1;
       std::string_view key;
-      Check(fld.unescaped_key().get(key));
+      Check(KeyText(fld, &key));
       od::value val = fld.value();
       const std::string field = prefix + "." + std::string(key);
       if (!CheckDuplicate(&keys, key, key_off, tn)) continue;
@@ -1282,7 +1296,7 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     Check(std::move(f).get(fld));
     const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
     std::string_view key;
-    Check(fld.unescaped_key().get(key));
+    Check(KeyText(fld, &key));
     od::value val = fld.value();
     if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
     if (std::string_view k = StaticKey(key); !k.empty()) e.field_offsets.emplace_back(k, Off(val));
@@ -1489,7 +1503,7 @@ void Reader::ReadTopObject() {
     Check(std::move(f).get(fld));
     const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
     std::string_view key;
-    Check(fld.unescaped_key().get(key));
+    Check(KeyText(fld, &key));
     CheckDuplicate(&keys, key, key_off, "");
     od::value val = fld.value();
     if (key == "version") {
@@ -1549,7 +1563,7 @@ void Reader::ReadTopObject() {
     Check(std::move(f).get(fld));
     const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
     std::string_view key;
-    Check(fld.unescaped_key().get(key));
+    Check(KeyText(fld, &key));
     od::value val = fld.value();
     if (key == "version") continue;
     if (use == Version::kV2_0_0) {
@@ -1594,6 +1608,11 @@ Result<File> Reader::Run() {
   if (size >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF) || u[0] == 0 ||
                     (size >= 2 && u[1] == 0)))
     return fail("file-encoding", "file is UTF-16 or binary: JSON encodings files must be UTF-8");
+
+  // Room for the entries up front: an LLM file has ~200k of them, and growing
+  // the vector moves every Entry ~log2(n) times. ~512 bytes per entry is a
+  // mid estimate (an activation takes ~120, a blocked weight ~400k).
+  file_.entries.reserve(std::min<size_t>(size / 512 + 16, size_t{1} << 22));
 
   // One parser per thread is reused for files up to 256 MiB (its buffers are
   // ~5x the largest file read); bigger files get their own.
