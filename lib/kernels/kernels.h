@@ -45,6 +45,9 @@ struct QuantParams {
   int32_t qmax = 0;
   // Quantize: write the output with non-temporal stores where aligned (set by
   // the callers for outputs far larger than the caches). Results identical.
+  // The caller issues one store fence (StoreFence) after its last streamed
+  // call, before anyone reads the output: a fence per call costs hundreds of
+  // cycles and LPBQ makes a call per row.
   bool stream = false;
 };
 

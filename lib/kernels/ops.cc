@@ -6,6 +6,9 @@
 #include <limits>
 
 #include "kernels/common/scalar.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace qairt::kernels {
 
@@ -59,6 +62,14 @@ namespace {
 // they are far larger than L2, and the caller writes them out (or packs them)
 // rather than reading them back at once.
 constexpr size_t kStreamMinBytes = size_t{4} << 20;
+
+// Orders non-temporal stores (QuantParams::stream) before later ones: called
+// at the end of each task that streamed, before the pool reports it done.
+inline void StoreFence() {
+#if defined(__SSE2__) && defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
 
 // The tensor seen as rows: dims [0, k) are the outer dims (one kernel call
 // per row, each with its own base in the scale grid); dims [k, r) form a row
@@ -214,6 +225,7 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
       const QuantParams qp = params(row, pos);
       fn(len, xb + flat * isz, yb + flat * static_cast<size_t>(bits) / 8, &qp);
     });
+    if (stream) StoreFence();
   });
 }
 
@@ -459,7 +471,8 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
     float* bmin = scratch.data() + w * 3 * nb;
     float* bmax = bmin + nb;
     float* eff = bmax + nb;
-    for (size_t r = t * rows_per_task; r < std::min(rows, (t + 1) * rows_per_task); ++r) {
+    const size_t r_end = std::min(rows, (t + 1) * rows_per_task);
+    for (size_t r = t * rows_per_task; r < r_end; ++r) {
       const float* xr = x + r * row;
       std::fill(bmin, bmin + nb, std::numeric_limits<float>::infinity());
       std::fill(bmax, bmax + nb, -std::numeric_limits<float>::infinity());
@@ -474,6 +487,7 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
       qp.stream = stream;
       fn(row, xr, yb + r * row * static_cast<size_t>(bits) / 8, &qp);
     }
+    if (stream) StoreFence();
   });
 }
 

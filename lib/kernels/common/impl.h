@@ -183,9 +183,7 @@ void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
       Put<kBits>(y + i * kBits / 8, q, i >= stream_from);
     }
   }
-#if defined(__SSE2__) && defined(__x86_64__)
-  if (stream_from < n) _mm_sfence();  // order the streamed lines before the caller's later stores
-#endif
+
   if (i < n) {
     const size_t cnt = n - i;
     In xb[kW] = {};
