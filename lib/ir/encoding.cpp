@@ -155,9 +155,13 @@ void EncodingChecker::CheckOffsets(const Encoding& e, const std::string& prefix,
   const QuantRange r = QuantRangeOf(e.dtype, e.effective_bitwidth());
   // offset = -zero_point and the zero point must be representable. Min/max
   // first (vectorised), the element to report only when out of range.
-  const auto [lo, hi] = std::minmax_element(e.offsets.begin(), e.offsets.end());
-  const bool in_range = -int64_t{*hi} >= r.qmin && -int64_t{*lo} <= r.qmax;
-  const bool centred = e.symmetry == Symmetry::kAsymmetric || (*lo == *hi && *lo == CentredOffset(e));
+  int32_t lo = e.offsets[0], hi = e.offsets[0];
+  for (const int32_t o : e.offsets) {  // not std::minmax_element: its branches do not vectorise
+    lo = std::min(lo, o);
+    hi = std::max(hi, o);
+  }
+  const bool in_range = -int64_t{hi} >= r.qmin && -int64_t{lo} <= r.qmax;
+  const bool centred = e.symmetry == Symmetry::kAsymmetric || (lo == hi && lo == CentredOffset(e));
   if (in_range && centred) return;
   for (size_t i = 0; i < e.offsets.size(); ++i) {
     const int64_t zero_point = -int64_t{e.offsets[i]};
