@@ -1,17 +1,16 @@
 """Rewrites, sensitivity and mixed precision through the Python binding."""
 import ctypes
 import os
-import re
 import struct
 import tempfile
 import unittest
+
+import abi_check
 
 import numpy as np
 
 import qairt
 from qairt import analyze
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def affine_fc():
@@ -43,13 +42,7 @@ def write_list(d, n, seed=3):
 
 class AnalyzeTest(unittest.TestCase):
     def test_declarations_match_header_and_exports(self):
-        with open(os.path.join(REPO, "include", "qairt", "qairt_analyze.h")) as f:
-            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        header = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
-        self.assertEqual(header, set(analyze.DECLARED))
-        with open(os.path.join(REPO, "capi", "analyze.exports")) as f:
-            exported = {line.strip() for line in f if line.startswith("qairt_")}
-        self.assertEqual(exported, set(analyze.DECLARED))
+        abi_check.assert_declared_matches(self, "qairt_analyze.h", "analyze.exports", analyze.DECLARED)
 
     def test_struct_sizes_match_the_library(self):
         # The *_init functions write struct_size = sizeof(the C struct).

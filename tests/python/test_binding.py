@@ -17,13 +17,14 @@ import ctypes
 import gc
 import json
 import os
-import re
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 import unittest
+
+import abi_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -67,13 +68,6 @@ def exports_of(header):
 
 
 FFI_HEADERS = {h: exports_of(h) for h in _ffi.DECLARED_BY_HEADER}
-
-
-def header_functions(header, status_only=False):
-    with open(os.path.join(REPO, "include", "qairt", header)) as f:
-        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-    pattern = r"QAIRT_API\s+qairt_status_t\*\s*(qairt_\w+)\s*\(" if status_only else r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\("
-    return set(re.findall(pattern, text))
 
 
 def f32(x):
@@ -166,8 +160,8 @@ class AbiDeclarationTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.header_functions = set(header_functions("qairt.h"))
-        cls.by_header = {h: header_functions(h) for h in FFI_HEADERS}
+        cls.header_functions = set(abi_check.header_functions("qairt.h"))
+        cls.by_header = {h: abi_check.header_functions(h) for h in FFI_HEADERS}
 
     def test_every_header_function_declared(self):
         self.assertGreater(len(self.header_functions), 70)
@@ -190,7 +184,7 @@ class AbiDeclarationTest(unittest.TestCase):
             self.assertEqual(exported, set(_ffi.DECLARED_BY_HEADER[header]), exports)
 
     def test_status_functions_have_errcheck(self):
-        fallible = set().union(*(header_functions(h, status_only=True) for h in FFI_HEADERS))
+        fallible = set().union(*(abi_check.header_functions(h, status_only=True) for h in FFI_HEADERS))
         self.assertGreaterEqual(len(fallible), 40)
         for name in fallible:
             self.assertIs(getattr(_ffi, name).restype, _ffi.StatusP, name)

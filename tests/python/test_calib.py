@@ -1,16 +1,15 @@
 """Calibration and comparison through the Python binding."""
 import os
-import re
 import struct
 import tempfile
 import unittest
+
+import abi_check
 
 import numpy as np
 
 import qairt
 from qairt import calib
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def mlp():
@@ -30,13 +29,7 @@ def samples(n):
 
 class CalibTest(unittest.TestCase):
     def test_declarations_match_header_and_exports(self):
-        with open(os.path.join(REPO, "include", "qairt", "qairt_calib.h")) as f:
-            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        header = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
-        self.assertEqual(header, set(calib.DECLARED))
-        with open(os.path.join(REPO, "capi", "calib.exports")) as f:
-            exported = {line.strip() for line in f if line.startswith("qairt_")}
-        self.assertEqual(exported, set(calib.DECLARED))
+        abi_check.assert_declared_matches(self, "qairt_calib.h", "calib.exports", calib.DECLARED)
 
     def test_calibrate_from_numpy_then_compare(self):
         g = mlp()

@@ -1,11 +1,12 @@
 """Encodings files through the Python binding (python/qairt/encodings.py)."""
 import json
 import os
-import re
 import struct
 import sys
 import tempfile
 import unittest
+
+import abi_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -44,13 +45,7 @@ def small_graph():
 
 class DeclarationTest(unittest.TestCase):
     def test_declared_matches_header_and_exports(self):
-        with open(os.path.join(REPO, "include", "qairt", "qairt_encodings.h")) as f:
-            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        header = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
-        self.assertEqual(header, set(encodings.DECLARED))
-        with open(os.path.join(REPO, "capi", "encodings.exports")) as f:
-            exported = {line.strip() for line in f if line.startswith("qairt_")}
-        self.assertEqual(exported, set(encodings.DECLARED))
+        abi_check.assert_declared_matches(self, "qairt_encodings.h", "encodings.exports", encodings.DECLARED)
 
     def test_struct_sizes(self):
         import ctypes

@@ -1,15 +1,13 @@
 """Target-specific processing through the Python binding."""
-import os
-import re
 import struct
 import unittest
+
+import abi_check
 
 import qairt
 from qairt import process as proc
 from qairt.container import Container, write_container
 from qairt.targets import Target
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def conv_relu(encode=True):
@@ -31,13 +29,7 @@ def conv_relu(encode=True):
 
 class ProcessTest(unittest.TestCase):
     def test_declarations_match_header_and_exports(self):
-        with open(os.path.join(REPO, "include", "qairt", "qairt_process.h")) as f:
-            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        header = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
-        self.assertEqual(header, set(proc.DECLARED))
-        with open(os.path.join(REPO, "capi", "process.exports")) as f:
-            exported = {line.strip() for line in f if line.startswith("qairt_")}
-        self.assertEqual(exported, set(proc.DECLARED))
+        abi_check.assert_declared_matches(self, "qairt_process.h", "process.exports", proc.DECLARED)
 
     def test_pipeline_lists_the_passes_in_order(self):
         p = proc.pipeline()

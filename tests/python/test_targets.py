@@ -6,6 +6,8 @@ import tempfile
 import threading
 import unittest
 
+import abi_check
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
@@ -160,14 +162,7 @@ class UserDescriptorTest(unittest.TestCase):
 
 class AbiTest(unittest.TestCase):
     def test_declared_match_header_and_exports(self):
-        import re
-        with open(os.path.join(REPO, "include", "qairt", "qairt_target.h")) as f:
-            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-        header = set(re.findall(r"QAIRT_API[^;(]*?\b(qairt_\w+)\s*\(", text))
-        self.assertEqual(header, set(targets.DECLARED))
-        with open(os.path.join(REPO, "capi", "target.exports")) as f:
-            exported = {line.strip() for line in f if line.startswith("qairt_")}
-        self.assertEqual(exported, set(targets.DECLARED))
+        abi_check.assert_declared_matches(self, "qairt_target.h", "target.exports", targets.DECLARED)
 
     def test_struct_layouts_match_c(self):
         import ctypes
