@@ -4,6 +4,7 @@
 //
 //   bench_encodings FILE.json FILE.tensors [repeats]
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,22 @@
 
 using namespace qairt;  // NOLINT
 
+// System time and page faults of one phase: on this VM a page fault costs
+// microseconds, so the first run (cold memory) is reported on its own.
+struct Usage {
+  rusage start;
+  Usage() { getrusage(RUSAGE_SELF, &start); }
+  std::string Since() const {
+    rusage now;
+    getrusage(RUSAGE_SELF, &now);
+    const double sys_ms = (now.ru_stime.tv_sec - start.ru_stime.tv_sec) * 1e3 +
+                          (now.ru_stime.tv_usec - start.ru_stime.tv_usec) / 1e3;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f ms system, %ld page faults", sys_ms, now.ru_minflt - start.ru_minflt);
+    return buf;
+  }
+};
+
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: bench_encodings FILE.json FILE.tensors [repeats]\n");
@@ -23,8 +40,7 @@ int main(int argc, char** argv) {
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 3;
   // A long-running process keeps freed memory: no mmap/munmap (and page
   // faults) per large array on every repeat. The first run is reported too.
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  if (!mallopt(M_MMAP_THRESHOLD, 1 << 30) || !mallopt(M_TRIM_THRESHOLD, 1 << 30)) return 1;
   // The graph: one activation per listed tensor, with its shape.
   Graph base("synthetic");
   std::ifstream shapes(argv[2]);
@@ -43,10 +59,13 @@ int main(int argc, char** argv) {
   size_t entries = 0, applied = 0;
   for (int r = 0; r < repeats; ++r) {
     Graph g = base;
+    const Usage parse_usage;
     const auto t0 = std::chrono::steady_clock::now();
     encodings::Diags diags;
     auto file = encodings::ReadEncodingsFile(argv[1], {}, &diags);
     const auto t1 = std::chrono::steady_clock::now();
+    const std::string parse_sys = parse_usage.Since();
+    const Usage apply_usage;
     if (!file.ok()) {
       std::fprintf(stderr, "%s\n", file.status().message().c_str());
       return 1;
@@ -54,6 +73,8 @@ int main(int argc, char** argv) {
     encodings::ApplyOptions ao;
     auto stats = encodings::ApplyEncodings(file.value(), &g, ao, &diags);
     const auto t2 = std::chrono::steady_clock::now();
+    std::printf("repeat %d: parse %.3f s (%s), apply %.3f s (%s)\n", r, std::chrono::duration<double>(t1 - t0).count(),
+                parse_sys.c_str(), std::chrono::duration<double>(t2 - t1).count(), apply_usage.Since().c_str());
     if (!stats.ok()) {
       std::fprintf(stderr, "%s\n", stats.status().message().c_str());
       return 1;

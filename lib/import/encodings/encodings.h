@@ -80,25 +80,24 @@ inline size_t CountErrors(const Diags& d) {
 class SourceText {
  public:
   static constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
-  explicit SourceText(size_t size);  // buffer of size + kPadding bytes (padding zeroed)
-  // Maps `fd` read-only when the page tail past `size` holds the padding;
-  // nullptr if it cannot (the caller then reads into a buffer).
-  static std::shared_ptr<SourceText> Map(int fd, size_t size);
+  // A buffer of size + kPadding bytes (padding zeroed), filled by the caller.
+  // Files are read into it rather than mapped: a mapped file that is truncated
+  // while being parsed kills the process (SIGBUS), and on virtual machines
+  // the first touch of a mapping's pages costs more than copying them.
+  explicit SourceText(size_t size);
   ~SourceText();
   SourceText(const SourceText&) = delete;
   SourceText& operator=(const SourceText&) = delete;
-  char* mutable_data() { return data_.get(); }
-  const char* data() const { return mapped_ ? mapped_ : data_.get(); }
+  char* mutable_data() { return data_; }
+  const char* data() const { return data_; }
   size_t size() const { return size_; }
   // 1-based line and column (in code points); {0, 0} if offset is out of range.
   // Builds the line index on first use (thread-safe).
   std::pair<uint32_t, uint32_t> Locate(uint64_t offset) const;
 
  private:
-  SourceText() = default;
-  std::unique_ptr<char[]> data_;
-  const char* mapped_ = nullptr;
-  size_t map_length_ = 0;
+  char* data_ = nullptr;
+  size_t capacity_ = 0;  // bytes allocated (a large buffer's mapping length)
   size_t size_ = 0;
   mutable std::once_flag once_;
   mutable std::vector<uint64_t> line_starts_;

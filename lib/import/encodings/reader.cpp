@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "import/encodings/encodings.h"
+#include "import/encodings/number_array_scan.h"
 #include "support/name_index.h"
 
 namespace qairt::encodings {
@@ -264,6 +265,21 @@ class Reader {
       return ReadNumber(v, tensor, field, out);
     }
     if (t != od::json_type::array) return WrongType(v, tensor, field, "a number or an array of numbers");
+    if (out->offset != Diag::kNoOffset && ScanNumberArray(base_ + out->offset, static_cast<int>(opt_.max_rank), &scan_)) {
+      // The common case, read from the text; simdjson only steps over it.
+      od::array arr;
+      std::string_view raw;
+      Check(v.get_array().get(arr));
+      Check(arr.raw_json().get(raw));
+      const char* after = scan_.end;
+      while (after < raw.data() + raw.size() && (*after == ' ' || *after == '\n' || *after == '\r' || *after == '\t'))
+        ++after;
+      if (raw.data() != base_ + out->offset || after != raw.data() + raw.size()) Fatal(simdjson::TAPE_ERROR, out->offset);
+      out->values.swap(scan_.values);
+      out->shape.swap(scan_.shape);
+      if (literal_kind) out->any_float_literal = scan_.any_float_literal;
+      return true;
+    }
     std::vector<int64_t> dims(opt_.max_rank + 1, -1);
     int leaf_depth = -1;
     if (!ReadArray(v, 0, &dims, &leaf_depth, tensor, field, out)) return false;
@@ -506,6 +522,7 @@ class Reader {
   od::document doc_;
   File file_;
   Nums nums_[6];  // per-entry field buffers, reused (large y_scale arrays would otherwise be reallocated)
+  NumberArrayScan scan_;  // the fast path's buffers, swapped with a Nums' on success
 };
 
 uint64_t Reader::ElementOffset(uint64_t array_offset, size_t index) const {
@@ -1748,17 +1765,13 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
     diags->push_back(d);
     return Status(StatusCode::kParseError, fmt::format("{}: {}", path, d.message));
   }
-  // Mapped when the padding fits in the last page, else read into a buffer.
-  std::shared_ptr<SourceText> src = SourceText::Map(fd, static_cast<size_t>(size));
-  if (!src) {
-    src = std::make_shared<SourceText>(static_cast<size_t>(size));
-    size_t done = 0;
-    while (done < size) {
-      const ssize_t n = ::read(fd, src->mutable_data() + done, static_cast<size_t>(size) - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return io_error("short read (was the file changed while reading?)");
-      done += static_cast<size_t>(n);
-    }
+  auto src = std::make_shared<SourceText>(static_cast<size_t>(size));
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, src->mutable_data() + done, static_cast<size_t>(size) - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return io_error("short read (was the file changed while reading?)");
+    done += static_cast<size_t>(n);
   }
   Reader r(std::move(src), path, options, diags);
   return r.Run();
