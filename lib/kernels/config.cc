@@ -62,6 +62,10 @@ KernelConfig Build(Isa level) {
   if (Admit(QAIRT_ISA_##isa, level)) c.QAIRT_PACK_SLOT_##op = name;
 #include "kernels/pack/kernels.inc"
 #undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name) \
+  if (Admit(QAIRT_ISA_##isa, level)) c.lpbq_scales = name;
+#include "kernels/lpbq-scales/kernels.inc"
+#undef QAIRT_KERNEL
   return c;
 }
 

@@ -42,6 +42,7 @@ struct KernelConfig {
   PackFn pack4 = nullptr;
   PackFn pack2 = nullptr;
   UnpackFn unpack[4] = {};  // s4, u4, s2, u2
+  LpbqScalesFn lpbq_scales = nullptr;
   // The ISA of the kernel chosen for quant[kF32][kQ8] (for logs and tests).
   Isa quant_isa = Isa::kScalar;
 

@@ -98,6 +98,20 @@ using NonFiniteFn = size_t (*)(size_t n, const float* x);
 using F32ToF16Fn = void (*)(size_t n, const float* x, Half* y);
 using F16ToF32Fn = void (*)(size_t n, const Half* x, float* y);
 
+// LPBQ scales of one channel split into nblocks blocks (the formulas of
+// ComputeLpbq in ops.h): block scale bs = float(max(mx / pos, -mn / neg)) in
+// double, with mn = min(block min, 0), mx = max(block max, 0) widened to
+// mn + min_range when narrower; channel scale cs = (max bs) / levels; integer
+// scale k = clamp(roundeven(bs / cs), 1, levels); effective scale k * cs.
+struct LpbqParams {
+  double pos = 7;  // steps of the signed symmetric grid above / below zero
+  double neg = 8;
+  float min_range = 1e-4f;
+  float levels = 16;  // 2^(decompressed bitwidth - bitwidth)
+};
+using LpbqScalesFn = void (*)(size_t nblocks, const float* bmins, const float* bmaxs, const LpbqParams* p,
+                              float* channel_scale, int32_t* int_scales, float* effective_scales);
+
 // int8 values -> packed 4/2-bit (low bits first; the value's low bits are
 // kept), and packed -> int8 (sign- or zero-extended).
 using PackFn = void (*)(size_t n, const int8_t* q, uint8_t* y);
@@ -141,6 +155,11 @@ namespace qairt::kernels {
 #define QAIRT_PACK_DECL_unpacku2(name) void name(size_t n, const uint8_t* p, int8_t* q);
 #include "kernels/pack/kernels.inc"
 #undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name)                                                                               \
+  void name(size_t nblocks, const float* bmins, const float* bmaxs, const LpbqParams* p, float* channel_scale, \
+            int32_t* int_scales, float* effective_scales);
+#include "kernels/lpbq-scales/kernels.inc"
+#undef QAIRT_KERNEL
 }  // namespace qairt::kernels
 
 // ---------------------------------------------------------------------------
@@ -162,4 +181,6 @@ void F32ToF16(size_t n, const float* x, Half* y);
 void F16ToF32(size_t n, const Half* x, float* y);
 void Pack(int bits, size_t n, const int8_t* q, uint8_t* y);
 void Unpack(int bits, bool is_signed, size_t n, const uint8_t* p, int8_t* q);
+void LpbqScales(size_t nblocks, const float* bmins, const float* bmaxs, const LpbqParams* p, float* channel_scale,
+                int32_t* int_scales, float* effective_scales);
 }  // namespace qairt::kernels::ref

@@ -421,30 +421,37 @@ GridParams ComputeGrid(float fmin, float fmax, uint32_t bitwidth, bool is_signed
   return g;
 }
 
+namespace {
+
+LpbqParams MakeLpbqParams(uint32_t bitwidth, uint32_t decompressed_bitwidth, float min_range) {
+  // ComputeGrid's signed symmetric case, with its constants hoisted (this runs
+  // once per block of LLM-sized weights).
+  LpbqParams p;
+  const double steps = std::ldexp(1.0, static_cast<int>(bitwidth)) - 1;
+  p.pos = std::floor(steps / 2) + (steps == 3 ? 1 : 0);
+  p.neg = steps - std::floor(steps / 2);
+  p.min_range = min_range;
+  p.levels = std::ldexp(1.0f, static_cast<int>(decompressed_bitwidth - bitwidth));
+  return p;
+}
+
+}  // namespace
+
 void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const size_t* block_channel,
                  size_t nchannels, uint32_t bitwidth, uint32_t decompressed_bitwidth, float min_range,
                  float* channel_scales, int32_t* int_scales, float* effective_scales) {
-  const float levels = std::ldexp(1.0f, static_cast<int>(decompressed_bitwidth - bitwidth));
-  // ComputeGrid's signed symmetric case, with its constants hoisted (this runs
-  // once per block of LLM-sized weights).
-  const double steps = std::ldexp(1.0, static_cast<int>(bitwidth)) - 1;
-  const double pos = std::floor(steps / 2) + (steps == 3 ? 1 : 0);
-  const double neg = steps - std::floor(steps / 2);
+  const LpbqParams p = MakeLpbqParams(bitwidth, decompressed_bitwidth, min_range);
   std::fill(channel_scales, channel_scales + nchannels, 0.0f);
   for (size_t b = 0; b < nblocks; ++b) {
-    const double mn = std::min<double>(bmins[b], 0.0);
-    double mx = std::max<double>(bmaxs[b], 0.0);
-    if (mx - mn < min_range) mx = mn + min_range;
-    const float bs = static_cast<float>(std::max(mx / pos, -mn / neg));
+    const float bs = LpbqBlockScale(bmins[b], bmaxs[b], &p);
     effective_scales[b] = bs;  // block scale for now
     float& cs = channel_scales[block_channel[b]];
     cs = std::max(cs, bs);
   }
-  for (size_t ch = 0; ch < nchannels; ++ch) channel_scales[ch] /= levels;
+  for (size_t ch = 0; ch < nchannels; ++ch) channel_scales[ch] /= p.levels;
   for (size_t b = 0; b < nblocks; ++b) {
     const float cs = channel_scales[block_channel[b]];
-    const float r = RoundEven(effective_scales[b] / cs);
-    const int32_t k = static_cast<int32_t>(std::clamp(r, 1.0f, levels));
+    const int32_t k = LpbqIntScale(effective_scales[b], cs, p.levels);
     int_scales[b] = k;
     effective_scales[b] = static_cast<float>(k) * cs;
   }
@@ -466,7 +473,7 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
   const size_t rows_per_task = std::max<size_t>(1, o.chunk / std::max<size_t>(row, 1));
   const size_t workers = PoolSize(o.pool);
   std::vector<float> scratch(workers * 3 * nb);
-  std::vector<size_t> zero_channel(nb, 0);
+  const LpbqParams lpbq = MakeLpbqParams(bitwidth, decompressed_bitwidth, min_range);
   ParallelFor(o.pool, Tasks(rows, rows_per_task), [&](size_t t, size_t w) {
     float* bmin = scratch.data() + w * 3 * nb;
     float* bmax = bmin + nb;
@@ -477,8 +484,7 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
       std::fill(bmin, bmin + nb, std::numeric_limits<float>::infinity());
       std::fill(bmax, bmax + nb, -std::numeric_limits<float>::infinity());
       c.minmax(row, xr, 0, block, bmin, bmax);
-      ComputeLpbq(nb, bmin, bmax, zero_channel.data(), 1, bitwidth, decompressed_bitwidth, min_range,
-                  channel_scales + r, int_scales + r * nb, eff);
+      c.lpbq_scales(nb, bmin, bmax, &lpbq, channel_scales + r, int_scales + r * nb, eff);
       QuantParams qp;
       qp.scales = eff;
       qp.block = block;

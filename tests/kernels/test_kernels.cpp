@@ -3,7 +3,10 @@
 // kernel tables below are generated from the lists, so a new list entry is
 // tested without touching this file.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 
 #include "kernel_test_util.h"
 #include "kernels/common/scalar.h"
@@ -112,6 +115,20 @@ const std::vector<PackEntry>& PackEntries() {
   static const std::vector<PackEntry> v = {
 #define QAIRT_KERNEL(isa, name, op) {QAIRT_TEST_ISA_##isa, #name, #op, reinterpret_cast<void*>(&name)},
 #include "kernels/pack/kernels.inc"
+#undef QAIRT_KERNEL
+  };
+  return v;
+}
+
+struct LpbqEntry {
+  Isa isa;
+  const char* name;
+  LpbqScalesFn fn;
+};
+const std::vector<LpbqEntry>& LpbqEntries() {
+  static const std::vector<LpbqEntry> v = {
+#define QAIRT_KERNEL(isa, name) {QAIRT_TEST_ISA_##isa, #name, name},
+#include "kernels/lpbq-scales/kernels.inc"
 #undef QAIRT_KERNEL
   };
   return v;
@@ -563,7 +580,77 @@ TEST_CASE("every list entry is a distinct kernel and the lists cover all slots",
     CHECK(c.f16_to_f32);
     CHECK(c.pack4);
     CHECK(c.pack2);
+    CHECK(c.lpbq_scales);
   }
+}
+
+TEST_CASE("lpbq-scales kernels equal the reference bit for bit", "[kernels][lpbq]") {
+  std::mt19937 rng(43);
+  auto bits = [](const std::vector<float>& v) {
+    std::vector<uint32_t> u(v.size());
+    std::memcpy(u.data(), v.data(), v.size() * 4);
+    return u;
+  };
+  const std::pair<uint32_t, uint32_t> widths[] = {{4, 8}, {4, 16}, {8, 16}, {2, 8}, {3, 8}};
+  const float ranges[] = {1e-4f, 0.0f, 1e-2f};
+  size_t checked = 0;
+  for (int round = 0; round < 400; ++round) {
+    const size_t nb = round < 70 ? static_cast<size_t>(round) + 1 : 1 + rng() % 300;
+    std::vector<float> bmin(nb), bmax(nb);
+    const int style = round % 6;
+    for (size_t b = 0; b < nb; ++b) {
+      const float mag = std::ldexp(1.0f, static_cast<int>(rng() % 40) - 30);
+      bmin[b] = -std::fabs(RandNormal(rng, mag));
+      bmax[b] = std::fabs(RandNormal(rng, mag));
+      if (style == 1 && rng() % 3 == 0) bmin[b] = bmax[b] = 0.0f;         // zero blocks: min_range widens
+      if (style == 2 && rng() % 3 == 0) bmax[b] = bmin[b] + 1e-6f * mag;  // below min_range
+      if (style == 3 && rng() % 2 == 0) bmin[b] = -0.0f;                  // negative zero
+      if (style == 4) bmin[b] = bmax[b] = (rng() % 2) ? 0.0f : -0.0f;     // all zero (min_range 0: no scale)
+      if (style == 5 && rng() % 4 == 0) bmax[b] = -std::fabs(bmax[b]);    // negative maxima
+    }
+    const auto [bw, dbw] = widths[round % 5];
+    LpbqParams p;
+    const double steps = std::ldexp(1.0, static_cast<int>(bw)) - 1;
+    p.pos = std::floor(steps / 2) + (steps == 3 ? 1 : 0);
+    p.neg = steps - std::floor(steps / 2);
+    p.min_range = ranges[round % 3];
+    p.levels = std::ldexp(1.0f, static_cast<int>(dbw - bw));
+    float ref_cs = -1;
+    std::vector<int32_t> ref_k(nb);
+    std::vector<float> ref_eff(nb);
+    ref::LpbqScales(nb, bmin.data(), bmax.data(), &p, &ref_cs, ref_k.data(), ref_eff.data());
+    for (const LpbqEntry& e : LpbqEntries()) {
+      if (!CanRun(e.isa, e.name)) continue;
+      INFO(e.name << ", round " << round << ", " << nb << " blocks");
+      float cs = -1;
+      std::vector<int32_t> k(nb, -1);
+      std::vector<float> eff(nb, -1);
+      e.fn(nb, bmin.data(), bmax.data(), &p, &cs, k.data(), eff.data());
+      CHECK(bits({cs}) == bits({ref_cs}));
+      CHECK(k == ref_k);
+      CHECK(bits(eff) == bits(ref_eff));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 400);  // the scalar kernel runs everywhere
+}
+
+TEST_CASE("lpbq-scales reference: worked example", "[kernels][lpbq]") {
+  // Block scales 0.1, 0.5, 1.6 (4-bit: max / 7 vs -min / 8) -> channel scale
+  // 1.6 / 16 = 0.1; integer scales round(bs / 0.1) clamped to [1, 16].
+  const float bmin[] = {-0.8f, -4.0f, -12.8f, 0.0f};
+  const float bmax[] = {0.1f, 0.5f, 1.0f, 0.0f};
+  LpbqParams p;  // 4 -> 8 bit, min range 1e-4
+  float cs;
+  int32_t k[4];
+  float eff[4];
+  ref::LpbqScales(4, bmin, bmax, &p, &cs, k, eff);
+  CHECK(cs == Approx(0.1f));
+  CHECK(k[0] == 1);
+  CHECK(k[1] == 5);
+  CHECK(k[2] == 16);
+  CHECK(k[3] == 1);  // a zero block: range 1e-4, scale 1.25e-5, rounds to 0, clamped to 1
+  CHECK(eff[2] == Approx(1.6f));
 }
 
 }  // namespace qairt::kernels::test

@@ -79,6 +79,21 @@ static inline float RoundEven(float v) {
 }
 static inline float CanonicalZero(float v) { return v == 0.0f ? 0.0f : v; }
 
+// LPBQ (see LpbqParams): one block's scale, and its integer scale against the
+// channel scale. Written as std::min/max/clamp evaluate, operand order included,
+// so the vector kernels can match them lane for lane.
+static inline float LpbqBlockScale(float bmin, float bmax, const LpbqParams* p) {
+  const double mn = 0.0 < static_cast<double>(bmin) ? 0.0 : static_cast<double>(bmin);  // std::min(bmin, 0.0)
+  double mx = static_cast<double>(bmax) < 0.0 ? 0.0 : static_cast<double>(bmax);        // std::max(bmax, 0.0)
+  if (mx - mn < static_cast<double>(p->min_range)) mx = mn + static_cast<double>(p->min_range);
+  const double up = mx / p->pos, down = -mn / p->neg;
+  return static_cast<float>(up < down ? down : up);  // std::max(up, down)
+}
+static inline int32_t LpbqIntScale(float block_scale, float channel_scale, float levels) {
+  const float r = RoundEven(block_scale / channel_scale);
+  return static_cast<int32_t>(r < 1.0f ? 1.0f : levels < r ? levels : r);  // std::clamp(r, 1, levels)
+}
+
 static inline int32_t QuantScalar(float x, float s, float zp, float lo, float hi) {
   float v = RoundEven(NanToZero(x) / s) + zp;
   v = MinPs(MaxPs(v, lo), hi);

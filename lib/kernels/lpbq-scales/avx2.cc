@@ -1,0 +1,65 @@
+// lpbq-scales kernel, avx2 level (compiled with: -mavx2 -mfma -mf16c; see
+// CMakeLists.txt). Four blocks per step in double lanes; see avx512.cc for
+// how it matches the reference.
+#include <immintrin.h>
+
+#include "kernels/common/scalar.h"
+
+namespace qairt::kernels {
+
+void qairt_f32_lpbqscales__avx2_u4(size_t nblocks, const float* bmins, const float* bmaxs, const LpbqParams* p,
+                                   float* channel_scale, int32_t* int_scales, float* effective_scales) {
+  const __m256d zero = _mm256_setzero_pd();
+  const __m256d min_range = _mm256_set1_pd(static_cast<double>(p->min_range));
+  const __m256d pos = _mm256_set1_pd(p->pos), neg = _mm256_set1_pd(p->neg);
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  __m128 vmax = _mm_setzero_ps();
+  __m128 nan = _mm_setzero_ps();
+  size_t b = 0;
+  for (; b + 4 <= nblocks; b += 4) {
+    const __m256d mn = _mm256_min_pd(zero, _mm256_cvtps_pd(_mm_loadu_ps(bmins + b)));  // 0 < v ? 0 : v
+    __m256d mx = _mm256_max_pd(zero, _mm256_cvtps_pd(_mm_loadu_ps(bmaxs + b)));        // v < 0 ? 0 : v
+    const __m256d narrow = _mm256_cmp_pd(_mm256_sub_pd(mx, mn), min_range, _CMP_LT_OQ);
+    mx = _mm256_blendv_pd(mx, _mm256_add_pd(mn, min_range), narrow);
+    const __m256d up = _mm256_div_pd(mx, pos);
+    const __m256d down = _mm256_div_pd(_mm256_xor_pd(mn, sign), neg);
+    const __m128 bs = _mm256_cvtpd_ps(_mm256_max_pd(down, up));  // up < down ? down : up
+    nan = _mm_or_ps(nan, _mm_cmpunord_ps(bs, bs));
+    _mm_storeu_ps(effective_scales + b, bs);
+    vmax = _mm_max_ps(vmax, bs);
+  }
+  alignas(16) float lanes[4];
+  _mm_store_ps(lanes, vmax);
+  float cs = 0.0f;
+  for (float v : lanes) cs = cs < v ? v : cs;
+  bool any_nan = _mm_movemask_ps(nan) != 0;
+  for (; b < nblocks; ++b) {
+    const float bs = LpbqBlockScale(bmins[b], bmaxs[b], p);
+    any_nan |= bs != bs;
+    effective_scales[b] = bs;
+    cs = cs < bs ? bs : cs;
+  }
+  cs /= p->levels;
+  if (any_nan || !(cs > 0.0f) || !(cs <= 3.40282347e38f)) {
+    ref::LpbqScales(nblocks, bmins, bmaxs, p, channel_scale, int_scales, effective_scales);
+    return;
+  }
+  *channel_scale = cs;
+  const __m256 vcs = _mm256_set1_ps(cs), one = _mm256_set1_ps(1.0f), levels = _mm256_set1_ps(p->levels);
+  b = 0;
+  for (; b + 8 <= nblocks; b += 8) {
+    __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(effective_scales + b), vcs),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_min_ps(_mm256_max_ps(r, one), levels);  // finite here: std::clamp's value
+    const __m256i k = _mm256_cvttps_epi32(r);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(int_scales + b), k);
+    _mm256_storeu_ps(effective_scales + b, _mm256_mul_ps(_mm256_cvtepi32_ps(k), vcs));
+  }
+  for (; b < nblocks; ++b) {
+    const int32_t k = LpbqIntScale(effective_scales[b], cs, p->levels);
+    int_scales[b] = k;
+    effective_scales[b] = static_cast<float>(k) * cs;
+  }
+}
+
+}  // namespace qairt::kernels
