@@ -418,3 +418,29 @@ TEST_CASE("C API: load, inspect, render diagnostics", "[encodings][capi]") {
 
 }  // namespace
 }  // namespace qairt::encodings
+
+namespace qairt::encodings {
+namespace {
+
+TEST_CASE("field offsets keep the known keys inline", "[encodings][read]") {
+  FieldOffsets f;
+  f.Add("y_scale", 120);
+  f.Add("not_a_key", 7);  // unknown keys are not kept
+  f.Add("", 5);           // an AIMET 0.6.1 list
+  f.Add("axis", Diag::kNoOffset);
+  REQUIRE(f.size() == 3);
+  CHECK(f[0] == std::pair<std::string_view, uint64_t>{"y_scale", 120});
+  CHECK(f[1] == std::pair<std::string_view, uint64_t>{"", 5});
+  CHECK(f[2].second == Diag::kNoOffset);
+  size_t seen = 0;
+  for (const auto& [key, off] : f) seen += !key.empty() || off == 5;
+  CHECK(seen == 3);
+  for (size_t i = 0; i < 2 * FieldOffsets::kCapacity; ++i) f.Add("bw", i);
+  CHECK(f.size() == FieldOffsets::kCapacity);
+  CHECK(FieldOffsets::KeyIndex("per_block_int_scale") >= 0);
+  CHECK(FieldOffsets::KeyName(FieldOffsets::KeyIndex("compressed_bw")) == "compressed_bw");
+  CHECK(FieldOffsets::KeyIndex("y_scale ") == -1);
+}
+
+}  // namespace
+}  // namespace qairt::encodings

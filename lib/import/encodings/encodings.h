@@ -103,6 +103,40 @@ class SourceText {
   mutable std::vector<uint64_t> line_starts_;
 };
 
+// JSON key -> byte offset of its value within one entry, for diagnostics at
+// apply time. Only the formats' known keys are kept (each at most once per
+// entry); stored inline, as a heap block per entry was measurable on files of
+// 200k entries.
+class FieldOffsets {
+ public:
+  static constexpr size_t kCapacity = 12;  // more known keys than any format's entry has
+  // The key's index among the known keys, or -1.
+  static int KeyIndex(std::string_view key);
+  static std::string_view KeyName(int index);
+  // Records a known key (others, and keys past kCapacity, are ignored: the
+  // entry's own offset is used for them).
+  void Add(std::string_view key, uint64_t offset);
+  size_t size() const { return size_; }
+  std::pair<std::string_view, uint64_t> operator[](size_t i) const {
+    const uint64_t off = slots_[i] & kOffsetMask;
+    return {KeyName(static_cast<int>(slots_[i] >> 56)), off == kOffsetMask ? UINT64_MAX : off};  // kNoOffset
+  }
+  struct Iterator {
+    const FieldOffsets* o;
+    size_t i;
+    std::pair<std::string_view, uint64_t> operator*() const { return (*o)[i]; }
+    Iterator& operator++() { return ++i, *this; }
+    bool operator!=(const Iterator& b) const { return i != b.i; }
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size_}; }
+
+ private:
+  static constexpr uint64_t kOffsetMask = (uint64_t{1} << 56) - 1;
+  uint64_t slots_[kCapacity] = {};  // key index << 56 | offset (all ones: none)
+  uint8_t size_ = 0;
+};
+
 // One tensor's entry, converted to the IR's encoding. Facts the format leaves
 // out are settled against the tensor when applied (see ResolveEntry).
 struct Entry {
@@ -120,9 +154,7 @@ struct Entry {
   std::vector<int64_t> grid_shape;
   int64_t block_size = 0;     // blockwise: block size along the block axis as written
   int32_t channel_axis = -1;  // blockwise: channel axis when known (1.0.0 array order)
-  // JSON key -> byte offset of its value, for diagnostics at apply time.
-  // Keys are the format's known key names (static storage).
-  std::vector<std::pair<std::string_view, uint64_t>> field_offsets;
+  FieldOffsets field_offsets;
 
   uint64_t FieldOffset(std::string_view ir_field) const;  // maps IR field names to JSON keys
   std::string JsonField(std::string_view ir_field) const;  // "block_int_scales[2]" -> "per_block_int_scale[2]"

@@ -62,17 +62,6 @@ bool IsValueError(error_code e) {
 
 struct ParseAbort {};
 
-// The keys every format defines, as static strings for Entry::field_offsets.
-std::string_view StaticKey(std::string_view key) {
-  static constexpr std::string_view kKeys[] = {
-      "name",  "output_dtype", "y_scale",    "y_zero_point", "axis",          "block_size", "per_channel_float_scale",
-      "per_block_int_scale", "index_tensor", "offset", "enc_type", "dtype", "bw", "is_sym", "scale", "compressed_bw",
-      "zero_point_shift", "bitwidth", "is_symmetric", ""};
-  for (std::string_view k : kKeys)
-    if (k == key) return k;
-  return {};
-}
-
 bool IsNonFiniteLiteral(std::string_view tok) {
   for (std::string_view lit : {"NaN", "-NaN", "Infinity", "-Infinity", "+Infinity", "nan", "inf", "-inf"})
     if (tok.substr(0, lit.size()) == lit) return true;
@@ -707,7 +696,6 @@ void Reader::ReadV2Entry(od::value& v) {
   Check(v.get_object().get(obj));
   Entry e;
   e.offset = entry_off;
-  e.field_offsets.reserve(8);
   std::string dtype_name, index_tensor;
   uint64_t dtype_off = entry_off;
   Nums &y_scale = nums_[0], &y_zp = nums_[1], &pcfs = nums_[2], &pbis = nums_[3], &offset_field = nums_[4],
@@ -729,7 +717,7 @@ void Reader::ReadV2Entry(od::value& v) {
     od::value val = fld.value();
     ++fields;
     if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
-    if (std::string_view k = StaticKey(key); !k.empty()) e.field_offsets.emplace_back(k, Off(val));
+    e.field_offsets.Add(key, Off(val));
     const std::string& tn = e.name;
     if (key == "name") {
       has_name = GetString(val, "", "name", &e.name);
@@ -1109,7 +1097,7 @@ void Reader::ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v
       WrongType(v, tn, "", "a list of encodings");
     return;
   }
-  e.field_offsets.emplace_back("", Off(v));
+  e.field_offsets.Add("", Off(v));
   od::array arr;
   Check(v.get_array().get(arr));
   struct Item {
@@ -1257,9 +1245,9 @@ void Reader::ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v
   }
   enc.kind = items.size() > 1 ? EncodingKind::kPerChannel : EncodingKind::kPerTensor;
   e.axis_inferred = items.size() > 1;
-  e.field_offsets.emplace_back("scale", items[0].scale_off);
-  e.field_offsets.emplace_back("offset", items[0].offset_off);
-  e.field_offsets.emplace_back("bitwidth", items[0].bw_off);
+  e.field_offsets.Add("scale", items[0].scale_off);
+  e.field_offsets.Add("offset", items[0].offset_off);
+  e.field_offsets.Add("bitwidth", items[0].bw_off);
   AddEntry(std::move(e), errors_before);
 }
 
@@ -1297,7 +1285,6 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
   Check(v.get_object().get(obj));
   Entry e;
   e.offset = entry_off;
-  e.field_offsets.reserve(8);
   e.section = section;
   std::string enc_type, dtype;
   int64_t bw = -1, compressed_bw = -1, block_size = -1;
@@ -1316,7 +1303,7 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     Check(KeyText(fld, &key));
     od::value val = fld.value();
     if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
-    if (std::string_view k = StaticKey(key); !k.empty()) e.field_offsets.emplace_back(k, Off(val));
+    e.field_offsets.Add(key, Off(val));
     const std::string& tn = e.name;
     if (key == "name") {
       has_name = GetString(val, "", "name", &e.name) && !e.name.empty();

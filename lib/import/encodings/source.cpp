@@ -151,6 +151,30 @@ std::string Diag::Format() const {
 }
 
 namespace {
+// The keys the formats define ("" names an AIMET 0.6.1 entry's list).
+constexpr std::string_view kKnownKeys[] = {
+    "name",   "output_dtype", "y_scale",       "y_zero_point",     "axis",         "block_size", "per_channel_float_scale",
+    "per_block_int_scale", "index_tensor", "offset", "enc_type", "dtype", "bw", "is_sym", "scale", "compressed_bw",
+    "zero_point_shift", "bitwidth", "is_symmetric", ""};
+}  // namespace
+
+int FieldOffsets::KeyIndex(std::string_view key) {
+  for (size_t i = 0; i < std::size(kKnownKeys); ++i)
+    if (kKnownKeys[i] == key) return static_cast<int>(i);
+  return -1;
+}
+
+std::string_view FieldOffsets::KeyName(int index) {
+  return index >= 0 && static_cast<size_t>(index) < std::size(kKnownKeys) ? kKnownKeys[index] : std::string_view();
+}
+
+void FieldOffsets::Add(std::string_view key, uint64_t offset) {
+  const int k = KeyIndex(key);
+  if (k < 0 || size_ == kCapacity) return;
+  slots_[size_++] = (static_cast<uint64_t>(k) << 56) | (offset & kOffsetMask);
+}
+
+namespace {
 // IR field root -> JSON keys that carry it in some format.
 const std::vector<std::string_view>* JsonKeysOf(std::string_view root) {
   static const std::pair<std::string_view, std::vector<std::string_view>> kMap[] = {
