@@ -23,6 +23,11 @@
  * query-then-fill, append-only enums, ownership). A qairt_encodings_t is
  * immutable once loaded and may be shared between threads; a diagnostics
  * collector is thread-compatible. Added with ABI minor 2.
+ *
+ * Memory: to read large files repeatedly at full speed, each thread that
+ * loads a file keeps its JSON parser's buffers (~5x the largest file it read)
+ * and one released text buffer (1x) for the next load, for files up to
+ * 256 MiB; they are freed when the thread exits.
  */
 #ifndef QAIRT_QAIRT_ENCODINGS_H_
 #define QAIRT_QAIRT_ENCODINGS_H_
