@@ -265,6 +265,50 @@ TEST_CASE("quantize kernels match the reference bit for bit", "[kernels][quant]"
   CHECK(checked > 0);
 }
 
+// Values within a few ulps of every half-way point must give the reference's
+// codes (guards any faster formulation of the division, e.g. multiplying by
+// 1/scale and checking the remainder, which was tried and measured slower).
+TEST_CASE("quantize: near-ties around every half-way point match the reference", "[kernels][quant]") {
+  std::mt19937 rng(11);
+  size_t checked = 0;
+  for (const QuantEntry& k : QuantEntries()) {
+    if (!CanRun(k.isa, k.name) || k.in != 0 || k.bits > 8) continue;
+    INFO(k.name);
+    for (auto [qmin, qmax] : RangesFor(k.bits)) {
+      for (int round = 0; round < 40; ++round) {
+        const size_t block = round % 4 == 0 ? 4096 : 64;
+        const size_t n = 4096;
+        RunSetup r;
+        r.block = block;
+        r.first = 0;
+        std::uniform_real_distribution<float> u(-20.0f, 3.0f);
+        for (size_t i = 0; i < n / block; ++i) {
+          r.scales.push_back(std::exp2(u(rng)) * (1.0f + static_cast<float>(rng() % 1000) / 1000.0f));
+          if (round % 2) r.offsets.push_back(-static_cast<int32_t>(qmin + static_cast<int32_t>(rng() % static_cast<uint32_t>(qmax - qmin + 1))));
+        }
+        std::vector<float> x(n);
+        for (size_t i = 0; i < n; ++i) {
+          const float s = r.scales[i / block];
+          const double half = (static_cast<double>(static_cast<int>(rng() % 40)) - 20.0 + 0.5) * s;
+          float v = static_cast<float>(half);
+          for (int step = static_cast<int>(rng() % 9) - 4; step != 0; step += step > 0 ? -1 : 1)
+            v = std::nextafter(v, step > 0 ? INFINITY : -INFINITY);
+          x[i] = v;
+        }
+        const QuantParams p = ParamsOf(r, qmin, qmax);
+        const size_t nbytes = (n * static_cast<size_t>(k.bits) + 7) / 8;
+        std::vector<uint8_t> got(nbytes, 0xAB), want(nbytes, 0xAB);
+        k.fn(n, x.data(), got.data(), &p);
+        ref::Quant(0, k.bits, n, x.data(), want.data(), &p);
+        INFO("round " << round << " range=[" << qmin << "," << qmax << "]");
+        REQUIRE(got == want);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 0);
+}
+
 TEST_CASE("quantize: half-way values round to even, -0 and NaN give the zero point", "[kernels][quant]") {
   // scale 1, zero point 10 on a u8 grid: 0.5 -> 0 -> 10, 1.5 -> 2 -> 12, 2.5 -> 2 -> 12, -0.5 -> -0 -> 10, -1.5 -> -2 -> 8
   const float x[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, -0.0f, NAN, 300.0f, -300.0f, INFINITY, -INFINITY, 245.4f, 245.5f, 246.5f, -10.5f};
