@@ -94,6 +94,31 @@ static inline int32_t LpbqIntScale(float block_scale, float channel_scale, float
   return static_cast<int32_t>(r < 1.0f ? 1.0f : levels < r ? levels : r);  // std::clamp(r, 1, levels)
 }
 
+// The scalar steps the LPBQ vector kernels share: the blocks after the last
+// full vector (block scales, folded into the channel maximum `cs`), and the
+// integer scales from block `b` on.
+static inline float LpbqTailBlockScales(size_t b, size_t nblocks, const float* bmins, const float* bmaxs,
+                                        const LpbqParams* p, float cs, bool* any_nan, float* effective_scales) {
+  for (; b < nblocks; ++b) {
+    const float bs = LpbqBlockScale(bmins[b], bmaxs[b], p);
+    *any_nan |= bs != bs;
+    effective_scales[b] = bs;
+    cs = cs < bs ? bs : cs;
+  }
+  return cs;
+}
+static inline void LpbqTailIntScales(size_t b, size_t nblocks, float cs, float levels, int32_t* int_scales,
+                                     float* effective_scales) {
+  for (; b < nblocks; ++b) {
+    const int32_t k = LpbqIntScale(effective_scales[b], cs, levels);
+    int_scales[b] = k;
+    effective_scales[b] = static_cast<float>(k) * cs;
+  }
+}
+// Whether a channel scale computed in another order than the reference's is
+// certainly the reference's: no NaN met, and a positive finite maximum.
+static inline bool LpbqChannelScaleExact(float cs, bool any_nan) { return !any_nan && cs > 0.0f && cs <= 3.40282347e38f; }
+
 static inline int32_t QuantScalar(float x, float s, float zp, float lo, float hi) {
   float v = RoundEven(NanToZero(x) / s) + zp;
   v = MinPs(MaxPs(v, lo), hi);

@@ -33,14 +33,8 @@ void qairt_f32_lpbqscales__avx2_u4(size_t nblocks, const float* bmins, const flo
   float cs = 0.0f;
   for (float v : lanes) cs = cs < v ? v : cs;
   bool any_nan = _mm_movemask_ps(nan) != 0;
-  for (; b < nblocks; ++b) {
-    const float bs = LpbqBlockScale(bmins[b], bmaxs[b], p);
-    any_nan |= bs != bs;
-    effective_scales[b] = bs;
-    cs = cs < bs ? bs : cs;
-  }
-  cs /= p->levels;
-  if (any_nan || !(cs > 0.0f) || !(cs <= 3.40282347e38f)) {
+  cs = LpbqTailBlockScales(b, nblocks, bmins, bmaxs, p, cs, &any_nan, effective_scales) / p->levels;
+  if (!LpbqChannelScaleExact(cs, any_nan)) {
     ref::LpbqScales(nblocks, bmins, bmaxs, p, channel_scale, int_scales, effective_scales);
     return;
   }
@@ -55,11 +49,7 @@ void qairt_f32_lpbqscales__avx2_u4(size_t nblocks, const float* bmins, const flo
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(int_scales + b), k);
     _mm256_storeu_ps(effective_scales + b, _mm256_mul_ps(_mm256_cvtepi32_ps(k), vcs));
   }
-  for (; b < nblocks; ++b) {
-    const int32_t k = LpbqIntScale(effective_scales[b], cs, p->levels);
-    int_scales[b] = k;
-    effective_scales[b] = static_cast<float>(k) * cs;
-  }
+  LpbqTailIntScales(b, nblocks, cs, p->levels, int_scales, effective_scales);
 }
 
 }  // namespace qairt::kernels

@@ -35,14 +35,9 @@ void qairt_f32_lpbqscales__avx512_u8(size_t nblocks, const float* bmins, const f
   _mm256_store_ps(lanes, vmax);
   float cs = 0.0f;
   for (float v : lanes) cs = cs < v ? v : cs;
-  for (; b < nblocks; ++b) {
-    const float bs = LpbqBlockScale(bmins[b], bmaxs[b], p);
-    nan |= bs != bs;
-    effective_scales[b] = bs;
-    cs = cs < bs ? bs : cs;
-  }
-  cs /= p->levels;
-  if (nan || !(cs > 0.0f) || !(cs <= 3.40282347e38f)) {
+  bool any_nan = nan != 0;
+  cs = LpbqTailBlockScales(b, nblocks, bmins, bmaxs, p, cs, &any_nan, effective_scales) / p->levels;
+  if (!LpbqChannelScaleExact(cs, any_nan)) {
     ref::LpbqScales(nblocks, bmins, bmaxs, p, channel_scale, int_scales, effective_scales);
     return;
   }
@@ -57,11 +52,7 @@ void qairt_f32_lpbqscales__avx512_u8(size_t nblocks, const float* bmins, const f
     _mm512_storeu_si512(int_scales + b, k);
     _mm512_storeu_ps(effective_scales + b, _mm512_mul_ps(_mm512_cvtepi32_ps(k), vcs));
   }
-  for (; b < nblocks; ++b) {
-    const int32_t k = LpbqIntScale(effective_scales[b], cs, p->levels);
-    int_scales[b] = k;
-    effective_scales[b] = static_cast<float>(k) * cs;
-  }
+  LpbqTailIntScales(b, nblocks, cs, p->levels, int_scales, effective_scales);
 }
 
 }  // namespace qairt::kernels

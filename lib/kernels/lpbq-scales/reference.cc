@@ -5,19 +5,12 @@ namespace qairt::kernels::ref {
 
 void LpbqScales(size_t nblocks, const float* bmins, const float* bmaxs, const LpbqParams* p, float* channel_scale,
                 int32_t* int_scales, float* effective_scales) {
-  float cs = 0.0f;
-  for (size_t b = 0; b < nblocks; ++b) {
-    const float bs = LpbqBlockScale(bmins[b], bmaxs[b], p);
-    effective_scales[b] = bs;  // the block scale for now
-    cs = cs < bs ? bs : cs;    // std::max(cs, bs)
-  }
-  cs /= p->levels;
+  // Block scales (kept in effective_scales for now), their maximum in block
+  // order as std::max(cs, bs) takes it, then the integer scales.
+  bool any_nan = false;
+  const float cs = LpbqTailBlockScales(0, nblocks, bmins, bmaxs, p, 0.0f, &any_nan, effective_scales) / p->levels;
   *channel_scale = cs;
-  for (size_t b = 0; b < nblocks; ++b) {
-    const int32_t k = LpbqIntScale(effective_scales[b], cs, p->levels);
-    int_scales[b] = k;
-    effective_scales[b] = static_cast<float>(k) * cs;
-  }
+  LpbqTailIntScales(0, nblocks, cs, p->levels, int_scales, effective_scales);
 }
 
 }  // namespace qairt::kernels::ref
