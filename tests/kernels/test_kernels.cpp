@@ -695,6 +695,15 @@ TEST_CASE("lpbq-scales reference: worked example", "[kernels][lpbq]") {
   CHECK(k[2] == 16);
   CHECK(k[3] == 1);  // a zero block: range 1e-4, scale 1.25e-5, rounds to 0, clamped to 1
   CHECK(eff[2] == Approx(1.6f));
+  // A channel of zero blocks without a minimum range has no scale: 0 / 0
+  // integer scales are 1 (not an undefined conversion of NaN).
+  p.min_range = 0.0f;
+  const float zeros[] = {0.0f, -0.0f, 0.0f};
+  ref::LpbqScales(3, zeros, zeros, &p, &cs, k, eff);
+  CHECK(cs == 0.0f);
+  CHECK(k[0] == 1);
+  CHECK(k[1] == 1);
+  CHECK(k[2] == 1);
 }
 
 }  // namespace qairt::kernels::test

@@ -91,7 +91,9 @@ static inline float LpbqBlockScale(float bmin, float bmax, const LpbqParams* p) 
 }
 static inline int32_t LpbqIntScale(float block_scale, float channel_scale, float levels) {
   const float r = RoundEven(block_scale / channel_scale);
-  return static_cast<int32_t>(r < 1.0f ? 1.0f : levels < r ? levels : r);  // std::clamp(r, 1, levels)
+  // std::clamp(r, 1, levels), with NaN (0 / 0: a channel of zero blocks and no
+  // minimum range) taken as 1 rather than converted (undefined behaviour).
+  return static_cast<int32_t>(!(r >= 1.0f) ? 1.0f : levels < r ? levels : r);
 }
 
 // The scalar steps the LPBQ vector kernels share: the blocks after the last
