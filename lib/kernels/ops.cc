@@ -71,6 +71,9 @@ inline void StoreFence() {
 #endif
 }
 
+// Asks for a line of input that will be read soon (into all cache levels).
+inline void PrefetchRead(const char* p) { __builtin_prefetch(p, 0, 3); }
+
 // The tensor seen as rows: dims [0, k) are the outer dims (one kernel call
 // per row, each with its own base in the scale grid); dims [k, r) form a row
 // whose runs (elements sharing a scale) have `run` elements.
@@ -479,6 +482,15 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
     float* bmax = bmin + nb;
     float* eff = bmax + nb;
     const size_t r_end = std::min(rows, (t + 1) * rows_per_task);
+    // The row is quantized in pieces of ~1024 elements (whole blocks), and
+    // between pieces the next row is prefetched, a line per 16 elements
+    // quantized: its memory reads overlap this row's quantize instead of
+    // stalling the next row's min/max (measured: 4.3 vs 6.0 ms on
+    // [4096, 4096] after the quantize got faster; smaller pieces were slower).
+    // Pieces start on whole output bytes (sub-byte packing), else one piece.
+    size_t piece = std::max<size_t>(block, 1024 / block * block);
+    if (piece * static_cast<size_t>(bits) % 8 != 0) piece = row;
+    const size_t row_bytes = row * sizeof(float);
     for (size_t r = t * rows_per_task; r < r_end; ++r) {
       const float* xr = x + r * row;
       std::fill(bmin, bmin + nb, std::numeric_limits<float>::infinity());
@@ -491,7 +503,17 @@ void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uin
       qp.qmin = qmin;
       qp.qmax = qmax;
       qp.stream = stream;
-      fn(row, xr, yb + r * row * static_cast<size_t>(bits) / 8, &qp);
+      uint8_t* yr = yb + r * row * static_cast<size_t>(bits) / 8;
+      const char* next = r + 1 < rows ? reinterpret_cast<const char*>(xr + row) : nullptr;
+      size_t prefetched = 0;
+      for (size_t i = 0; i < row; i += piece) {
+        const size_t n = std::min(piece, row - i);
+        qp.first = i;
+        fn(n, xr + i, yr + i * static_cast<size_t>(bits) / 8, &qp);
+        if (next == nullptr) continue;
+        const size_t upto = std::min(row_bytes, (i + n) * sizeof(float));
+        for (; prefetched < upto; prefetched += 64) PrefetchRead(next + prefetched);
+      }
     }
     if (stream) StoreFence();
   });

@@ -108,7 +108,8 @@ void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const s
 // along K, or [O, I, kh, kw] blocked along I): per row block min/max, scales,
 // quantize and pack, while the row is still in cache. Signed `bitwidth`
 // storage (4 -> packed s4). Writes channel_scales[rows], int_scales[rows *
-// ceil(row / block)].
+// ceil(row / block)]. Each row must start on a whole output byte (row x
+// storage bits a multiple of 8: an even row for s4); the caller checks.
 void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uint32_t bitwidth,
                       uint32_t decompressed_bitwidth, float min_range, float* channel_scales, int32_t* int_scales,
                       void* y, const ExecOptions& o = {});

@@ -271,8 +271,16 @@ TEST_CASE("encoding math follows AIMET's formulas", "[kernels][encoding]") {
 }
 
 TEST_CASE("fused LPBQ rows equal compute-then-quantize, for any thread count", "[kernels][lpbq]") {
-  std::mt19937 rng(41);
-  const size_t rows = 37, row = 256, block = 64, nb = row / block;
+  // Rows longer than 1024 are quantized in pieces with the next row
+  // prefetched between them; block 9 gives odd pieces (one piece per row).
+  struct Shape2 {
+    size_t rows, row, block;
+  };
+  const Shape2 shape = GENERATE(Shape2{37, 256, 64}, Shape2{9, 2500, 50}, Shape2{7, 3024, 7}, Shape2{5, 2052, 9},
+                                Shape2{3, 4096, 64});
+  const size_t rows = shape.rows, row = shape.row, block = shape.block, nb = row / block;
+  INFO("rows " << rows << " row " << row << " block " << block);
+  std::mt19937 rng(41 + static_cast<unsigned>(row));
   std::vector<float> x(rows * row);
   for (auto& v : x) v = RandNormal(rng, 1.0f) * (1 + static_cast<float>(rng() % 8));
   std::vector<float> cs1(rows), cs2(rows);

@@ -63,10 +63,13 @@ static inline void FillLanes(Runs& rt, size_t i, size_t cnt, float* s, float* z,
   }
 }
 
-template <int kBits>
+// kZp == false: every zero point is 0 (symmetric grids), so the add is left
+// out (it could only turn a -0 into +0, which converts to the same integer).
+template <int kBits, bool kZp = true>
 static inline I QuantVec(F x, F s, F z, F lo, F hi) {
-  F v = V::RoundEven(V::Div(V::NanToZero(x), s));
-  v = V::Min(V::Max(V::Add(v, z), lo), hi);
+  F v = V::RoundEven(V::DivNanToZero(x, s));
+  if constexpr (kZp) v = V::Add(v, z);
+  v = V::Min(V::Max(v, lo), hi);
   I q = V::CvtF2I(v);
   if constexpr (kBits == 32) q = V::FixI32Max(v, q);
   return q;
@@ -142,8 +145,8 @@ static inline void Put(uint8_t* p, I q, bool stream) {
   V::template StoreQ<kBits>(p, q);
 }
 
-template <class In, int kBits>
-void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
+template <class In, int kBits, bool kZp>
+static inline void QuantBody(size_t n, const void* xv, void* yv, const QuantParams* p) {
   const In* x = static_cast<const In*>(xv);
   uint8_t* y = static_cast<uint8_t*>(yv);
   const size_t stream_from = StreamStart<kBits>(p, n, y);
@@ -163,24 +166,26 @@ void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
       Put<kBits>(y + i * kBits / 8, QuantVec<kBits>(V::Load(x + i), V::Load(sc + i), z, lo, hi), i >= stream_from);
     }
   } else {
-    F s = V::Set1(rt.scale());
-    F z = V::Set1(rt.zp());
-    for (; i + kW <= n; i += kW) {
-      if (i >= rt.end) {
-        rt.Seek(i);
-        s = V::Set1(rt.scale());
-        z = V::Set1(rt.zp());
-      }
-      I q;
-      if (i + kW <= rt.end) {
-        q = QuantVec<kBits>(V::Load(x + i), s, z, lo, hi);
-      } else {
+    // Run by run: the vectors inside a run share one broadcast scale and need
+    // no per-vector checks (LPBQ and block quantization live here).
+    while (i + kW <= n) {
+      rt.Seek(i);
+      const size_t run_end = rt.end < n ? rt.end : n;
+      if (i + kW > run_end) {  // a vector straddling runs: per-lane scales
         FillLanes(rt, i, kW, sb, zb, ob);
-        q = QuantVec<kBits>(V::Load(x + i), V::Load(sb), V::Load(zb), lo, hi);
-        s = V::Set1(rt.scale());
-        z = V::Set1(rt.zp());
+        Put<kBits>(y + i * kBits / 8, QuantVec<kBits>(V::Load(x + i), V::Load(sb), V::Load(zb), lo, hi),
+                   i >= stream_from);
+        i += kW;
+        continue;
       }
-      Put<kBits>(y + i * kBits / 8, q, i >= stream_from);
+      const F s = V::Set1(rt.scale());
+      const F z = V::Set1(rt.zp());
+      const size_t stop = i + (run_end - i) / kW * kW;
+      const size_t split = stream_from < i ? i : stream_from < stop ? stream_from : stop;
+      for (; i < split; i += kW)
+        Put<kBits>(y + i * kBits / 8, QuantVec<kBits, kZp>(V::Load(x + i), s, z, lo, hi), false);
+      for (; i < stop; i += kW)
+        Put<kBits>(y + i * kBits / 8, QuantVec<kBits, kZp>(V::Load(x + i), s, z, lo, hi), true);
     }
   }
 
@@ -193,6 +198,12 @@ void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
     V::template StoreQ<kBits>(yb, QuantVec<kBits>(V::Load(xb), V::Load(sb), V::Load(zb), lo, hi));
     CopyBits(y + i * kBits / 8, yb, cnt * kBits);
   }
+}
+
+template <class In, int kBits>
+void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
+  if (p->offsets == nullptr) return QuantBody<In, kBits, false>(n, xv, yv, p);
+  QuantBody<In, kBits, true>(n, xv, yv, p);
 }
 
 template <int kBits, bool kSigned>
@@ -297,8 +308,8 @@ static inline void MinMax(size_t n, const float* x, size_t first, size_t block, 
       vmin0 = V::Min(a, vmin0);
       vmax0 = V::Max(a, vmax0);
     }
-    float mn = V::ReduceMin(V::Min(vmin1, vmin0));
-    float mx = V::ReduceMax(V::Max(vmax1, vmax0));
+    float mn, mx;
+    V::ReduceMinMax(V::Min(vmin1, vmin0), V::Max(vmax1, vmax0), &mn, &mx);
     for (; i < end; ++i) {
       mn = MinPs(x[i], mn);
       mx = MaxPs(x[i], mx);

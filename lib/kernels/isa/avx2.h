@@ -44,6 +44,7 @@ struct V {
   static F Min(F a, F b) { return _mm256_min_ps(a, b); }
   static F RoundEven(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F NanToZero(F a) { return _mm256_and_ps(a, _mm256_cmp_ps(a, a, _CMP_ORD_Q)); }
+  static F DivNanToZero(F a, F b) { return _mm256_div_ps(NanToZero(a), b); }
   static I CvtF2I(F a) { return _mm256_cvtps_epi32(a); }
   static F CvtI2F(I a) { return _mm256_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
@@ -132,6 +133,15 @@ struct V {
     m = _mm_min_ps(_mm_movehl_ps(m, m), m);
     m = _mm_min_ps(_mm_shuffle_ps(m, m, 1), m);
     return _mm_cvtss_f32(m);
+  }
+  // Both reductions in one min tree: max(v) == -min(-v) (see avx512.h).
+  static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
+    const __m256 nmax = _mm256_xor_ps(vmax, _mm256_set1_ps(-0.0f));
+    __m256 c = _mm256_min_ps(_mm256_permute2f128_ps(vmin, nmax, 0x20), _mm256_permute2f128_ps(vmin, nmax, 0x31));
+    c = _mm256_min_ps(c, _mm256_permute_ps(c, 0x4e));
+    c = _mm256_min_ps(c, _mm256_permute_ps(c, 0xb1));
+    *mn = _mm256_cvtss_f32(c);
+    *mx = -_mm_cvtss_f32(_mm256_extractf128_ps(c, 1));
   }
   static float ReduceMax(F a) {
     __m128 m = _mm_max_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));

@@ -44,6 +44,8 @@ struct V {
   static F Min(F a, F b) { return _mm512_min_ps(a, b); }
   static F RoundEven(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F NanToZero(F a) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, a, _CMP_ORD_Q), a); }
+  // NanToZero(a) / b in one masked division (b finite and > 0: 0 / b == +0).
+  static F DivNanToZero(F a, F b) { return _mm512_maskz_div_ps(_mm512_cmp_ps_mask(a, a, _CMP_ORD_Q), a, b); }
   static I CvtF2I(F a) { return _mm512_cvtps_epi32(a); }
   static F CvtI2F(I a) { return _mm512_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm512_loadu_si512(p); }
@@ -59,6 +61,12 @@ struct V {
       _mm512_storeu_si512(p, q);
     } else if constexpr (kBits == 16) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(q));
+    } else if constexpr (kBits == 4) {
+      // Lanes 2j and 2j+1 share qword j: move lane 2j+1's nibble next to lane
+      // 2j's (bits 4..7), then keep the low byte of each qword.
+      const __m512i hi = _mm512_srli_epi64(q, 28);
+      const __m512i b = _mm512_ternarylogic_epi64(_mm512_set1_epi64(0x0f), q, hi, 0xca);  // m ? q : hi
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm512_cvtepi64_epi8(b));
     } else {
       const __m128i b = _mm512_cvtepi32_epi8(q);
       if constexpr (kBits == 8) {
@@ -124,6 +132,17 @@ struct V {
     m = _mm_min_ps(_mm_movehl_ps(m, m), m);
     m = _mm_min_ps(_mm_shuffle_ps(m, m, 1), m);
     return _mm_cvtss_f32(m);
+  }
+  // Both reductions in one min tree: max(v) == -min(-v). Callers pass vectors
+  // without NaN lanes and canonicalise zero signs, the only thing that differs.
+  static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
+    const __m512 nmax = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(vmax), _mm512_set1_epi32(INT32_MIN)));
+    __m512 c = _mm512_min_ps(_mm512_shuffle_f32x4(vmin, nmax, 0x44), _mm512_shuffle_f32x4(vmin, nmax, 0xee));
+    c = _mm512_min_ps(c, _mm512_shuffle_f32x4(c, c, 0xb1));  // [min | -max] in each 256-bit half
+    c = _mm512_min_ps(c, _mm512_permute_ps(c, 0x4e));
+    c = _mm512_min_ps(c, _mm512_permute_ps(c, 0xb1));
+    *mn = _mm_cvtss_f32(_mm512_castps512_ps128(c));
+    *mx = -_mm_cvtss_f32(_mm512_extractf32x4_ps(c, 2));
   }
   static float ReduceMax(F a) {
     __m256 h = _mm256_max_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)), _mm512_castps512_ps256(a));

@@ -66,6 +66,7 @@ struct V {
     for (size_t j = 0; j < kW; ++j) a.v[j] = kernels::NanToZero(a.v[j]);
     return a;
   }
+  static F DivNanToZero(F a, F b) { return Div(NanToZero(a), b); }
   // Values are integral and in range when this is called.
   static I CvtF2I(F a) {
     I r;
@@ -147,6 +148,10 @@ struct V {
     float m = a.v[0];
     for (size_t j = 1; j < kW; ++j) m = MinPs(a.v[j], m);
     return m;
+  }
+  static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
+    *mn = ReduceMin(vmin);
+    *mx = ReduceMax(vmax);
   }
   static float ReduceMax(F a) {
     float m = a.v[0];

@@ -44,6 +44,7 @@ struct V {
   static F Min(F a, F b) { return _mm_min_ps(a, b); }
   static F RoundEven(F a) { return _mm_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F NanToZero(F a) { return _mm_and_ps(a, _mm_cmpord_ps(a, a)); }
+  static F DivNanToZero(F a, F b) { return _mm_div_ps(NanToZero(a), b); }
   static I CvtF2I(F a) { return _mm_cvtps_epi32(a); }
   static F CvtI2F(I a) { return _mm_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
@@ -120,6 +121,10 @@ struct V {
     a = _mm_min_ps(_mm_movehl_ps(a, a), a);
     a = _mm_min_ps(_mm_shuffle_ps(a, a, 1), a);
     return _mm_cvtss_f32(a);
+  }
+  static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
+    *mn = ReduceMin(vmin);
+    *mx = ReduceMax(vmax);
   }
   static float ReduceMax(F a) {
     a = _mm_max_ps(_mm_movehl_ps(a, a), a);
