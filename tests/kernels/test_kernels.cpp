@@ -444,6 +444,54 @@ TEST_CASE("bias kernels match the reference bit for bit", "[kernels][bias]") {
   CHECK(y[3] == INT32_MIN);
 }
 
+// Block statistics over many whole runs that start on a run boundary (the
+// shape LPBQ and block quantization use): the AVX-512 kernel reduces 16 runs
+// at a time in one transposed tree. The outputs start from arbitrary values
+// (signed zeros, NaN, infinities), which the update must treat as the
+// reference does.
+TEST_CASE("min/max over whole runs matches the reference", "[kernels][stats]") {
+  std::mt19937 rng(23);
+  const float starts[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1.5f, -2.5f};
+  for (const StatsEntry& k : StatsEntries()) {
+    if (k.op != "minmax" || !CanRun(k.isa, k.name)) continue;
+    INFO(k.name);
+    for (size_t block : {16, 32, 48, 64, 128, 256}) {
+      for (size_t first_runs : {0, 1, 3}) {
+        for (size_t n : {16 * block, 33 * block + 5, 48 * block - 1}) {
+          std::vector<float> x(n);
+          for (auto& v : x) {
+            switch (rng() % 16) {
+              case 0: v = NAN; break;
+              case 1: v = (rng() & 1) ? 0.0f : -0.0f; break;
+              case 2: v = (rng() & 1) ? INFINITY : -INFINITY; break;
+              default: v = RandNormal(rng, 3.0f);
+            }
+          }
+          // Whole runs of NaN, of zeros of both signs, and of one value.
+          for (size_t i = 0; i < block && 3 * block + i < n; ++i) {
+            x[i] = NAN;
+            x[block + i] = (i & 1) ? -0.0f : 0.0f;
+            x[2 * block + i] = -0.0f;
+          }
+          const size_t first = first_runs * block;
+          const size_t runs = (first + n) / block + 1;
+          std::vector<float> gmin(runs), gmax(runs);
+          for (size_t r = 0; r < runs; ++r) {
+            gmin[r] = starts[rng() % 7];
+            gmax[r] = starts[rng() % 7];
+          }
+          std::vector<float> wmin = gmin, wmax = gmax;
+          reinterpret_cast<MinMaxFn>(k.fn)(n, x.data(), first, block, gmin.data(), gmax.data());
+          ref::MinMax(n, x.data(), first, block, wmin.data(), wmax.data());
+          INFO("block=" << block << " first=" << first << " n=" << n);
+          REQUIRE(Bytes(gmin.data(), 4 * runs) == Bytes(wmin.data(), 4 * runs));
+          REQUIRE(Bytes(gmax.data(), 4 * runs) == Bytes(wmax.data(), 4 * runs));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("statistics kernels match the reference", "[kernels][stats]") {
   std::mt19937 rng(17);
   for (const StatsEntry& k : StatsEntries()) {

@@ -67,10 +67,18 @@ static inline void FillLanes(Runs& rt, size_t i, size_t cnt, float* s, float* z,
 // out (it could only turn a -0 into +0, which converts to the same integer).
 template <int kBits, bool kZp = true>
 static inline I QuantVec(F x, F s, F z, F lo, F hi) {
-  F v = V::RoundEven(V::DivNanToZero(x, s));
-  if constexpr (kZp) v = V::Add(v, z);
-  v = V::Min(V::Max(v, lo), hi);
-  I q = V::CvtF2I(v);
+  I q;
+  F v;
+  if constexpr (kZp) {
+    v = V::Add(V::RoundEven(V::DivNanToZero(x, s)), z);
+    v = V::Min(V::Max(v, lo), hi);
+    q = V::CvtF2I(v);
+  } else {
+    // Clamping to integer bounds commutes with rounding, so the rounding can
+    // be the conversion's own (one instruction on AVX-512).
+    v = V::Min(V::Max(V::DivNanToZero(x, s), lo), hi);
+    q = V::CvtRoundEven(v);
+  }
   if constexpr (kBits == 32) q = V::FixI32Max(v, q);
   return q;
 }
@@ -287,11 +295,38 @@ static inline void BiasQuant(size_t n, const float* b, int32_t* y, const BiasPar
 
 // ----- statistics -----------------------------------------------------------
 
+// A template only so the discarded `if constexpr` branch may name traits
+// members the ISA lacks.
+template <class W = V>
 static inline void MinMax(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs) {
   const float inf = __builtin_inff();
   size_t i = 0;
   size_t r = first / block;
   size_t run_end = (r + 1) * block - first;  // relative end of run r
+  if constexpr (W::kTransposedRuns) {
+    // kW whole runs of whole vectors at a time (LPBQ and block statistics):
+    // one transposed reduction and vector updates of mins/maxs for all.
+    if (first % block == 0 && block % kW == 0) {
+      for (; i + kW * block <= n; i += kW * block, r += kW, run_end += kW * block) {
+        F vmin[kW], vmax[kW];
+        for (size_t k = 0; k < kW; ++k) {
+          const float* p = x + i + k * block;
+          F mn = V::Set1(inf), mx = V::Set1(-inf);
+          for (size_t j = 0; j < block; j += kW) {
+            const F a = V::Load(p + j);
+            mn = V::Min(a, mn);  // a NaN lane of `a` keeps the accumulator
+            mx = V::Max(a, mx);
+          }
+          vmin[k] = mn;
+          vmax[k] = mx;
+        }
+        F mn, mx;
+        W::TransposeRunsMinMax(vmin, vmax, &mn, &mx);
+        W::Store(mins + r, W::CanonicalZero(W::Min(mn, W::Load(mins + r))));
+        W::Store(maxs + r, W::CanonicalZero(W::Max(mx, W::Load(maxs + r))));
+      }
+    }
+  }
   for (; i < n; ++r, run_end += block) {
     const size_t end = run_end < n ? run_end : n;
     F vmin0 = V::Set1(inf), vmax0 = V::Set1(-inf), vmin1 = vmin0, vmax1 = vmax0;

@@ -46,6 +46,7 @@ struct V {
   static F NanToZero(F a) { return _mm256_and_ps(a, _mm256_cmp_ps(a, a, _CMP_ORD_Q)); }
   static F DivNanToZero(F a, F b) { return _mm256_div_ps(NanToZero(a), b); }
   static I CvtF2I(F a) { return _mm256_cvtps_epi32(a); }
+  static I CvtRoundEven(F a) { return CvtF2I(RoundEven(a)); }
   static F CvtI2F(I a) { return _mm256_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static void StoreI32(int32_t* p, I a) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), a); }
@@ -135,6 +136,7 @@ struct V {
     return _mm_cvtss_f32(m);
   }
   // Both reductions in one min tree: max(v) == -min(-v) (see avx512.h).
+  static constexpr bool kTransposedRuns = false;  // see avx512.h
   static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
     const __m256 nmax = _mm256_xor_ps(vmax, _mm256_set1_ps(-0.0f));
     __m256 c = _mm256_min_ps(_mm256_permute2f128_ps(vmin, nmax, 0x20), _mm256_permute2f128_ps(vmin, nmax, 0x31));

@@ -47,6 +47,9 @@ struct V {
   // NanToZero(a) / b in one masked division (b finite and > 0: 0 / b == +0).
   static F DivNanToZero(F a, F b) { return _mm512_maskz_div_ps(_mm512_cmp_ps_mask(a, a, _CMP_ORD_Q), a, b); }
   static I CvtF2I(F a) { return _mm512_cvtps_epi32(a); }
+  // Round half to even and convert in one instruction (static rounding, not
+  // the caller's MXCSR mode).
+  static I CvtRoundEven(F a) { return _mm512_cvt_roundps_epi32(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F CvtI2F(I a) { return _mm512_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm512_loadu_si512(p); }
   static void StoreI32(int32_t* p, I a) { _mm512_storeu_si512(p, a); }
@@ -144,6 +147,44 @@ struct V {
     *mn = _mm_cvtss_f32(_mm512_castps512_ps128(c));
     *mx = -_mm_cvtss_f32(_mm512_extractf32x4_ps(c, 2));
   }
+  // Per-run min/max for kW consecutive runs in one transposed tree: vmin[k] /
+  // vmax[k] hold run k's lane-wise partials (no NaN lanes); lane k of *mn /
+  // *mx gets run k's min / max (zero signs may differ: callers canonicalise).
+  // 15 shuffle pairs per tree instead of a horizontal reduction per run.
+  static constexpr bool kTransposedRuns = true;
+  static F TreeStep(F a, F b, int level) {
+    switch (level) {
+      case 0:  // 128-bit chunks 0,1 <- a, 2,3 <- b
+        return _mm512_min_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xee));
+      case 1:  // chunk j <- the j-th of the four runs
+        return _mm512_min_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xdd));
+      case 2:
+        return _mm512_min_ps(_mm512_shuffle_ps(a, b, 0x44), _mm512_shuffle_ps(a, b, 0xee));
+      default:
+        return _mm512_min_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xdd));
+    }
+  }
+  static F TreeMin(const F* v) {  // 16 vectors; lane 4j + l of the tree holds run j + 4l
+    F oct[2];
+    for (int h = 0; h < 2; ++h) {
+      F quad[2];
+      for (int q = 0; q < 2; ++q) {
+        const F* r = v + 8 * h + 4 * q;
+        quad[q] = TreeStep(TreeStep(r[0], r[1], 0), TreeStep(r[2], r[3], 0), 1);
+      }
+      oct[h] = TreeStep(quad[0], quad[1], 2);
+    }
+    const F t = TreeStep(oct[0], oct[1], 3);
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), t);
+  }
+  static F Negate(F a) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN))); }
+  static void TransposeRunsMinMax(const F* vmin, F* vmax, F* mn, F* mx) {
+    for (size_t k = 0; k < kW; ++k) vmax[k] = Negate(vmax[k]);
+    *mn = TreeMin(vmin);
+    *mx = Negate(TreeMin(vmax));
+  }
+  // v == 0 ? +0 : v, per lane (NaN kept).
+  static F CanonicalZero(F a) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_NEQ_UQ), a); }
   static float ReduceMax(F a) {
     __m256 h = _mm256_max_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)), _mm512_castps512_ps256(a));
     __m128 m = _mm_max_ps(_mm256_extractf128_ps(h, 1), _mm256_castps256_ps128(h));

@@ -73,6 +73,7 @@ struct V {
     for (size_t j = 0; j < kW; ++j) r.v[j] = a.v[j] >= 2147483648.0f ? INT32_MIN : static_cast<int32_t>(a.v[j]);
     return r;
   }
+  static I CvtRoundEven(F a) { return CvtF2I(RoundEven(a)); }
   static F CvtI2F(I a) {
     F r;
     for (size_t j = 0; j < kW; ++j) r.v[j] = static_cast<float>(a.v[j]);
@@ -149,6 +150,7 @@ struct V {
     for (size_t j = 1; j < kW; ++j) m = MinPs(a.v[j], m);
     return m;
   }
+  static constexpr bool kTransposedRuns = false;  // see avx512.h
   static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
     *mn = ReduceMin(vmin);
     *mx = ReduceMax(vmax);

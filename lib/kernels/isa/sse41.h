@@ -46,6 +46,7 @@ struct V {
   static F NanToZero(F a) { return _mm_and_ps(a, _mm_cmpord_ps(a, a)); }
   static F DivNanToZero(F a, F b) { return _mm_div_ps(NanToZero(a), b); }
   static I CvtF2I(F a) { return _mm_cvtps_epi32(a); }
+  static I CvtRoundEven(F a) { return CvtF2I(RoundEven(a)); }
   static F CvtI2F(I a) { return _mm_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
   static void StoreI32(int32_t* p, I a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), a); }
@@ -122,6 +123,7 @@ struct V {
     a = _mm_min_ps(_mm_shuffle_ps(a, a, 1), a);
     return _mm_cvtss_f32(a);
   }
+  static constexpr bool kTransposedRuns = false;  // see avx512.h
   static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
     *mn = ReduceMin(vmin);
     *mx = ReduceMax(vmax);
