@@ -131,41 +131,31 @@ void BM_QuantS4Block64(benchmark::State& state) {
   Label(state, e);
 }
 
-// LPBQ 4 -> 8 bit, block 64, [4096, 4096]: block min/max, per-channel float
-// scale and per-block integer scales, then quantize + pack (fused per row).
-void BM_LpbqS4Block64(benchmark::State& state) {
+// LPBQ 4 -> 8 bit, block 64, on [rows, 4096]: block min/max, per-channel
+// float scale and per-block integer scales, then quantize + pack (fused per
+// row).
+void RunLpbq(benchmark::State& state, size_t rows) {
   Env e(state);
-  const size_t c = 4096, kk = 4096, b = 64;
-  const size_t n = c * kk;
+  const size_t kk = 4096, b = 64;
+  const size_t n = rows * kk;
   const std::vector<float>& x = Data(n);
   std::vector<uint8_t> y(n / 2, 1);
-  std::vector<float> cs(c);
+  std::vector<float> cs(rows);
   std::vector<int32_t> is(n / b);
   for (auto _ : state) {
-    k::QuantizeLpbqRows(x.data(), c, kk, b, 4, 8, k::kDefaultMinRange, cs.data(), is.data(), y.data(), e.opt);
+    k::QuantizeLpbqRows(x.data(), rows, kk, b, 4, 8, k::kDefaultMinRange, cs.data(), is.data(), y.data(), e.opt);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + n / 2)));
   Label(state, e);
 }
 
-// The same on [32, 4096] (512 KiB, resident in L2 across iterations): the
-// kernels' compute cost alone, to tell it from the memory traffic above.
-void BM_LpbqS4Block64Cached(benchmark::State& state) {
-  Env e(state);
-  const size_t c = 32, kk = 4096, b = 64;
-  const size_t n = c * kk;
-  const std::vector<float>& x = Data(n);
-  std::vector<uint8_t> y(n / 2, 1);
-  std::vector<float> cs(c);
-  std::vector<int32_t> is(n / b);
-  for (auto _ : state) {
-    k::QuantizeLpbqRows(x.data(), c, kk, b, 4, 8, k::kDefaultMinRange, cs.data(), is.data(), y.data(), e.opt);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + n / 2)));
-  Label(state, e);
-}
+// [4096, 4096]: 64 MiB, from memory.
+void BM_LpbqS4Block64(benchmark::State& state) { RunLpbq(state, 4096); }
+
+// [32, 4096] (512 KiB, resident in L2 across iterations): the kernels'
+// compute cost alone, to tell it from the memory traffic above.
+void BM_LpbqS4Block64Cached(benchmark::State& state) { RunLpbq(state, 32); }
 
 // 2048-bin histogram of 64M elements
 void BM_Hist2048(benchmark::State& state) {

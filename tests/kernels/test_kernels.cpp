@@ -444,6 +444,17 @@ TEST_CASE("bias kernels match the reference bit for bit", "[kernels][bias]") {
   CHECK(y[3] == INT32_MIN);
 }
 
+// N(0, 3), or one in `one_in` values a NaN, a signed zero or an infinity
+// (one of the three, equally often).
+static float NormalOrSpecial(std::mt19937& rng, uint32_t one_in) {
+  switch (rng() % one_in) {
+    case 0: return NAN;
+    case 1: return (rng() & 1) ? 0.0f : -0.0f;
+    case 2: return (rng() & 1) ? INFINITY : -INFINITY;
+    default: return RandNormal(rng, 3.0f);
+  }
+}
+
 // Block statistics over many whole runs that start on a run boundary (the
 // shape LPBQ and block quantization use): the AVX-512 kernel reduces 16 runs
 // at a time in one transposed tree. The outputs start from arbitrary values
@@ -459,14 +470,7 @@ TEST_CASE("min/max over whole runs matches the reference", "[kernels][stats]") {
       for (size_t first_runs : {0, 1, 3}) {
         for (size_t n : {16 * block, 33 * block + 5, 48 * block - 1}) {
           std::vector<float> x(n);
-          for (auto& v : x) {
-            switch (rng() % 16) {
-              case 0: v = NAN; break;
-              case 1: v = (rng() & 1) ? 0.0f : -0.0f; break;
-              case 2: v = (rng() & 1) ? INFINITY : -INFINITY; break;
-              default: v = RandNormal(rng, 3.0f);
-            }
-          }
+          for (auto& v : x) v = NormalOrSpecial(rng, 16);
           // Whole runs of NaN, of zeros of both signs, and of one value.
           for (size_t i = 0; i < block && 3 * block + i < n; ++i) {
             x[i] = NAN;
@@ -499,14 +503,7 @@ TEST_CASE("statistics kernels match the reference", "[kernels][stats]") {
     INFO(k.name);
     for (size_t n : TestSizes()) {
       std::vector<float> x(n);
-      for (auto& v : x) {
-        switch (rng() % 10) {
-          case 0: v = NAN; break;
-          case 1: v = (rng() & 1) ? 0.0f : -0.0f; break;
-          case 2: v = (rng() & 1) ? INFINITY : -INFINITY; break;
-          default: v = RandNormal(rng, 3.0f);
-        }
-      }
+      for (auto& v : x) v = NormalOrSpecial(rng, 10);
       INFO("n=" << n);
       if (k.op == "minmax") {
         for (size_t block : BlockChoices()) {
