@@ -493,6 +493,14 @@ TEST_CASE("min/max over whole runs matches the reference", "[kernels][stats]") {
         }
       }
     }
+    // One run of 2^60 elements (16 of them would wrap size_t): a single run.
+    std::vector<float> x(100);
+    for (auto& v : x) v = NormalOrSpecial(rng, 16);
+    float gmin = INFINITY, gmax = -INFINITY, wmin = gmin, wmax = gmax;
+    reinterpret_cast<MinMaxFn>(k.fn)(x.size(), x.data(), 0, size_t{1} << 60, &gmin, &gmax);
+    ref::MinMax(x.size(), x.data(), 0, size_t{1} << 60, &wmin, &wmax);
+    CHECK(Bytes(&gmin, 4) == Bytes(&wmin, 4));
+    CHECK(Bytes(&gmax, 4) == Bytes(&wmax, 4));
   }
 }
 

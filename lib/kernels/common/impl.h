@@ -307,7 +307,7 @@ static inline void MinMax(size_t n, const float* x, size_t first, size_t block, 
     // kW whole runs of whole vectors at a time (LPBQ and block statistics):
     // one transposed reduction and vector updates of mins/maxs for all.
     if (first % block == 0 && block % kW == 0) {
-      for (; i + kW * block <= n; i += kW * block, r += kW, run_end += kW * block) {
+      for (; block <= (n - i) / kW; i += kW * block, r += kW, run_end += kW * block) {  // no overflow for any block
         F vmin[kW], vmax[kW];
         for (size_t k = 0; k < kW; ++k) {
           const float* p = x + i + k * block;
