@@ -12,7 +12,9 @@
 #include <random>
 #include <vector>
 
+#include "ir/encoding.h"
 #include "kernels/ops.h"
+#include "quant/quantize.h"
 
 namespace {
 
@@ -157,6 +159,40 @@ void BM_LpbqS4Block64(benchmark::State& state) { RunLpbq(state, 4096); }
 // compute cost alone, to tell it from the memory traffic above.
 void BM_LpbqS4Block64Cached(benchmark::State& state) { RunLpbq(state, 32); }
 
+// The library's own path for a weight without a given encoding, as the
+// calibration uses it: quant::ComputeEncoding (block min/max over the tensor,
+// then the LPBQ scales), then quant::QuantizeTensor (a second pass over the
+// weights) -- two reads of the tensor where QuantizeLpbqRows makes one.
+void BM_LpbqEncodeThenQuantize(benchmark::State& state) {
+  Env e(state);
+  const size_t c = 4096, kk = 4096, b = 64;
+  const size_t n = c * kk;
+  const std::vector<float>& x = Data(n);
+  std::vector<uint8_t> y(n / 2, 1);
+  qairt::quant::QuantizeOptions qo;
+  qo.pool = e.opt.pool;
+  qairt::quant::EncodingRequest req;
+  req.kind = qairt::EncodingKind::kLpbq;
+  req.dtype = qairt::DType::kSFixed4;
+  req.symmetry = qairt::Symmetry::kSymmetric;
+  req.axis = 1;
+  req.block_sizes = {1, static_cast<int64_t>(b)};
+  req.decompressed_bitwidth = 8;
+  const std::vector<int64_t> dims = {static_cast<int64_t>(c), static_cast<int64_t>(kk)};
+  for (auto _ : state) {
+    auto enc = qairt::quant::ComputeEncoding("w", x.data(), dims, req, qo);
+    if (!enc.ok() || !qairt::quant::QuantizeTensor("w", qairt::DType::kFloat32, x.data(), dims, enc.value(), y.data(),
+                                                   y.size(), qo)
+                          .ok()) {
+      state.SkipWithError("LPBQ encode or quantize failed");
+      break;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + n / 2)));
+  Label(state, e);
+}
+
 // 2048-bin histogram of 64M elements
 void BM_Hist2048(benchmark::State& state) {
   Env e(state);
@@ -221,6 +257,7 @@ BENCHMARK(BM_QuantS8PerChannel)->Apply(Threads);
 BENCHMARK(BM_QuantS4Block64)->Apply(Threads);
 BENCHMARK(BM_LpbqS4Block64)->Apply(Threads);
 BENCHMARK(BM_LpbqS4Block64Cached)->Apply(ThreadsAndIsas);
+BENCHMARK(BM_LpbqEncodeThenQuantize)->Apply(Threads);
 BENCHMARK(BM_Hist2048)->Apply(Threads);
 BENCHMARK(BM_MinMax)->Apply(Threads);
 BENCHMARK(BM_DequantU8PerTensor)->Apply(Threads);

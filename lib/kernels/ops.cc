@@ -442,8 +442,20 @@ LpbqParams MakeLpbqParams(uint32_t bitwidth, uint32_t decompressed_bitwidth, flo
 
 void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const size_t* block_channel,
                  size_t nchannels, uint32_t bitwidth, uint32_t decompressed_bitwidth, float min_range,
-                 float* channel_scales, int32_t* int_scales, float* effective_scales) {
+                 float* channel_scales, int32_t* int_scales, float* effective_scales, const ExecOptions& o) {
   const LpbqParams p = MakeLpbqParams(bitwidth, decompressed_bitwidth, min_range);
+  // Each channel's blocks contiguous and equally many (weights blocked along
+  // their innermost scale dim): the lpbq-scales kernel, a channel per call.
+  const size_t per = nchannels ? nblocks / nchannels : 0;
+  bool contiguous = per > 0 && per * nchannels == nblocks;
+  for (size_t b = 0; contiguous && b < nblocks; ++b) contiguous = block_channel[b] == b / per;
+  if (contiguous) {
+    const KernelConfig& c = Cfg(o);
+    for (size_t ch = 0; ch < nchannels; ++ch)
+      c.lpbq_scales(per, bmins + ch * per, bmaxs + ch * per, &p, channel_scales + ch, int_scales + ch * per,
+                    effective_scales + ch * per);
+    return;
+  }
   std::fill(channel_scales, channel_scales + nchannels, 0.0f);
   for (size_t b = 0; b < nblocks; ++b) {
     const float bs = LpbqBlockScale(bmins[b], bmaxs[b], &p);

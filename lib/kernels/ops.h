@@ -98,10 +98,11 @@ inline constexpr float kDefaultMinRange = 1e-4f;
 // channel float scale = max block scale / 2^(decompressed - bitwidth) and per
 // block integer scale = clamp(roundeven(block scale / channel scale), 1,
 // 2^(decompressed - bitwidth)); the effective block scale is int x channel.
-// block_channel[b] names the channel of block b.
+// block_channel[b] names the channel of block b. When every channel owns
+// the same number of consecutive blocks, the lpbq-scales kernel does the work.
 void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const size_t* block_channel,
                  size_t nchannels, uint32_t bitwidth, uint32_t decompressed_bitwidth, float min_range,
-                 float* channel_scales, int32_t* int_scales, float* effective_scales);
+                 float* channel_scales, int32_t* int_scales, float* effective_scales, const ExecOptions& o = {});
 
 // Fused LPBQ for the common layout where every channel is one contiguous row
 // of `row` elements split into blocks of `block` (weights [C, K] blocked

@@ -343,7 +343,7 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
     enc.block_int_scales.resize(ns);
     std::vector<float> eff(ns);
     k::ComputeLpbq(ns, mins.data(), maxs.data(), block_channel.data(), nch, bw, req.decompressed_bitwidth,
-                   options.min_range, enc.scales.data(), enc.block_int_scales.data(), eff.data());
+                   options.min_range, enc.scales.data(), enc.block_int_scales.data(), eff.data(), e);
     enc.decompressed_bitwidth = req.decompressed_bitwidth;
     enc.offsets.assign(nch, 0);
     return enc;

@@ -270,6 +270,52 @@ TEST_CASE("encoding math follows AIMET's formulas", "[kernels][encoding]") {
   CHECK(eff[2] == Approx(1.6f));
 }
 
+// ComputeLpbq hands channel-major layouts (each channel's blocks consecutive)
+// to the lpbq-scales kernel and computes any other layout itself: the same
+// blocks in both layouts give the same scales, at every ISA.
+TEST_CASE("ComputeLpbq: channel-major and interleaved layouts agree", "[kernels][lpbq]") {
+  std::mt19937 rng(57);
+  const size_t nch = 37, per = 21, nb = nch * per;
+  std::vector<float> mins(nb), maxs(nb);
+  for (size_t b = 0; b < nb; ++b) {
+    const float a = RandNormal(rng, 1.0f) * static_cast<float>(1 + rng() % 50);
+    const float c = RandNormal(rng, 1.0f) * static_cast<float>(1 + rng() % 50);
+    mins[b] = std::min({a, c, 0.0f});
+    maxs[b] = std::max({a, c, 0.0f});
+    if (rng() % 9 == 0) mins[b] = maxs[b] = 0.0f;  // an all-zero block
+  }
+  for (size_t b = 0; b < per; ++b) mins[5 * per + b] = maxs[5 * per + b] = 0.0f;  // an all-zero channel
+  for (uint32_t bits : {2u, 4u}) {
+    for (Isa isa : {Isa::kScalar, Isa::kSse41, Isa::kAvx2, Isa::kAvx512}) {
+      INFO("bits " << bits << " isa " << static_cast<int>(isa));
+      ExecOptions o;
+      o.config = &GetKernelConfig(isa);
+      std::vector<size_t> major(nb), inter(nb);
+      std::vector<float> imins(nb), imaxs(nb);
+      for (size_t b = 0; b < nb; ++b) {
+        major[b] = b / per;
+        // block k of channel ch sits at k * nch + ch in the interleaved layout
+        const size_t ch = b / per, k = b % per;
+        inter[k * nch + ch] = ch;
+        imins[k * nch + ch] = mins[b];
+        imaxs[k * nch + ch] = maxs[b];
+      }
+      std::vector<float> cs1(nch), cs2(nch), eff1(nb), eff2(nb);
+      std::vector<int32_t> is1(nb), is2(nb);
+      ComputeLpbq(nb, mins.data(), maxs.data(), major.data(), nch, bits, 8, kDefaultMinRange, cs1.data(), is1.data(),
+                  eff1.data(), o);
+      ComputeLpbq(nb, imins.data(), imaxs.data(), inter.data(), nch, bits, 8, kDefaultMinRange, cs2.data(),
+                  is2.data(), eff2.data(), o);
+      CHECK(cs1 == cs2);
+      for (size_t b = 0; b < nb; ++b) {
+        const size_t i = (b % per) * nch + b / per;
+        REQUIRE(is1[b] == is2[i]);
+        REQUIRE(Bits(eff1[b]) == Bits(eff2[i]));
+      }
+    }
+  }
+}
+
 TEST_CASE("fused LPBQ rows equal compute-then-quantize, for any thread count", "[kernels][lpbq]") {
   // Rows longer than 1024 are quantized in pieces with the next row
   // prefetched between them; block 9 gives odd pieces (one piece per row).
