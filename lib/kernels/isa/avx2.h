@@ -129,14 +129,8 @@ struct V {
                                      _mm256_cvtepi32_pd(_mm256_extracti128_si256(off, 1)));
     return _mm256_mul_ps(_mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)), s);
   }
-  static float ReduceMin(F a) {
-    __m128 m = _mm_min_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));
-    m = _mm_min_ps(_mm_movehl_ps(m, m), m);
-    m = _mm_min_ps(_mm_shuffle_ps(m, m, 1), m);
-    return _mm_cvtss_f32(m);
-  }
-  // Both reductions in one min tree: max(v) == -min(-v) (see avx512.h).
   static constexpr bool kTransposedRuns = false;  // see avx512.h
+  // Both reductions in one min tree: max(v) == -min(-v) (see avx512.h).
   static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
     const __m256 nmax = _mm256_xor_ps(vmax, _mm256_set1_ps(-0.0f));
     __m256 c = _mm256_min_ps(_mm256_permute2f128_ps(vmin, nmax, 0x20), _mm256_permute2f128_ps(vmin, nmax, 0x31));
@@ -144,12 +138,6 @@ struct V {
     c = _mm256_min_ps(c, _mm256_permute_ps(c, 0xb1));
     *mn = _mm256_cvtss_f32(c);
     *mx = -_mm_cvtss_f32(_mm256_extractf128_ps(c, 1));
-  }
-  static float ReduceMax(F a) {
-    __m128 m = _mm_max_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));
-    m = _mm_max_ps(_mm_movehl_ps(m, m), m);
-    m = _mm_max_ps(_mm_shuffle_ps(m, m, 1), m);
-    return _mm_cvtss_f32(m);
   }
   static size_t CountNonFinite(F a) {
     const I e = _mm256_set1_epi32(0x7f800000);

@@ -129,18 +129,10 @@ struct V {
     const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(flo)), _mm256_castps_pd(fhi), 1);
     return _mm512_mul_ps(_mm512_castpd_ps(both), s);
   }
-  static float ReduceMin(F a) {
-    __m256 h = _mm256_min_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)), _mm512_castps512_ps256(a));
-    __m128 m = _mm_min_ps(_mm256_extractf128_ps(h, 1), _mm256_castps256_ps128(h));
-    m = _mm_min_ps(_mm_movehl_ps(m, m), m);
-    m = _mm_min_ps(_mm_shuffle_ps(m, m, 1), m);
-    return _mm_cvtss_f32(m);
-  }
   // Both reductions in one min tree: max(v) == -min(-v). Callers pass vectors
   // without NaN lanes and canonicalise zero signs, the only thing that differs.
   static void ReduceMinMax(F vmin, F vmax, float* mn, float* mx) {
-    const __m512 nmax = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(vmax), _mm512_set1_epi32(INT32_MIN)));
-    __m512 c = _mm512_min_ps(_mm512_shuffle_f32x4(vmin, nmax, 0x44), _mm512_shuffle_f32x4(vmin, nmax, 0xee));
+    F c = TreeStep(vmin, Negate(vmax), 0);                      // [min | -max], 8 lanes each
     c = _mm512_min_ps(c, _mm512_shuffle_f32x4(c, c, 0xb1));  // [min | -max] in each 256-bit half
     c = _mm512_min_ps(c, _mm512_permute_ps(c, 0x4e));
     c = _mm512_min_ps(c, _mm512_permute_ps(c, 0xb1));
@@ -185,13 +177,6 @@ struct V {
   }
   // v == 0 ? +0 : v, per lane (NaN kept).
   static F CanonicalZero(F a) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_NEQ_UQ), a); }
-  static float ReduceMax(F a) {
-    __m256 h = _mm256_max_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)), _mm512_castps512_ps256(a));
-    __m128 m = _mm_max_ps(_mm256_extractf128_ps(h, 1), _mm256_castps256_ps128(h));
-    m = _mm_max_ps(_mm_movehl_ps(m, m), m);
-    m = _mm_max_ps(_mm_shuffle_ps(m, m, 1), m);
-    return _mm_cvtss_f32(m);
-  }
   static size_t CountNonFinite(F a) {
     const I e = _mm512_set1_epi32(0x7f800000);
     const __mmask16 m = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(a), e), e);
