@@ -159,8 +159,11 @@ def main():
     hold = not args.no_hold
 
     kern, nump = {}, {}
+    rounds = []  # each round's best-of-repetitions, for the paired 2T/1T ratios
     for _ in range(args.rounds):
-        for name, bps in run_bench(args.bench, args.repeat, args.min_time, hold).items():
+        this_round = run_bench(args.bench, args.repeat, args.min_time, hold)
+        rounds.append(this_round)
+        for name, bps in this_round.items():
             kern[name] = max(kern.get(name, 0.0), bps)
         holder = subprocess.Popen([args.bench, "--hold_cpus_only"], stdin=subprocess.PIPE) if hold else None
         try:
@@ -173,15 +176,26 @@ def main():
             if name not in nump or t < nump[name][0]:
                 nump[name] = (t, nbytes)
 
+    def key(name, threads, isa=-1):
+        return f"BM_{name}/{threads}/{isa}/real_time"
+
     def k(name, threads, isa=-1):
-        return kern.get(f"BM_{name}/{threads}/{isa}/real_time", 0.0)
+        return kern.get(key(name, threads, isa), 0.0)
+
+    def paired(name):
+        # 1 and 2 threads measured seconds apart in the same round share that
+        # minute's drift; the median over rounds of their ratio.
+        r = sorted(rd[key(name, 2)] / rd[key(name, 1)] for rd in rounds if rd.get(key(name, 1)))
+        if not r:
+            return 0.0
+        return r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
 
     memcpy1, memcpy2 = k("Memcpy", 1), k("Memcpy", 2)
     print("single-thread runs: " + ("other CPUs held by a pause loop" if hold else "other CPUs idle (--no-hold)"))
     print(f"memcpy (read+write) 1 thread: {memcpy1 / 1e9:.2f} GB/s   2 threads: {k('Memcpy', 2) / 1e9:.2f} GB/s   "
           f"numpy copyto: {nump['Memcpy'][1] / nump['Memcpy'][0] / 1e9:.2f} GB/s")
     print()
-    hdr = f"{'operation':<22} {'kernel GB/s':>11} {'numpy GB/s':>10} {'x numpy':>8} {'% memcpy':>9} {'2T GB/s':>8} {'2T/1T':>6} {'2T % 2T memcpy':>15}"
+    hdr = f"{'operation':<22} {'kernel GB/s':>11} {'numpy GB/s':>10} {'x numpy':>8} {'% memcpy':>9} {'2T GB/s':>8} {'2T/1T':>6} {'paired':>7} {'2T % 2T memcpy':>15}"
     print(hdr)
     print("-" * len(hdr))
     for name in ["QuantU8PerTensor", "QuantS8PerChannel", "QuantS4Block64", "LpbqS4Block64", "Hist2048", "MinMax",
@@ -190,8 +204,10 @@ def main():
         t, nbytes = nump[name]
         npbps = nbytes / t
         print(f"{name:<22} {k1 / 1e9:>11.2f} {npbps / 1e9:>10.2f} {k1 / npbps:>8.1f} {100 * k1 / memcpy1:>8.0f}% "
-              f"{k2 / 1e9:>8.2f} {k2 / k1 if k1 else 0:>6.2f} {100 * k2 / memcpy2 if memcpy2 else 0:>14.0f}%")
+              f"{k2 / 1e9:>8.2f} {k2 / k1 if k1 else 0:>6.2f} {paired(name):>7.2f} {100 * k2 / memcpy2 if memcpy2 else 0:>14.0f}%")
     print()
+    print(f"2T/1T = best 2-thread / best 1-thread over all {len(rounds)} rounds; paired = median over rounds of "
+          "each round's own ratio; memcpy paired: " + f"{paired('Memcpy'):.2f}")
     isas = ["scalar", "sse41", "avx2", "avx512"]
     print("QuantU8PerTensor by ISA (1 thread): " +
           ", ".join(f"{isas[i]} {k('QuantU8PerTensor', 1, i) / 1e9:.2f} GB/s" for i in range(4)))

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "kernels/common/scalar.h"
 #if defined(__SSE2__)
@@ -178,7 +179,7 @@ void UnpackAt(const uint8_t* y, size_t len, int bits, bool is_signed, size_t at,
 // ----- quantize / dequantize --------------------------------------------------
 
 void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, QStorage out, void* y,
-                  const ExecOptions& o) {
+                  const ExecOptions& o, size_t* nonfinite) {
   const KernelConfig& c = Cfg(o);
   const RowPlan p = Plan(g);
   const size_t n = g.NumElements();
@@ -200,7 +201,9 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
     return qp;
   };
   const size_t per = bits < 8 ? static_cast<size_t>(8 / bits) : 1;
+  const bool count = nonfinite != nullptr && in == InType::kF32;
   if (per > 1 && p.row % per != 0) {
+    if (count) *nonfinite = CountNonFinite(static_cast<const float*>(x), n, o);
     // Rows do not start on byte boundaries: quantize to int8 in pieces and
     // pack at bit offsets, on the calling thread (bytes are shared by rows).
     const QuantFn q8 = c.Quant(in, QStorage::kQ8);
@@ -222,14 +225,17 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
     return;
   }
   const QuantFn fn = c.Quant(in, out);
+  std::vector<size_t> bad(count ? Tasks(n, o.chunk) : 0, 0);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
     const size_t b = std::min(n, (t + 1) * o.chunk);
+    if (count) bad[t] = c.nonfinite(b - t * o.chunk, static_cast<const float*>(x) + t * o.chunk);
     ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
       const QuantParams qp = params(row, pos);
       fn(len, xb + flat * isz, yb + flat * static_cast<size_t>(bits) / 8, &qp);
     });
     if (stream) StoreFence();
   });
+  if (count) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
 }
 
 void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y, const ExecOptions& o) {
@@ -274,7 +280,7 @@ void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a
 
 // ----- statistics ---------------------------------------------------------------
 
-void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o) {
+void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o, size_t* nonfinite) {
   const KernelConfig& c = Cfg(o);
   const RowPlan p = Plan(g);
   const size_t n = g.NumElements();
@@ -284,10 +290,12 @@ void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const E
   // Per-worker partials: min/max is order-independent (NaN ignored, zeros
   // canonical), so the merge gives the same bits for any thread count.
   std::vector<float> pmin(workers * ns, inf), pmax(workers * ns, -inf);
+  std::vector<size_t> bad(nonfinite ? Tasks(n, o.chunk) : 0, 0);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t w) {
     float* wmin = pmin.data() + w * ns;
     float* wmax = pmax.data() + w * ns;
     const size_t b = std::min(n, (t + 1) * o.chunk);
+    if (nonfinite) bad[t] = c.nonfinite(b - t * o.chunk, x + t * o.chunk);
     ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
       const size_t base = p.ScaleBase(row);
       if (p.run == 1) {
@@ -306,6 +314,7 @@ void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const E
     mins[s] = CanonicalZero(mn);
     maxs[s] = CanonicalZero(mx);
   }
+  if (nonfinite) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
 }
 
 void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint64_t* counts, const ExecOptions& o) {

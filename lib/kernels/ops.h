@@ -48,14 +48,19 @@ struct ExecOptions {
 
 // x: NumElements() values of `in`; y: StorageBytes of the output (sub-byte
 // packed in element order, low bits first).
+// nonfinite (optional; float32 input only, left unchanged otherwise): set to the number of NaN/Inf
+// inputs, counted chunk by chunk while the chunk is in cache, so a caller's
+// bad-value policy costs no extra pass over memory.
 void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, QStorage out, void* y,
-                  const ExecOptions& o = {});
+                  const ExecOptions& o = {}, size_t* nonfinite = nullptr);
 void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y,
                     const ExecOptions& o = {});
 
 // Per-scale min and max (NumScales() each); NaN ignored; +inf/-inf when a
 // scale saw no value; zeros are +0.
-void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o = {});
+// nonfinite (optional): as for QuantizeGrid.
+void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o = {},
+                size_t* nonfinite = nullptr);
 
 // counts[bins] = histogram over [lo, hi] (see HistParams); counts are set, not added.
 void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint64_t* counts,

@@ -95,6 +95,37 @@ struct Plan {
   bool is_signed = false;
 };
 
+// LPBQ: the channel of each block (grid index order) is its grid index with
+// the block axis dropped. Walked as an odometer: no division per block.
+std::vector<size_t> BlockChannels(const std::vector<int64_t>& scale_dims, size_t axis, size_t* nchannels) {
+  const size_t r = scale_dims.size();
+  std::vector<size_t> ch_stride(r, 0);
+  size_t nch = 1;
+  for (size_t d = r; d-- > 0;) {
+    if (d == axis) continue;
+    ch_stride[d] = nch;
+    nch *= static_cast<size_t>(scale_dims[d]);
+  }
+  if (nchannels) *nchannels = nch;
+  size_t nb = 1;
+  for (int64_t v : scale_dims) nb *= static_cast<size_t>(v);
+  std::vector<size_t> channel(nb);
+  std::vector<int64_t> idx(r, 0);
+  size_t ch = 0;
+  for (size_t b = 0; b < nb; ++b) {
+    channel[b] = ch;
+    for (size_t d = r; d-- > 0;) {  // advance the odometer
+      if (++idx[d] < scale_dims[d]) {
+        ch += ch_stride[d];
+        break;
+      }
+      ch -= static_cast<size_t>(scale_dims[d] - 1) * ch_stride[d];
+      idx[d] = 0;
+    }
+  }
+  return channel;
+}
+
 Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, const Encoding& enc) {
   Diagnostics diags;
   if (!ValidateEncoding(enc, std::string(name), Shape::FromExtents(dims), kInvalidId, &diags))
@@ -124,21 +155,10 @@ Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, c
   if (enc.kind == EncodingKind::kLpbq) {
     // Effective block scale = integer block scale x channel scale; the
     // channel of a block is its grid index without the block axis.
-    const std::vector<int64_t> sd = p.grid.ScaleDims();
-    const size_t nb = p.grid.NumScales();
-    p.scales.resize(nb);
-    const auto axis = static_cast<size_t>(enc.axis);
-    for (size_t b = 0; b < nb; ++b) {
-      size_t rem = b, ch = 0, ch_stride = 1;
-      for (size_t d = sd.size(); d-- > 0;) {
-        const size_t i = rem % static_cast<size_t>(sd[d]);
-        rem /= static_cast<size_t>(sd[d]);
-        if (d == axis) continue;
-        ch += i * ch_stride;
-        ch_stride *= static_cast<size_t>(sd[d]);
-      }
-      p.scales[b] = static_cast<float>(enc.block_int_scales[b]) * enc.scales[ch];
-    }
+    const std::vector<size_t> channel = BlockChannels(p.grid.ScaleDims(), static_cast<size_t>(enc.axis), nullptr);
+    p.scales.resize(channel.size());
+    for (size_t b = 0; b < channel.size(); ++b)
+      p.scales[b] = static_cast<float>(enc.block_int_scales[b]) * enc.scales[channel[b]];
   } else {
     p.scales = enc.scales;
     if (!enc.float_offsets.empty()) {
@@ -215,13 +235,19 @@ Status QuantizeTensor(std::string_view name, DType src_dtype, const void* src, c
   if (dst_bytes != Bytes(p.bits, n.value()))
     return Invalid(name, fmt::format("destination has {} bytes, {} x {} needs {}", dst_bytes, n.value(),
                                      DTypeName(enc.dtype), Bytes(p.bits, n.value())));
-  QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(src_dtype, src, n.value(), e), n.value(), options));
+  // float32 input: NaN/Inf are counted while each chunk is quantized (one
+  // pass over memory); only when some are found is the input scanned again
+  // for the report. 16-bit inputs are scanned first.
+  const bool f32 = src_dtype == DType::kFloat32;
+  if (!f32) QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(src_dtype, src, n.value(), e), n.value(), options));
   k::QuantArgs a;
   a.scales = p.scales.data();
   a.offsets = p.offsets.empty() ? nullptr : p.offsets.data();
   a.qmin = p.qmin;
   a.qmax = p.qmax;
-  k::QuantizeGrid(in.value(), src, p.grid, a, StorageOf(p.bits), dst, e);
+  size_t nonfinite = 0;
+  k::QuantizeGrid(in.value(), src, p.grid, a, StorageOf(p.bits), dst, e, f32 ? &nonfinite : nullptr);
+  if (nonfinite > 0) return ApplyPolicy(name, Scan(src_dtype, src, n.value(), e), n.value(), options);
   return Status::Ok();
 }
 
@@ -269,8 +295,6 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
   if (!data && n.value() != 0) return Invalid(name, "null data pointer");
   if (!IsFixedPoint(req.dtype)) return Invalid(name, fmt::format("{} is not a fixed-point dtype", DTypeName(req.dtype)));
   const k::ExecOptions e = Exec(options);
-  const NonFiniteScan scan = Scan(DType::kFloat32, data, n.value(), e);
-  QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, scan, n.value(), options));
 
   Encoding enc;
   enc.kind = req.kind;
@@ -307,7 +331,11 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
   }
   const size_t ns = grid.NumScales();
   std::vector<float> mins(ns), maxs(ns);
-  k::MinMaxGrid(data, grid, mins.data(), maxs.data(), e);
+  // NaN/Inf are counted in the min/max pass (one pass over memory); the
+  // report's scan runs only when some are found.
+  size_t nonfinite = 0;
+  k::MinMaxGrid(data, grid, mins.data(), maxs.data(), e, &nonfinite);
+  if (nonfinite > 0) QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(DType::kFloat32, data, n.value(), e), n.value(), options));
   for (size_t i = 0; i < ns; ++i) {
     if (std::isinf(mins[i]) || std::isinf(maxs[i])) {
       if (mins[i] == std::numeric_limits<float>::infinity()) {  // only NaN (treated as 0) in this cell
@@ -322,23 +350,8 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
       return Invalid(name, "LPBQ encodings are signed and symmetric");
     if (req.decompressed_bitwidth <= bw || req.decompressed_bitwidth > 16)
       return Invalid(name, fmt::format("decompressed bitwidth {} must be in ({}, 16]", req.decompressed_bitwidth, bw));
-    const std::vector<int64_t> sd = grid.ScaleDims();
-    const auto axis = static_cast<size_t>(req.axis);
-    std::vector<size_t> block_channel(ns);
     size_t nch = 1;
-    for (size_t d = 0; d < sd.size(); ++d)
-      if (d != axis) nch *= static_cast<size_t>(sd[d]);
-    for (size_t b = 0; b < ns; ++b) {
-      size_t rem = b, ch = 0, ch_stride = 1;
-      for (size_t d = sd.size(); d-- > 0;) {
-        const size_t i = rem % static_cast<size_t>(sd[d]);
-        rem /= static_cast<size_t>(sd[d]);
-        if (d == axis) continue;
-        ch += i * ch_stride;
-        ch_stride *= static_cast<size_t>(sd[d]);
-      }
-      block_channel[b] = ch;
-    }
+    const std::vector<size_t> block_channel = BlockChannels(grid.ScaleDims(), static_cast<size_t>(req.axis), &nch);
     enc.scales.resize(nch);
     enc.block_int_scales.resize(ns);
     std::vector<float> eff(ns);

@@ -40,7 +40,10 @@ struct QuantizeOptions {
 // Quantizes `dims`-shaped data of float type `src_dtype` (float32, float16 or
 // bfloat16) with a per-tensor / per-channel / per-block / LPBQ encoding (or
 // a float16 Float encoding: conversion) into `dst` (exactly the encoding
-// dtype's StorageBytes, sub-byte types packed low bits first).
+// dtype's StorageBytes, sub-byte types packed low bits first). When the
+// bad-value policy rejects the data (NaN/Inf under kError) the status names
+// the tensor and `dst`'s contents are unspecified: float32 data is checked
+// while it is quantized, not in a pass of its own.
 Status QuantizeTensor(std::string_view name, DType src_dtype, const void* src, const std::vector<int64_t>& dims,
                       const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options = {});
 Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, DType src_dtype, const void* src,

@@ -3,6 +3,8 @@
 // encoding math, and the IR entry point (quant/quantize.h) with its
 // bad-value policy.
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "ir/encoding.h"
@@ -412,6 +414,143 @@ TEST_CASE("QuantizeTensor: bad values are errors naming the tensor, or warnings 
   auto rz = quant::QuantizeTensor("w0", DType::kFloat32, x.data(), {5}, z);
   REQUIRE(!rz.ok());
   CHECK_THAT(rz.status().message(), Catch::Contains("w0"));
+}
+
+TEST_CASE("QuantizeGrid and MinMaxGrid count NaN/Inf in their own pass, for any split", "[kernels][quant][policy]") {
+  // The count replaces a separate scan (QuantizeTensor / ComputeEncoding):
+  // it must equal CountNonFinite whatever the chunking, thread count or
+  // layout, including the odd-row sub-byte path, and leave outputs as they
+  // are without counting.
+  std::mt19937 rng(101);
+  ThreadPool pool(2);
+  for (const auto& dims : std::vector<std::vector<int64_t>>{{37, 129}, {64, 256}, {3, 5, 41}}) {
+    const size_t n = static_cast<size_t>(std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>()));
+    std::vector<float> x(n);
+    for (auto& v : x) v = std::normal_distribution<float>(0.0f, 1.0f)(rng);
+    const size_t bad = 1 + rng() % 9;
+    for (size_t i = 0; i < bad; ++i) {
+      const float special[] = {NAN, INFINITY, -INFINITY, -NAN};
+      x[rng() % n] = special[rng() % 4];
+    }
+    const size_t expected = CountNonFinite(x.data(), n);
+    REQUIRE(expected >= 1);
+    std::vector<int64_t> blocks(dims.size(), 1);
+    blocks.back() = dims.back() % 2 ? dims.back() : 16;
+    const Grid grid = Grid::PerBlock(dims, blocks);
+    std::vector<float> scales(grid.NumScales(), 0.05f);
+    QuantArgs a;
+    a.scales = scales.data();
+    a.qmin = -8;
+    a.qmax = 7;
+    std::vector<uint8_t> plain((n + 1) / 2), counted((n + 1) / 2);
+    QuantizeGrid(InType::kF32, x.data(), grid, a, QStorage::kQ4, plain.data());
+    std::vector<float> mins0(grid.NumScales()), maxs0(grid.NumScales());
+    MinMaxGrid(x.data(), grid, mins0.data(), maxs0.data());
+    for (size_t chunk : {size_t{64}, size_t{256}, size_t{1} << 16}) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        ExecOptions o;
+        o.chunk = chunk;
+        o.pool = p;
+        INFO("dims " << dims.size() << "-d, n " << n << ", chunk " << chunk << ", threads " << PoolSize(p));
+        size_t q_count = 12345, m_count = 12345;
+        std::fill(counted.begin(), counted.end(), 0xAA);
+        QuantizeGrid(InType::kF32, x.data(), grid, a, QStorage::kQ4, counted.data(), o, &q_count);
+        CHECK(q_count == expected);
+        CHECK(counted == plain);
+        std::vector<float> mins(grid.NumScales()), maxs(grid.NumScales());
+        MinMaxGrid(x.data(), grid, mins.data(), maxs.data(), o, &m_count);
+        CHECK(m_count == expected);
+        CHECK(std::memcmp(mins.data(), mins0.data(), mins.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(maxs.data(), maxs0.data(), maxs.size() * sizeof(float)) == 0);
+      }
+    }
+    // Clean data counts zero.
+    for (auto& v : x)
+      if (!std::isfinite(v)) v = 0.5f;
+    size_t zero = 7;
+    QuantizeGrid(InType::kF32, x.data(), grid, a, QStorage::kQ4, counted.data(), {}, &zero);
+    CHECK(zero == 0);
+  }
+}
+
+TEST_CASE("LPBQ with the block axis anywhere: encodings and quantized values match a per-element reference",
+          "[kernels][quant][lpbq]") {
+  // A block's channel is its index without the block axis. The reference
+  // below derives it per element with div/mod; the library walks it as an
+  // odometer (quantize.cpp BlockChannels). The same data with the channels
+  // first and the block axis last (the lpbq-scales kernel's contiguous path)
+  // must give the same channel and integer scales.
+  std::mt19937 rng(77);
+  struct Case {
+    std::vector<int64_t> dims;
+    size_t axis;
+    int64_t block;
+  };
+  const Case cases[] = {{{6, 40, 3, 2}, 1, 8}, {{24, 5}, 0, 8}, {{4, 3, 32}, 2, 16}, {{2, 3, 16, 5}, 2, 4}};
+  for (const Case& c : cases) {
+    const size_t r = c.dims.size();
+    size_t n = 1;
+    for (int64_t v : c.dims) n *= static_cast<size_t>(v);
+    std::vector<float> x(n);
+    for (auto& v : x) v = RandNormal(rng, 1.0f) * (1.0f + static_cast<float>(rng() % 50));
+    quant::EncodingRequest req;
+    req.kind = EncodingKind::kLpbq;
+    req.dtype = DType::kSFixed4;
+    req.symmetry = Symmetry::kSymmetric;
+    req.axis = static_cast<int32_t>(c.axis);
+    req.block_sizes.assign(r, 1);
+    req.block_sizes[c.axis] = c.block;
+    req.decompressed_bitwidth = 8;
+    auto enc = quant::ComputeEncoding("w", x.data(), c.dims, req);
+    REQUIRE(enc.ok());
+    auto q = quant::QuantizeTensor("w", DType::kFloat32, x.data(), c.dims, enc.value());
+    REQUIRE(q.ok());
+    const int64_t k = c.dims[c.axis];
+    const size_t nch = n / static_cast<size_t>(k);
+    const size_t nblk = static_cast<size_t>(k / c.block);
+    // The same values, channels first, block axis last.
+    std::vector<float> xt(n);
+    std::vector<size_t> chan_of(n), blk_of(n), grid_of(n);
+    for (size_t f = 0; f < n; ++f) {
+      std::vector<int64_t> idx(r);
+      size_t rem = f;
+      for (size_t d = r; d-- > 0;) {
+        idx[d] = static_cast<int64_t>(rem % static_cast<size_t>(c.dims[d]));
+        rem /= static_cast<size_t>(c.dims[d]);
+      }
+      size_t ch = 0, grid = 0;
+      for (size_t d = 0; d < r; ++d) {
+        const int64_t extent = d == c.axis ? c.dims[d] / c.block : c.dims[d];
+        const int64_t i = d == c.axis ? idx[d] / c.block : idx[d];
+        grid = grid * static_cast<size_t>(extent) + static_cast<size_t>(i);
+        if (d != c.axis) ch = ch * static_cast<size_t>(c.dims[d]) + static_cast<size_t>(idx[d]);
+      }
+      chan_of[f] = ch;
+      blk_of[f] = static_cast<size_t>(idx[c.axis] / c.block);
+      grid_of[f] = grid;
+      xt[ch * static_cast<size_t>(k) + static_cast<size_t>(idx[c.axis])] = x[f];
+    }
+    quant::EncodingRequest treq = req;
+    treq.axis = 1;
+    treq.block_sizes = {1, c.block};
+    auto tenc = quant::ComputeEncoding("wt", xt.data(), {static_cast<int64_t>(nch), k}, treq);
+    REQUIRE(tenc.ok());
+    INFO("dims rank " << r << ", axis " << c.axis);
+    REQUIRE(enc->scales.size() == nch);
+    CHECK(enc->scales == tenc->scales);
+    for (size_t f = 0; f < n; ++f) {
+      const int32_t is = enc->block_int_scales[grid_of[f]];
+      CHECK(is == tenc->block_int_scales[chan_of[f] * nblk + blk_of[f]]);
+      const float eff = static_cast<float>(is) * enc->scales[chan_of[f]];
+      const float want = std::min(7.0f, std::max(-8.0f, std::nearbyint(x[f] / eff)));
+      const int nib = (q.value()[f / 2] >> (4 * (f % 2))) & 0xF;
+      const int got = nib >= 8 ? nib - 16 : nib;
+      if (got != static_cast<int>(want)) {
+        INFO("element " << f << " channel " << chan_of[f] << " x " << x[f] << " eff " << eff);
+        CHECK(got == static_cast<int>(want));
+      }
+    }
+  }
 }
 
 TEST_CASE("QuantizeTensor / DequantizeTensor / ComputeEncoding round trips", "[kernels][quant]") {
