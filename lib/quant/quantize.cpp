@@ -110,11 +110,14 @@ std::vector<size_t> BlockChannels(const std::vector<int64_t>& scale_dims, size_t
   size_t nb = 1;
   for (int64_t v : scale_dims) nb *= static_cast<size_t>(v);
   std::vector<size_t> channel(nb);
+  if (r == 0 || nb == 0) return channel;
+  // Innermost dim in runs; the odometer advances the outer dims.
+  const auto inner = static_cast<size_t>(scale_dims[r - 1]);
   std::vector<int64_t> idx(r, 0);
   size_t ch = 0;
-  for (size_t b = 0; b < nb; ++b) {
-    channel[b] = ch;
-    for (size_t d = r; d-- > 0;) {  // advance the odometer
+  for (size_t b = 0; b < nb; b += inner) {
+    for (size_t i = 0; i < inner; ++i) channel[b + i] = ch + i * ch_stride[r - 1];
+    for (size_t d = r - 1; d-- > 0;) {
       if (++idx[d] < scale_dims[d]) {
         ch += ch_stride[d];
         break;
