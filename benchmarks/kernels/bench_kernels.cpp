@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -289,6 +290,20 @@ void BM_DequantU8PerTensor(benchmark::State& state) {
   Label(state, e);
 }
 
+// Thread-pool overhead: back-to-back jobs of 8 tasks of ~5 us of busy work
+// (ideal: 40 us on one thread, 20 us on two). What is left above the ideal
+// is waking workers and waiting for them.
+void BM_ParallelForOverhead(benchmark::State& state) {
+  Env e(state);
+  auto busy = [] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(5);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  for (auto _ : state) k::ParallelFor(e.opt.pool, 8, [&](size_t, size_t) { busy(); });
+  Label(state, e);
+}
+
 void Threads(benchmark::internal::Benchmark* b) {
   b->Args({1, -1})->Args({2, -1})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
@@ -307,6 +322,7 @@ BENCHMARK(BM_LpbqEncodeThenQuantize)->Apply(Threads);
 BENCHMARK(BM_Hist2048)->Apply(Threads);
 BENCHMARK(BM_MinMax)->Apply(Threads);
 BENCHMARK(BM_DequantU8PerTensor)->Apply(Threads);
+BENCHMARK(BM_ParallelForOverhead)->Args({1, -1})->Args({2, -1})->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
