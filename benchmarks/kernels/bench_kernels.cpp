@@ -20,6 +20,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include "ir/encoding.h"
 #include "kernels/ops.h"
@@ -52,10 +55,20 @@ const std::vector<float>& Data(size_t n) {
 // the core.
 bool g_hold_idle_cpus = false;
 
+// CPUs this process may run on (taskset / cgroups), not the machine's:
+// holders beyond them would share the benchmark's own CPU.
+size_t UsableCpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+#endif
+  return std::thread::hardware_concurrency();
+}
+
 class IdleCpuHolder {
  public:
   explicit IdleCpuHolder(size_t busy_threads) {
-    const size_t cpus = std::thread::hardware_concurrency();
+    const size_t cpus = UsableCpus();
     for (size_t i = busy_threads; g_hold_idle_cpus && i < cpus; ++i)
       holders_.emplace_back([this] {
         while (!stop_.load(std::memory_order_relaxed)) {
