@@ -63,7 +63,15 @@ void ThreadPool::RunTasks(size_t worker) {
     // Claimed: the job cannot finish before this task does, so fn_ and
     // tasks_ are this job's.
     const uint32_t tasks = tasks_.load(std::memory_order_relaxed);
-    (*fn_.load(std::memory_order_relaxed))(tasks - unclaimed, worker);
+    if (!failed_.load(std::memory_order_relaxed)) {
+      try {
+        (*fn_.load(std::memory_order_relaxed))(tasks - unclaimed, worker);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        failed_.store(true, std::memory_order_relaxed);
+      }
+    }
     if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_cv_.notify_one();
@@ -99,6 +107,7 @@ void ThreadPool::ParallelFor(size_t tasks, const std::function<void(size_t, size
     fn_.store(first == 0 ? &fn : &offset_fn, std::memory_order_relaxed);
     tasks_.store(count, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
+    failed_.store(false, std::memory_order_relaxed);
     const uint64_t generation = (job_.load(std::memory_order_relaxed) >> 32) + 1;
     {
       // Under the mutex so a worker about to sleep sees the job or the wake-up.
@@ -111,6 +120,14 @@ void ThreadPool::ParallelFor(size_t tasks, const std::function<void(size_t, size
     if (!SpinWhile(unfinished)) {
       std::unique_lock<std::mutex> lock(mutex_);
       done_cv_.wait(lock, [&] { return !unfinished(); });
+    }
+    if (failed_.load(std::memory_order_acquire)) {
+      std::exception_ptr error;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::swap(error, error_);
+      }
+      std::rethrow_exception(error);
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -34,6 +35,9 @@ class ThreadPool {
   // Runs fn(task, worker) for task in [0, tasks); worker in [0, size()) names
   // the executing thread (for per-thread scratch). Blocks until all are done.
   // Not reentrant: one ParallelFor at a time per pool (a mutex serialises).
+  // If a task throws, tasks not yet started are skipped and the first
+  // exception is rethrown here once every started task has finished (a
+  // throwing worker would otherwise terminate the process).
   void ParallelFor(size_t tasks, const std::function<void(size_t task, size_t worker)>& fn);
 
   // How long an idle thread polls for work (or the caller for completion)
@@ -61,6 +65,8 @@ class ThreadPool {
   std::atomic<uint32_t> tasks_{0};
   std::atomic<uint32_t> done_{0};  // tasks finished in the current job
   std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};  // a task of the current job threw
+  std::exception_ptr error_;         // its exception (under mutex_)
 
   // Sleeping: workers wait on start_cv_ for a job with unclaimed tasks, the
   // caller on done_cv_ for done_ == tasks_. Wakers take mutex_ before they

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -108,6 +110,28 @@ TEST_CASE("ThreadPool serialises ParallelFor calls from several threads", "[kern
   a.join();
   b.join();
   REQUIRE(bad_jobs.load() == 0);
+}
+
+TEST_CASE("ThreadPool rethrows a task's exception in the caller and stays usable", "[kernels][threadpool]") {
+  // Whichever thread runs the throwing task, the caller gets the exception
+  // after every started task finished; the next job runs normally.
+  ThreadPool pool(2);
+  for (size_t throwing : {size_t{0}, size_t{1}, size_t{37}, size_t{63}}) {
+    std::atomic<int> ran{0};
+    bool caught = false;
+    try {
+      pool.ParallelFor(64, [&](size_t t, size_t) {
+        if (t == throwing) throw std::runtime_error("task " + std::to_string(t));
+        ++ran;
+      });
+    } catch (const std::runtime_error& e) {
+      caught = std::string(e.what()) == "task " + std::to_string(throwing);
+    }
+    INFO("throwing task " << throwing);
+    CHECK(caught);
+    CHECK(ran.load() < 64);
+    CheckJob(pool, 64);
+  }
 }
 
 TEST_CASE("ParallelFor without a pool runs inline in order", "[kernels][threadpool]") {
