@@ -185,17 +185,18 @@ def main():
     def paired(name):
         # 1 and 2 threads measured seconds apart in the same round share that
         # minute's drift; the median over rounds of their ratio.
-        r = sorted(rd[key(name, 2)] / rd[key(name, 1)] for rd in rounds if rd.get(key(name, 1)))
+        r = sorted(rd.get(key(name, 2), 0.0) / rd[key(name, 1)] for rd in rounds if rd.get(key(name, 1)))
         if not r:
             return 0.0
         return r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
 
     memcpy1, memcpy2 = k("Memcpy", 1), k("Memcpy", 2)
     print("single-thread runs: " + ("other CPUs held by a pause loop" if hold else "other CPUs idle (--no-hold)"))
-    print(f"memcpy (read+write) 1 thread: {memcpy1 / 1e9:.2f} GB/s   2 threads: {k('Memcpy', 2) / 1e9:.2f} GB/s   "
+    print(f"memcpy (read+write) 1 thread: {memcpy1 / 1e9:.2f} GB/s   2 threads: {memcpy2 / 1e9:.2f} GB/s   "
           f"numpy copyto: {nump['Memcpy'][1] / nump['Memcpy'][0] / 1e9:.2f} GB/s")
     print()
-    hdr = f"{'operation':<22} {'kernel GB/s':>11} {'numpy GB/s':>10} {'x numpy':>8} {'% memcpy':>9} {'2T GB/s':>8} {'2T/1T':>6} {'paired':>7} {'2T % 2T memcpy':>15}"
+    hdr = (f"{'operation':<22} {'kernel GB/s':>11} {'numpy GB/s':>10} {'x numpy':>8} {'% memcpy':>9} "
+           f"{'2T GB/s':>8} {'2T/1T':>6} {'paired':>7} {'2T % 2T memcpy':>15}")
     print(hdr)
     print("-" * len(hdr))
     for name in ["QuantU8PerTensor", "QuantS8PerChannel", "QuantS4Block64", "LpbqS4Block64", "Hist2048", "MinMax",
@@ -204,7 +205,8 @@ def main():
         t, nbytes = nump[name]
         npbps = nbytes / t
         print(f"{name:<22} {k1 / 1e9:>11.2f} {npbps / 1e9:>10.2f} {k1 / npbps:>8.1f} {100 * k1 / memcpy1:>8.0f}% "
-              f"{k2 / 1e9:>8.2f} {k2 / k1 if k1 else 0:>6.2f} {paired(name):>7.2f} {100 * k2 / memcpy2 if memcpy2 else 0:>14.0f}%")
+              f"{k2 / 1e9:>8.2f} {k2 / k1 if k1 else 0:>6.2f} {paired(name):>7.2f} "
+              f"{100 * k2 / memcpy2 if memcpy2 else 0:>14.0f}%")
     print()
     print(f"2T/1T = best 2-thread / best 1-thread over all {len(rounds)} rounds; paired = median over rounds of "
           "each round's own ratio; memcpy paired: " + f"{paired('Memcpy'):.2f}")

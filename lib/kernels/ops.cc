@@ -457,7 +457,8 @@ void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const s
   // their innermost scale dim): the lpbq-scales kernel, a channel per call.
   const size_t per = nchannels ? nblocks / nchannels : 0;
   bool contiguous = per > 0 && per * nchannels == nblocks;
-  for (size_t b = 0; contiguous && b < nblocks; ++b) contiguous = block_channel[b] == b / per;
+  for (size_t ch = 0, b = 0; contiguous && ch < nchannels; ++ch)
+    for (size_t i = 0; contiguous && i < per; ++i, ++b) contiguous = block_channel[b] == ch;
   if (contiguous) {
     const KernelConfig& c = Cfg(o);
     for (size_t ch = 0; ch < nchannels; ++ch)

@@ -48,9 +48,9 @@ struct ExecOptions {
 
 // x: NumElements() values of `in`; y: StorageBytes of the output (sub-byte
 // packed in element order, low bits first).
-// nonfinite (optional; float32 input only, left unchanged otherwise): set to the number of NaN/Inf
-// inputs, counted chunk by chunk while the chunk is in cache, so a caller's
-// bad-value policy costs no extra pass over memory.
+// nonfinite (optional; float32 input only, left unchanged otherwise): set to
+// the number of NaN/Inf inputs, counted chunk by chunk while the chunk is in
+// cache, so a caller's bad-value policy costs no extra pass over memory.
 void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, QStorage out, void* y,
                   const ExecOptions& o = {}, size_t* nonfinite = nullptr);
 void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y,

@@ -338,7 +338,8 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
   // report's scan runs only when some are found.
   size_t nonfinite = 0;
   k::MinMaxGrid(data, grid, mins.data(), maxs.data(), e, &nonfinite);
-  if (nonfinite > 0) QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(DType::kFloat32, data, n.value(), e), n.value(), options));
+  if (nonfinite > 0)
+    QAIRT_RETURN_IF_ERROR(ApplyPolicy(name, Scan(DType::kFloat32, data, n.value(), e), n.value(), options));
   for (size_t i = 0; i < ns; ++i) {
     if (std::isinf(mins[i]) || std::isinf(maxs[i])) {
       if (mins[i] == std::numeric_limits<float>::infinity()) {  // only NaN (treated as 0) in this cell
