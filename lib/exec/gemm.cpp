@@ -9,6 +9,25 @@
 //  - else a portable loop.
 // OpenBLAS is loaded with dlopen so libqairt.so keeps no hard dependency on
 // it (and the build needs no extra link flags).
+//
+// Summation order. A Q-DQ model exported by qairt runs in ONNX Runtime,
+// whose CPU GEMM (MLAS) sums in a fixed order; with 16-bit activations one
+// float rounding of difference moves a requantized value by a step often
+// enough that ~50 layers later the outputs differ by tens of steps. So the
+// AVX-512 backend follows MLAS's order for the product as ONNX Runtime sees
+// it (`GemmView`: the exported op's transposes), single-threaded:
+//  - M = 1 (A not transposed): MLAS's M=1 kernels. B not transposed: per
+//    output, products of four consecutive k summed left to right with
+//    separate multiplies and adds, each group added to C (then a pair, then
+//    a single product). B transposed: eight interleaved partial sums (k mod
+//    8) reduced in a tree that depends on the output's position in the
+//    kernel's 4/2/1-row blocks.
+//  - N = 1, B a contiguous column (not transposed): the same kernels with
+//    A and B swapped (MLAS's "transpose(A*B) = transpose(B)*transpose(A)").
+//  - otherwise: K blocks of MlasGemmKBlock(n, k), each summed from zero by
+//    sequential FMAs and then added to C (gemm_avx512.cpp).
+// tests/exec/test_gemm.cpp checks each case against an independent model
+// of those kernels; tests/calib checks ORT's outputs on the exported model.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -87,6 +106,75 @@ void PortableGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
   }
 }
 
+// C[j] (+)= sum_k x(k) * b(k, j), j < n, in the order of MLAS's M=1 kernel
+// (SgemmKernelM1Avx): products of k, k+1, k+2, k+3 summed left to right
+// (separate roundings, no FMA), the group then added to C; a remaining pair,
+// then a remaining single product, likewise. beta 0: C starts at +0.
+template <typename X, typename B>
+void GemvGroupsOfFour(int64_t n, int64_t k, X x, B b, float beta, float* c, int64_t c_stride) {
+  for (int64_t j = 0; j < n; ++j) {
+    float acc = beta == 0.0f ? 0.0f : c[j * c_stride];
+    int64_t p = 0;
+    for (; p + 4 <= k; p += 4) {
+      float t = x(p) * b(p, j);
+      t = t + x(p + 1) * b(p + 1, j);
+      t = t + x(p + 2) * b(p + 2, j);
+      t = t + x(p + 3) * b(p + 3, j);
+      acc = t + acc;
+    }
+    if (k - p >= 2) {
+      const float t = x(p) * b(p, j) + x(p + 1) * b(p + 1, j);
+      acc = t + acc;
+      p += 2;
+    }
+    if (p < k) acc = x(p) * b(p, j) + acc;
+    c[j * c_stride] = acc;
+  }
+}
+
+// C[r] (+)= dot(x, row r), r < rows, in the order of MLAS's M=1 kernel for a
+// transposed B (SgemmKernelM1TransposeBAvx): lane l sums the products of
+// k = l, l+8, l+16, ... in order; the eight lanes are then reduced by the
+// tree of the block the row falls in (rows go in blocks of 4 while 4 remain,
+// then a block of 2, then of 1), and the result added to C.
+template <typename X, typename R>
+void DotsInEightLanes(int64_t rows, int64_t k, X x, R row, float beta, float* c, int64_t c_stride) {
+  const int64_t fours = rows / 4 * 4;
+  const int64_t twos = fours + (rows - fours) / 2 * 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    float l[8] = {};
+    for (int64_t p = 0; p < k; ++p) l[p % 8] = l[p % 8] + x(p) * row(r, p);
+    float t;
+    if (r < fours) t = (((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7]);
+    else if (r < twos) t = ((l[0] + l[2]) + (l[4] + l[6])) + ((l[1] + l[3]) + (l[5] + l[7]));
+    else t = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    c[r * c_stride] = t + (beta == 0.0f ? 0.0f : c[r * c_stride]);
+  }
+}
+
+// MLAS's M = 1 and N = 1 special cases (see the top of the file); false if
+// the product is not one of them.
+bool MlasSpecialCase(bool ta, bool tb, GemmView view, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (alpha != 1.0f || (beta != 0.0f && beta != 1.0f)) return false;
+  auto a_at = [=](int64_t i, int64_t p) { return ta ? a[p * lda + i] : a[i * lda + p]; };
+  auto b_at = [=](int64_t p, int64_t j) { return tb ? b[j * ldb + p] : b[p * ldb + j]; };
+  if (m == 1 && !view.trans_a) {
+    auto x = [&](int64_t p) { return a_at(0, p); };
+    if (view.trans_b) DotsInEightLanes(n, k, x, [&](int64_t j, int64_t p) { return b_at(p, j); }, beta, c, 1);
+    else GemvGroupsOfFour(n, k, x, b_at, beta, c, 1);
+    return true;
+  }
+  // MLAS also needs ldb == 1 and ldc == 1: B a column it reads contiguously.
+  if (n == 1 && (!view.trans_b || k == 1)) {
+    auto x = [&](int64_t p) { return b_at(p, 0); };
+    if (view.trans_a) GemvGroupsOfFour(m, k, x, [&](int64_t p, int64_t i) { return a_at(i, p); }, beta, c, ldc);
+    else DotsInEightLanes(m, k, x, a_at, beta, c, ldc);
+    return true;
+  }
+  return false;
+}
+
 std::atomic<int> g_backend{-1};  // GemmBackend, -1 = not read from the environment yet
 
 GemmBackend Backend() {
@@ -124,8 +212,31 @@ GemmBackend Choose() {
 
 void SetGemmBackend(GemmBackend backend) { g_backend.store(static_cast<int>(backend)); }
 
+int64_t MlasGemmKBlock(int64_t n, int64_t k, bool trans_a) {
+  // MlasSgemmOperation: a 128 x 128 (N x K) panel of B, widened along N
+  // when K is small, deepened along K when N is small (A not transposed).
+  int64_t stride_n = 128, stride_k = 128;
+  if (n >= k) {
+    while (stride_k / 2 >= k) {
+      stride_n *= 2;
+      stride_k /= 2;
+    }
+  } else if (!trans_a) {
+    while (stride_n > 16 && stride_n / 2 >= n) {
+      stride_k *= 2;
+      stride_n /= 2;
+    }
+  }
+  return stride_k;
+}
+
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  Gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, GemmView{trans_a, trans_b});
+}
+
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc, GemmView view) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (int64_t i = 0; i < m; ++i)
@@ -133,8 +244,11 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
     return;
   }
   const GemmBackend backend = Choose();
-  if (backend == GemmBackend::kAvx512 && GemmAvx512(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
-    return;
+  if (backend == GemmBackend::kAvx512) {
+    if (MlasSpecialCase(trans_a, trans_b, view, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
+    if (GemmAvx512(trans_a, trans_b, m, n, k, MlasGemmKBlock(n, k, view.trans_a), alpha, a, lda, b, ldb, beta, c, ldc))
+      return;
+  }
   const Blas& blas = GetBlas();
   constexpr int64_t kIntMax = 0x7fffffff;
   if (backend != GemmBackend::kPortable && blas.sgemm && m < kIntMax && n < kIntMax && k < kIntMax && lda < kIntMax && ldb < kIntMax && ldc < kIntMax) {
@@ -146,9 +260,11 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   PortableGemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
-  if (Choose() != GemmBackend::kAvx512) return nullptr;
-  return PackGemmA(trans_a, m, k, a, lda);
+std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
+                                                     int64_t lda) {
+  // M = 1 and N = 1 take MLAS's special kernels, which read A unpacked.
+  if (Choose() != GemmBackend::kAvx512 || m == 1 || n == 1) return nullptr;
+  return PackGemmA(trans_a, m, k, MlasGemmKBlock(n, k, trans_a), a, lda);
 }
 
 void SetGemmThreads(uint32_t threads) {

@@ -1,17 +1,23 @@
 // Single-threaded AVX-512 SGEMM for the executor (Goto/BLIS blocking):
 // C = alpha * op(A) * op(B) + beta * C, row-major.
 //
-//   for jc over N by kNc:            B block (kKc x kNc) packed in NR-wide slivers (L3)
-//     for pc over K by kKc:
-//       for ic over M by kMc:        A block (kMc x kKc) packed in MR-tall slivers (L2)
+//   for jc over N by kNc:            B block (kc x kNc) packed in NR-wide slivers (L3)
+//     for pc over K by kc:
+//       for ic over M by kMc:        A block (kMc x kc) packed in MR-tall slivers (L2)
 //         for jr, ir:                14 x 32 register tile: 28 zmm accumulators,
-//                                    one sliver of B (kKc x 32, L1) reused across ir
+//                                    one sliver of B (kc x 32, L1) reused across ir
 //
+// Each output element is the sum, K block by K block, of a block sum taken
+// from zero by sequential FMAs (C = block sum, then C += block sum), the
+// bias added after the last block. The K block kc is the caller's: Gemm()
+// passes MLAS's (MlasGemmKBlock), which makes every element bit-identical
+// with ONNX Runtime's CPU SGEMM on AVX-512/FMA3 hosts (see gemm.cpp).
 // Why our own: the executor's convolutions are GEMMs, and the OpenBLAS that
 // Debian ships dispatches on OPENBLAS_CORETYPE, which many environments pin
 // to an AVX2 core type; this kernel uses the host's AVX-512 whatever that
 // variable says. Results are not bit-identical to OpenBLAS (summation order
-// differs); tests compare against a double-precision reference.
+// differs); tests compare against a double-precision reference and against
+// the MLAS order (tests/exec/test_gemm.cpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -28,8 +34,7 @@ namespace {
 
 constexpr int64_t kMr = 14;
 constexpr int64_t kNr = 32;
-constexpr int64_t kKc = 256;
-constexpr int64_t kMc = kMr * 24;   // 336 rows: 336 x 256 x 4 B = 336 KiB of A in L2 (1 MiB on Zen 4)
+constexpr int64_t kMc = kMr * 24;  // 336 rows: 336 x 128..256 x 4 B = 168..336 KiB of A in L2 (1 MiB on Zen 4)
 constexpr int64_t kNc = kNr * 128;  // 4096 columns: 4 MiB of B
 
 struct FreeDeleter {
@@ -185,14 +190,14 @@ namespace {
 // The blocked loop nest; `a_block(pc, ic, mc, kc)` returns the packed A
 // block for rows [ic, ic + mc) and columns [pc, pc + kc).
 template <typename ABlock>
-bool Run(int64_t m, int64_t n, int64_t k, float alpha, const float* b, int64_t ldb, bool trans_b, float beta, float* c,
-         int64_t ldc, const float* row_bias, ABlock&& a_block) {
+bool Run(int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* b, int64_t ldb, bool trans_b,
+         float beta, float* c, int64_t ldc, const float* row_bias, ABlock&& a_block) {
   // B packing buffer per thread (executors may run on several threads),
   // kept between calls: a fresh multi-MiB buffer per call costs a page fault
   // per 4 KiB, which for small GEMMs is more than the arithmetic.
   thread_local Buffer bpack;
   thread_local size_t bsize = 0;
-  const size_t bneed = static_cast<size_t>(std::min(kKc, k) * std::min(kNc, (n + kNr - 1) / kNr * kNr));
+  const size_t bneed = static_cast<size_t>(std::min(kblock, k) * std::min(kNc, (n + kNr - 1) / kNr * kNr));
   if (bsize < bneed) {
     bpack = Allocate(bneed);
     bsize = bpack ? bneed : 0;
@@ -200,8 +205,8 @@ bool Run(int64_t m, int64_t n, int64_t k, float alpha, const float* b, int64_t l
   if (!bpack) return false;  // the caller falls back to another GEMM
   for (int64_t jc = 0; jc < n; jc += kNc) {
     const int64_t nc = std::min(kNc, n - jc);
-    for (int64_t pc = 0; pc < k; pc += kKc) {
-      const int64_t kc = std::min(kKc, k - pc);
+    for (int64_t pc = 0; pc < k; pc += kblock) {
+      const int64_t kc = std::min(kblock, k - pc);
       // With a single M block each B sliver is used by one pass of tiles:
       // full slivers of an untransposed B are then read where they are
       // (row stride ldb) instead of being copied first; only a partial last
@@ -236,17 +241,19 @@ int64_t PaddedRows(int64_t mc) { return (mc + kMr - 1) / kMr * kMr; }
 
 }  // namespace
 
-bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (kblock <= 0) return false;
   thread_local Buffer apack;
   thread_local size_t asize = 0;
-  const size_t aneed = static_cast<size_t>(std::min(kKc, k) * std::min(kMc, PaddedRows(m))) + 16;
+  const size_t aneed = static_cast<size_t>(std::min(kblock, k) * std::min(kMc, PaddedRows(m))) + 16;
   if (asize < aneed) {
     apack = Allocate(aneed);
     asize = apack ? aneed : 0;
   }
   if (!apack) return false;
-  return Run(m, n, k, alpha, b, ldb, trans_b, beta, c, ldc, nullptr, [&](int64_t pc, int64_t ic, int64_t mc, int64_t kc) {
+  return Run(m, n, k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, nullptr,
+             [&](int64_t pc, int64_t ic, int64_t mc, int64_t kc) {
     PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, mc, kc, apack.get());
     return static_cast<const float*>(apack.get());
   });
@@ -254,39 +261,44 @@ bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
 
 // op(A) packed once, block by block in the order Run visits them.
 struct PackedGemmA {
-  int64_t m = 0, k = 0;
+  int64_t m = 0, k = 0, kc = 0;  // kc: the K block it was packed for
   Buffer data;
   std::vector<size_t> offsets;  // per (K block, M block), K-block-major
   int64_t m_blocks = 0;
 };
 
-std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
-  if (m <= 0 || k <= 0) return nullptr;
+std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                             int64_t lda) {
+  if (m <= 0 || k <= 0 || kblock <= 0) return nullptr;
   auto p = std::make_shared<PackedGemmA>();
   p->m = m;
   p->k = k;
+  p->kc = kblock;
   p->m_blocks = (m + kMc - 1) / kMc;
   size_t total = 0;
-  for (int64_t pc = 0; pc < k; pc += kKc)
+  for (int64_t pc = 0; pc < k; pc += kblock)
     for (int64_t ic = 0; ic < m; ic += kMc) {
       p->offsets.push_back(total);
-      total += static_cast<size_t>(PaddedRows(std::min(kMc, m - ic)) * std::min(kKc, k - pc));
+      total += static_cast<size_t>(PaddedRows(std::min(kMc, m - ic)) * std::min(kblock, k - pc));
     }
   p->data = Allocate(total + 16);
   if (!p->data) return nullptr;
   size_t b = 0;
-  for (int64_t pc = 0; pc < k; pc += kKc)
+  for (int64_t pc = 0; pc < k; pc += kblock)
     for (int64_t ic = 0; ic < m; ic += kMc)
       PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, std::min(kMc, m - ic),
-            std::min(kKc, k - pc), p->data.get() + p->offsets[b++]);
+            std::min(kblock, k - pc), p->data.get() + p->offsets[b++]);
   return p;
 }
 
-bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
-                 float* c, int64_t ldc, const float* row_bias) {
-  return Run(a.m, n, a.k, alpha, b, ldb, trans_b, beta, c, ldc, row_bias, [&](int64_t pc, int64_t ic, int64_t, int64_t) {
-    return static_cast<const float*>(a.data.get() + a.offsets[static_cast<size_t>((pc / kKc) * a.m_blocks + ic / kMc)]);
-  });
+bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b, int64_t ldb,
+                 float beta, float* c, int64_t ldc, const float* row_bias) {
+  if (kblock != a.kc) return false;  // packed for another K block: the caller packs per call
+  return Run(a.m, n, a.k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, row_bias,
+             [&](int64_t pc, int64_t ic, int64_t, int64_t) {
+               return static_cast<const float*>(a.data.get() +
+                                                a.offsets[static_cast<size_t>((pc / kblock) * a.m_blocks + ic / kMc)]);
+             });
 }
 
 }  // namespace qairt::exec

@@ -114,6 +114,17 @@ const KernelTable& Kernels();
 // Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C.
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+// The transposes of the same product in the exported ONNX op, which decide
+// the summation order ONNX Runtime uses and the AVX-512 backend follows (a
+// MatMul sees B untransposed even when the executor holds it as [N, K]).
+struct GemmView {
+  bool trans_a = false;
+  bool trans_b = false;
+};
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc, GemmView view);
+// MLAS's K block for an N-column product (MlasSgemmOperation's StrideK).
+int64_t MlasGemmKBlock(int64_t n, int64_t k, bool trans_a);
 void SetGemmThreads(uint32_t threads);
 // "avx512" (gemm_avx512.cpp), "openblas" or "portable": see gemm.cpp for the choice.
 const char* GemmBackendName();
@@ -124,19 +135,24 @@ enum class GemmBackend { kAuto, kAvx512, kOpenBlas, kPortable };
 void SetGemmBackend(GemmBackend backend);
 // The AVX-512 kernel (precondition: the host supports AVX-512F). False if
 // its packing buffers could not be allocated.
-bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // A constant left operand (convolution weights) packed once for the AVX-512
 // kernel. PackGemmA returns null when that kernel is not the active backend
 // (callers then use Gemm). m x k = op(A).
 struct PackedGemmA;
-std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
-std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
+// PackGemmAIfUseful packs for products of N columns (null for M = 1 or
+// N = 1, which Gemm() sends to other kernels).
+std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
+                                                     int64_t lda);
+std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                             int64_t lda);
 // C[M,N] = alpha * A * op(B)[K,N] + beta * C (+ row_bias[i] on row i, after
-// the product, as a separate pass would) with A packed; false if out of memory.
-bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
-                 float* c, int64_t ldc, const float* row_bias = nullptr);
+// the product, as a separate pass would) with A packed; false if out of
+// memory or if A was packed for another K block than `kblock`.
+bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
+                 int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias = nullptr);
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 // Strides of `dims` aligned to an output of rank `rank`, 0 on broadcast dims.

@@ -181,7 +181,9 @@ inline float Unary(float x, const UnParams& p) {
   else if constexpr (OP == uRelu1) return std::min(std::max(x, -1.0f), 1.0f);
   else if constexpr (OP == uRelu6) return std::min(std::max(x, 0.0f), 6.0f);
   else if constexpr (OP == uReluMinMax) return std::isnan(x) ? x : std::min(std::max(x, p.lo), p.hi);
-  else if constexpr (OP == uHardSwish) return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+  // ONNX's definition, x * clamp(x / 6 + 1 / 2, 0, 1), with its float constants: ONNX Runtime
+  // computes exactly this, so Q-DQ exports agree with it bit for bit (gemm.cpp).
+  else if constexpr (OP == uHardSwish) return x * std::min(std::max(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
   else if constexpr (OP == uSigmoid) return x >= 0 ? 1.0f / (1.0f + std::exp(-x)) : std::exp(x) / (1.0f + std::exp(x));
   else if constexpr (OP == uTanh) return std::tanh(x);
   else if constexpr (OP == uGelu) return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));

@@ -103,169 +103,105 @@ void ParallelOver(Ctx& c, int64_t n, F&& f) {
   }
 }
 
-// 2-D depthwise on a zero-padded copy of the plane: no bounds checks in the
-// inner loops, which then vectorise (contiguous for stride 1).
-// One output row of a 3x3 depthwise convolution (stride 1 or 2, no
-// dilation) in a single pass: bias plus nine taps over three padded input
-// rows (MobileNet-style networks spend a quarter of their time here).
-// Compiled for AVX-512, AVX2 and the baseline, picked by the loader (GCC
-// function multi-versioning), with non-aliasing pointers so the loop
-// vectorizes. The AVX2/AVX-512 clones contract multiply-adds into FMAs:
-// results can differ from the baseline clone in the last bit, never between
-// runs on one machine.
-template <int kStride>
-__attribute__((always_inline)) inline void Row3x3(float* __restrict r, const float* __restrict p0,
-                                                  const float* __restrict p1, const float* __restrict p2,
-                                                  const float* w, float bias, int64_t ow_count) {
-  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
-  for (int64_t ow = 0; ow < ow_count; ++ow) {
-    const int64_t i = kStride * ow;
-    float acc = bias;
-    acc += w0 * p0[i] + w1 * p0[i + 1] + w2 * p0[i + 2];
-    acc += w3 * p1[i] + w4 * p1[i + 1] + w5 * p1[i + 2];
-    acc += w6 * p2[i] + w7 * p2[i + 1] + w8 * p2[i + 2];
-    r[ow] = acc;
+// One tap's input values along an output row: xin[ow] = xr[ow * sw + off],
+// 0 where that falls outside the row (or for the whole row when xr is null:
+// the tap's input row is padding).
+void GatherTapRow(const float* xr, int64_t iw_count, int64_t off, int64_t sw, int64_t ow_count, float* xin) {
+  if (!xr) {
+    std::fill(xin, xin + ow_count, 0.0f);
+    return;
   }
+  int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+  int64_t hi = iw_count - off <= 0 ? 0 : (iw_count - off + sw - 1) / sw;
+  lo = std::min(lo, ow_count);
+  hi = std::max(std::min(hi, ow_count), lo);
+  std::fill(xin, xin + lo, 0.0f);
+  if (sw == 1) std::copy(xr + lo + off, xr + hi + off, xin + lo);
+  else
+    for (int64_t ow = lo; ow < hi; ++ow) xin[ow] = xr[ow * sw + off];
+  std::fill(xin + hi, xin + ow_count, 0.0f);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void DepthwiseRow3x3(
-    float* __restrict r, const float* __restrict p0, const float* __restrict p1, const float* __restrict p2,
-    const float* w, float bias, int64_t ow_count, int64_t stride) {
-  if (stride == 1) Row3x3<1>(r, p0, p1, p2, w, bias, ow_count);
-  else Row3x3<2>(r, p0, p1, p2, w, bias, ow_count);
+// Row arithmetic of the depthwise kernel, vectorised per ISA (the library is
+// built with -ffp-contract=off, so the clones keep each multiply and add a
+// separate rounding, as the order below requires).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void RowProducts(float* __restrict sum,
+                                                                               const float* __restrict xin, float w,
+                                                                               int64_t n, bool first) {
+  if (first)
+    for (int64_t i = 0; i < n; ++i) sum[i] = w * xin[i];
+  else
+    for (int64_t i = 0; i < n; ++i) sum[i] = sum[i] + w * xin[i];
+}
+__attribute__((target_clones("avx512f", "avx2", "default"))) void RowAccumulate(float* __restrict acc,
+                                                                                 const float* __restrict sum,
+                                                                                 int64_t n, bool first) {
+  if (first)
+    for (int64_t i = 0; i < n; ++i) acc[i] = sum[i] + 0.0f;
+  else
+    for (int64_t i = 0; i < n; ++i) acc[i] = sum[i] + acc[i];
 }
 
-// r[ow] += sum over kw of w[kw] * row[ow * sw + kw * dw]: the other kernel
-// sizes and strides (e.g. OCR models' 5x5 and (2, 1) strides), one tap per
-// pass over the output row, vectorized like DepthwiseRow3x3.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void DepthwiseRowTaps(
-    float* __restrict r, const float* __restrict row, const float* w, int64_t kw_count, int64_t dw, int64_t sw,
-    int64_t ow_count) {
-  for (int64_t kw = 0; kw < kw_count; ++kw) {
-    const float wv = w[kw];
-    const float* src = row + kw * dw;
-    if (sw == 1) {
-      for (int64_t ow = 0; ow < ow_count; ++ow) r[ow] += wv * src[ow];
-    } else if (sw == 2) {
-      for (int64_t ow = 0; ow < ow_count; ++ow) r[ow] += wv * src[2 * ow];
-    } else {
-      for (int64_t ow = 0; ow < ow_count; ++ow) r[ow] += wv * src[ow * sw];
-    }
-  }
-}
-
-void Depthwise2d(Ctx& c, const float* x, const float* w, const float* bias, float* y, int64_t batch, int64_t in_ch,
-                 int64_t mult, const Geo& g) {
-  const int64_t out_ch = in_ch * mult;
-  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2], KH = g.k[1], KW = g.k[2];
-  const int64_t sh = g.s[1], sw = g.s[2], dh = g.d[1], dw = g.d[2], ph = g.pb[1], pw = g.pb[2];
-  const int64_t PH = std::max(IH + ph, (OH - 1) * sh + (KH - 1) * dh + 1);
-  const int64_t PW = std::max(IW + pw, (OW - 1) * sw + (KW - 1) * dw + 1);
-  const bool row3x3 = KH == 3 && KW == 3 && dh == 1 && dw == 1 && (sw == 1 || sw == 2);
-  ParallelOver(c, batch * out_ch, [&](int64_t task) {
-    const int64_t n = task / out_ch, oc = task % out_ch, ic = oc / mult;
-    const float* xc = x + (n * in_ch + ic) * IH * IW;
-    float* yc = y + (n * out_ch + oc) * OH * OW;
-    const float* wc = w + oc * KH * KW;
-    const float b = bias ? bias[oc] : 0.0f;
-    if (row3x3) {
-      // Straight from the input: rows outside it read a zero row; the
-      // interior columns go through the vector row kernel, the few border
-      // columns through the same arithmetic with 0 for the padding.
-      thread_local std::vector<float> zeros;
-      if (zeros.size() < static_cast<size_t>(PW)) zeros.assign(static_cast<size_t>(PW), 0.0f);
-      const int64_t lo = std::min(OW, (pw + sw - 1) / sw);
-      // Interior: input columns ow*sw - pw .. +2 all inside [0, IW).
-      const int64_t hi = std::max(lo, std::min(OW, IW + pw - 3 >= 0 ? (IW + pw - 3) / sw + 1 : 0));
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        float* r = yc + oh * OW;
-        const float* rows[3];
-        for (int64_t t = 0; t < 3; ++t) {
-          const int64_t ir = oh * sh + t - ph;
-          rows[t] = ir >= 0 && ir < IH ? xc + ir * IW : nullptr;
-        }
-        auto at = [&](int64_t t, int64_t col) {
-          return rows[t] && col >= 0 && col < IW ? rows[t][col] : 0.0f;
-        };
-        auto border = [&](int64_t ow) {
-          const int64_t i = ow * sw - pw;
-          float acc = b;
-          acc += wc[0] * at(0, i) + wc[1] * at(0, i + 1) + wc[2] * at(0, i + 2);
-          acc += wc[3] * at(1, i) + wc[4] * at(1, i + 1) + wc[5] * at(1, i + 2);
-          acc += wc[6] * at(2, i) + wc[7] * at(2, i + 1) + wc[8] * at(2, i + 2);
-          r[ow] = acc;
-        };
-        for (int64_t ow = 0; ow < lo; ++ow) border(ow);
-        for (int64_t ow = hi; ow < OW; ++ow) border(ow);
-        if (hi > lo) {
-          const int64_t off = lo * sw - pw;  // >= 0: the first interior window
-          const float* p[3];
-          for (int t = 0; t < 3; ++t) p[t] = rows[t] ? rows[t] + off : zeros.data();
-          DepthwiseRow3x3(r + lo, p[0], p[1], p[2], wc, b, hi - lo, sw);
-        }
-      }
-      return;
-    }
-    thread_local std::vector<float> padded;
-    if (padded.size() < static_cast<size_t>(PH * PW)) padded.resize(static_cast<size_t>(PH * PW));
-    float* P = padded.data();
-    // Zero only what the copy below does not overwrite: the top and bottom
-    // padding rows and each copied row's left and right margins.
-    const int64_t rows = std::min(IH, PH - ph), cols = std::min(IW, PW - pw);
-    std::fill(P, P + ph * PW, 0.0f);
-    std::fill(P + (ph + rows) * PW, P + PH * PW, 0.0f);
-    for (int64_t i = 0; i < rows; ++i) {
-      float* dst = P + (i + ph) * PW;
-      std::fill(dst, dst + pw, 0.0f);
-      std::copy(xc + i * IW, xc + i * IW + cols, dst + pw);
-      std::fill(dst + pw + cols, dst + PW, 0.0f);
-    }
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      float* r = yc + oh * OW;
-      std::fill(r, r + OW, b);
-      for (int64_t kh = 0; kh < KH; ++kh)
-        DepthwiseRowTaps(r, P + (oh * sh + kh * dh) * PW, wc + kh * KW, KW, dw, sw, OW);
-    }
-  });
-}
-
-// Depthwise (one input channel per group): direct, row-vectorised.
+// Depthwise (one input channel per group) in the order ONNX Runtime's CPU
+// convolution sums it, so that a Q-DQ export runs bit-identically there
+// (see gemm.cpp): MLAS runs each group as a GEMM over the im2col taps
+// (K = kernel taps in (kd, kh, kw) order, padding contributing 0 products)
+// with M = the channel multiplier. Multiplier 1 takes MLAS's M=1 kernel:
+// products of four consecutive taps summed left to right, each group added
+// to the output (then a pair, then a single tap); larger multipliers its
+// GEMM kernel: sequential FMAs from zero per K block. The bias comes last.
 void Depthwise(Ctx& c, const float* x, const float* w, const float* bias, float* y, int64_t batch, int64_t in_ch,
                int64_t mult, const Geo& g) {
-  if (g.in[0] == 1 && g.out[0] == 1 && g.k[0] == 1) return Depthwise2d(c, x, w, bias, y, batch, in_ch, mult, g);
   const int64_t out_ch = in_ch * mult;
+  const int64_t taps = g.k_size(), OW = g.out[2];
+  const int64_t kblock = MlasGemmKBlock(g.out_size(), taps, false);
   ParallelOver(c, batch * out_ch, [&](int64_t task) {
     const int64_t n = task / out_ch, oc = task % out_ch, ic = oc / mult;
     const float* xc = x + (n * in_ch + ic) * g.in_size();
     float* yc = y + (n * out_ch + oc) * g.out_size();
-    const float* wc = w + oc * g.k_size();
-    std::fill(yc, yc + g.out_size(), bias ? bias[oc] : 0.0f);
+    const float* wc = w + oc * taps;
+    thread_local std::vector<float> rows;
+    if (rows.size() < static_cast<size_t>(2 * OW)) rows.resize(static_cast<size_t>(2 * OW));
+    float* xin = rows.data();
+    float* sum = xin + OW;
     for (int64_t od = 0; od < g.out[0]; ++od)
-      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-        const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
-        if (id < 0 || id >= g.in[0]) continue;
-        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          float* r = yc + (od * g.out[1] + oh) * g.out[2];
-          for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-            const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
-            if (ih < 0 || ih >= g.in[1]) continue;
-            const float* xr = xc + (id * g.in[1] + ih) * g.in[2];
-            for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-              const float wv = wc[(kd * g.k[1] + kh) * g.k[2] + kw];
-              const int64_t off = kw * g.d[2] - g.pb[2];
-              int64_t lo = off >= 0 ? 0 : (-off + g.s[2] - 1) / g.s[2];
-              int64_t hi = g.in[2] - off <= 0 ? 0 : (g.in[2] - off + g.s[2] - 1) / g.s[2];
-              lo = std::min(lo, g.out[2]);
-              hi = std::max(std::min(hi, g.out[2]), lo);
-              if (g.s[2] == 1) {
-                const float* xs = xr + off;
-                for (int64_t ow = lo; ow < hi; ++ow) r[ow] += wv * xs[ow];
-              } else {
-                for (int64_t ow = lo; ow < hi; ++ow) r[ow] += wv * xr[ow * g.s[2] + off];
-              }
+      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+        float* acc = yc + (od * g.out[1] + oh) * OW;
+        auto gather = [&](int64_t t) {
+          const int64_t kd = t / (g.k[1] * g.k[2]), kh = t / g.k[2] % g.k[1], kw = t % g.k[2];
+          const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+          const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+          const bool inside = id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1];
+          GatherTapRow(inside ? xc + (id * g.in[1] + ih) * g.in[2] : nullptr, g.in[2], kw * g.d[2] - g.pb[2], g.s[2],
+                       OW, xin);
+        };
+        if (mult == 1) {
+          int64_t t = 0;
+          auto group = [&](int64_t count) {
+            for (int64_t j = 0; j < count; ++j) {
+              gather(t + j);
+              RowProducts(sum, xin, wc[t + j], OW, j == 0);
             }
+            RowAccumulate(acc, sum, OW, t == 0);
+            t += count;
+          };
+          while (taps - t >= 4) group(4);
+          if (taps - t >= 2) group(2);
+          if (taps - t == 1) group(1);
+        } else {
+          for (int64_t k0 = 0; k0 < taps; k0 += kblock) {
+            std::fill(sum, sum + OW, 0.0f);
+            for (int64_t t = k0; t < std::min(taps, k0 + kblock); ++t) {
+              gather(t);
+              for (int64_t ow = 0; ow < OW; ++ow) sum[ow] = std::fma(wc[t], xin[ow], sum[ow]);
+            }
+            if (k0 == 0) std::copy(sum, sum + OW, acc);
+            else
+              for (int64_t ow = 0; ow < OW; ++ow) acc[ow] = sum[ow] + acc[ow];
           }
         }
+        if (bias)
+          for (int64_t ow = 0; ow < OW; ++ow) acc[ow] = acc[ow] + bias[oc];
       }
   });
 }
@@ -308,7 +244,7 @@ Status Conv(Ctx& c) {
       auto fresh = std::make_unique<ConvWeights>();
       fresh->source = wf;
       for (int64_t gi = 0; gi < group; ++gi) {
-        auto p = PackGemmAIfUseful(false, og, cg * ksz, wf + gi * og * cg * ksz, cg * ksz);
+        auto p = PackGemmAIfUseful(false, og, osz, cg * ksz, wf + gi * og * cg * ksz, cg * ksz);
         if (!p) {
           fresh->groups.clear();
           break;
@@ -321,6 +257,13 @@ Status Conv(Ctx& c) {
     if (static_cast<int64_t>(st->groups.size()) == group) packed = st;
   }
   float* col = pointwise ? nullptr : c.Scratch(static_cast<size_t>(cg * ksz * osz));
+  // ONNX Runtime's order (gemm.cpp): a pointwise convolution is one GEMM;
+  // any other is im2col + one GEMM per K block of MlasGemmKBlock(osz, K),
+  // which only changes the sums when a block ends in MLAS's N = 1 kernel
+  // (its eight partial sums restart each block), so only then is it split.
+  const int64_t kdim = cg * ksz;
+  const int64_t kblock = MlasGemmKBlock(osz, kdim, false);
+  const bool split_k = !pointwise && osz == 1 && og > 1 && kdim > kblock;
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t gi = 0; gi < group; ++gi) {
       const float* xg = xf + (n * cin + gi * cg) * g.in_size();
@@ -331,10 +274,17 @@ Status Conv(Ctx& c) {
       }
       float* yg = y.f() + (n * cout + gi * og) * osz;
       const float* bg = bias ? bias + gi * og : nullptr;
-      if (packed && GemmPackedA(*packed->groups[static_cast<size_t>(gi)], false, osz, 1.0f, src, osz, 0.0f, yg, osz,
-                                bg))
+      if (packed && GemmPackedA(*packed->groups[static_cast<size_t>(gi)], false, osz, kblock, 1.0f, src, osz, 0.0f, yg,
+                                osz, bg))
         continue;  // bias added in the GEMM's output pass
-      Gemm(false, false, og, osz, cg * ksz, 1.0f, wf + gi * og * cg * ksz, cg * ksz, src, osz, 0.0f, yg, osz);
+      const float* wg = wf + gi * og * kdim;
+      if (split_k) {
+        for (int64_t k0 = 0; k0 < kdim; k0 += kblock)
+          Gemm(false, false, og, osz, std::min(kblock, kdim - k0), 1.0f, wg + k0, kdim, src + k0 * osz, osz,
+               k0 == 0 ? 0.0f : 1.0f, yg, osz);
+      } else {
+        Gemm(false, false, og, osz, kdim, 1.0f, wg, kdim, src, osz, 0.0f, yg, osz);
+      }
       AddBias(yg, og, osz, bg);
     }
   }
@@ -428,12 +378,20 @@ Status FullyConnected(Ctx& c) {
   if (k == 0 || c.in(0).count % k != 0) return c.Fail("input of {} elements is not a multiple of K={}", c.in(0).count, k);
   const int64_t m = c.in(0).count / k;
   if (m * n != y.count) return c.Fail("output has {} elements, expected {}", y.count, m * n);
-  Gemm(false, true, m, n, k, 1.0f, c.F32(0), k, c.F32(1), k, 0.0f, y.f(), n);
-  if (c.has_in(2)) {
-    const float* b = c.F32(2);
+  // Summed as ONNX Runtime sums the exported op (gemm.cpp): a 2-D input is
+  // exported as Gemm(transB=1), which starts from the bias; any other as
+  // MatMul with the weight transposed, then Add.
+  const float* b = c.has_in(2) ? c.F32(2) : nullptr;
+  if (c.in(0).rank() == 2) {
+    if (b)
+      for (int64_t i = 0; i < m; ++i) std::copy(b, b + n, y.f() + i * n);
+    Gemm(false, true, m, n, k, 1.0f, c.F32(0), k, c.F32(1), k, b ? 1.0f : 0.0f, y.f(), n, GemmView{false, true});
+    return Status::Ok();
+  }
+  Gemm(false, true, m, n, k, 1.0f, c.F32(0), k, c.F32(1), k, 0.0f, y.f(), n, GemmView{false, false});
+  if (b)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) y.f()[i * n + j] += b[j];
-  }
   return Status::Ok();
 }
 
@@ -465,9 +423,21 @@ Status MatMul(Ctx& c) {
   const int64_t nb = Count(obatch);
   if (nb * m * n != y.count) return c.Fail("output has {} elements, expected {}", y.count, nb * m * n);
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  if (Count(bbatch) == 1 && !ta) {
-    Gemm(false, tb, nb * m, n, k, 1.0f, pa, lda, pb, ldb, 0.0f, y.f(), n);
-    (void)Count(abatch);
+  // The export writes transposes as Transpose nodes: ONNX Runtime sees an
+  // untransposed MatMul, and with a 2-D B one GEMM over all rows of A. The
+  // summation order follows that (gemm.cpp), so a transposed A with a 2-D B
+  // is transposed here first.
+  const GemmView plain{false, false};
+  if (Count(bbatch) == 1) {
+    const float* rows = pa;
+    if (ta) {
+      float* t = c.Scratch(static_cast<size_t>(nb * m * k));
+      for (int64_t bi = 0; bi < nb; ++bi)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t p = 0; p < k; ++p) t[(bi * m + i) * k + p] = pa[bi * k * m + p * m + i];
+      rows = t;
+    }
+    Gemm(false, tb, nb * m, n, k, 1.0f, rows, k, pb, ldb, 0.0f, y.f(), n, plain);
     return Status::Ok();
   }
   const Ints sa = BroadcastStrides(abatch, obatch), sb = BroadcastStrides(bbatch, obatch);
@@ -478,7 +448,7 @@ Status MatMul(Ctx& c) {
       oa += idx[d] * sa[d];
       ob += idx[d] * sb[d];
     }
-    Gemm(ta, tb, m, n, k, 1.0f, pa + oa * m * k, lda, pb + ob * k * n, ldb, 0.0f, y.f() + bi * m * n, n);
+    Gemm(ta, tb, m, n, k, 1.0f, pa + oa * m * k, lda, pb + ob * k * n, ldb, 0.0f, y.f() + bi * m * n, n, plain);
     for (size_t d = r; d-- > 0;) {
       if (++idx[d] < obatch[d]) break;
       idx[d] = 0;
@@ -487,20 +457,14 @@ Status MatMul(Ctx& c) {
   return Status::Ok();
 }
 
-// Sum of a plane in 16 interleaved partial sums (element k into lane
-// k % 16; lanes then added in order, then the tail): a vector add per 16
-// elements instead of a latency-bound chain, and the same result on every
-// ISA. Max: NaN wins, like the generic pooling loop.
-__attribute__((target_clones("avx512f", "avx2", "default"))) float PlaneSum(const float* x, int64_t n) {
-  float lanes[16] = {};
-  int64_t k = 0;
-  for (; k + 16 <= n; k += 16)
-    for (int j = 0; j < 16; ++j) lanes[j] += x[k + j];
+// Sum of a plane, left to right: the order of ONNX Runtime's global average
+// pooling (MLAS), so that Q-DQ exports agree with it bit for bit.
+float PlaneSum(const float* x, int64_t n) {
   float acc = 0.0f;
-  for (int j = 0; j < 16; ++j) acc += lanes[j];
-  for (; k < n; ++k) acc += x[k];
+  for (int64_t k = 0; k < n; ++k) acc += x[k];
   return acc;
 }
+// Max: NaN wins, like the generic pooling loop.
 float PlaneMax(const float* x, int64_t n) {
   float acc = -std::numeric_limits<float>::infinity();
   for (int64_t k = 0; k < n; ++k) acc = (x[k] > acc || std::isnan(x[k])) ? x[k] : acc;

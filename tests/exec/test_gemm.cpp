@@ -95,10 +95,13 @@ TEST_CASE("pre-packed weights give the same result as packing per call", "[exec]
     for (auto& v : a) v = d(rng);
     for (auto& v : b) v = d(rng);
     std::vector<float> c1(static_cast<size_t>(m * n), 7.f), c2 = c1;
-    REQUIRE(GemmAvx512(false, false, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n));
-    auto packed = PackGemmA(false, m, k, a.data(), k);
+    const int64_t kb = MlasGemmKBlock(n, k, false);
+    REQUIRE(GemmAvx512(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n));
+    auto packed = PackGemmA(false, m, k, kb, a.data(), k);
     REQUIRE(packed);
-    REQUIRE(GemmPackedA(*packed, false, n, 1.f, b.data(), n, 0.f, c2.data(), n));
+    REQUIRE(GemmPackedA(*packed, false, n, kb, 1.f, b.data(), n, 0.f, c2.data(), n));
+    // Packed for another K block: refused, so the caller packs per call.
+    CHECK_FALSE(GemmPackedA(*packed, false, n, kb * 2, 1.f, b.data(), n, 0.f, c2.data(), n));
     INFO("m " << m << " n " << n << " k " << k);
     CHECK(c1 == c2);  // same blocks, same order: bit-identical
     // A fused row bias equals a separate pass after the GEMM, bit for bit.
@@ -106,7 +109,7 @@ TEST_CASE("pre-packed weights give the same result as packing per call", "[exec]
     for (auto& v : bias) v = d(rng);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c1[static_cast<size_t>(i * n + j)] += bias[static_cast<size_t>(i)];
-    REQUIRE(GemmPackedA(*packed, false, n, 1.f, b.data(), n, 0.f, c2.data(), n, bias.data()));
+    REQUIRE(GemmPackedA(*packed, false, n, kb, 1.f, b.data(), n, 0.f, c2.data(), n, bias.data()));
     CHECK(c1 == c2);
   }
 }
