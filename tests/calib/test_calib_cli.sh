@@ -59,16 +59,19 @@ lib16=$(sed -n 's/.*softmax_0.tmp_0 SQNR \([-0-9.]*\) dB.*/\1/p' "$tmp/w8a16.log
 awk -v a="$lib16" -v b="$s16" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.5) }' ||
   { echo "FAIL: reported SQNR $lib16 dB vs measured $s16 dB"; fail=1; }
 
-# The Q-DQ ONNX export runs in onnxruntime-node and its SQNR against the
-# float model is the reported one (0.5 dB). With 16-bit activations ORT and
-# qairt agree within 256 steps of the 16-bit output grid (one step of an
-# 8-bit grid over the same range), not one: the two runtimes' float
-# convolutions differ in accumulation order (float models: 3e-6 apart at this
-# output), which flips 16-bit roundings that ~50 requantizations then carry.
-# With 8-bit activations (W8A8 below) they agree within one step.
+# The Q-DQ ONNX export runs in onnxruntime-node, its outputs equal qairt's
+# simulation within one quantization step of the 16-bit output grid (ORT with
+# and without graph optimizations), and its SQNR against the float model is
+# the reported one (0.5 dB). One step with 16-bit activations needs the two
+# runtimes' float arithmetic to agree bit for bit before every requantization:
+# one rounding of difference flips a 16-bit value often enough that ~50
+# layers later the outputs were up to 18 steps apart. The executor sums
+# convolutions, GEMMs, HardSwish and global pooling in ONNX Runtime's order
+# (lib/exec/gemm.cpp); only Softmax's exp differs, by an ulp, after the last
+# requantization of its input.
 check "Q-DQ export vs ORT" 0 "$py" "$here/tests/calib/qdq_ort_check.py" --model "$tmp/w8a16_qdq.onnx" \
   --input_list "$d/eval_list.txt" --ours "$tmp/w8a16.out" --float "$tmp/float" --reported_sqnr "$lib16" \
-  --steps 256 --work "$tmp/qdq_ort"
+  --steps 1 --work "$tmp/qdq_ort"
 cat "$tmp/out"
 $py - "$tmp/w8a16_qdq.onnx" <<'PY' || fail=1
 import onnx, sys
