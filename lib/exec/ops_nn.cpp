@@ -378,11 +378,10 @@ Status FullyConnected(Ctx& c) {
   if (k == 0 || c.in(0).count % k != 0) return c.Fail("input of {} elements is not a multiple of K={}", c.in(0).count, k);
   const int64_t m = c.in(0).count / k;
   if (m * n != y.count) return c.Fail("output has {} elements, expected {}", y.count, m * n);
-  // Summed as ONNX Runtime sums the exported op (gemm.cpp): a 2-D input is
-  // exported as Gemm(transB=1), which starts from the bias; any other as
-  // MatMul with the weight transposed, then Add.
+  // Summed as ONNX Runtime sums the exported op (gemm.cpp): Gemm(transB=1)
+  // starts from the bias; MatMul with the weight transposed, then Add.
   const float* b = c.has_in(2) ? c.F32(2) : nullptr;
-  if (c.in(0).rank() == 2) {
+  if (FullyConnectedExportsAsGemm(c.op(), c.in(0).rank())) {
     if (b)
       for (int64_t i = 0; i < m; ++i) std::copy(b, b + n, y.f() + i * n);
     Gemm(false, true, m, n, k, 1.0f, c.F32(0), k, c.F32(1), k, b ? 1.0f : 0.0f, y.f(), n, GemmView{false, true});
@@ -457,11 +456,22 @@ Status MatMul(Ctx& c) {
   return Status::Ok();
 }
 
-// Sum of a plane, left to right: the order of ONNX Runtime's global average
-// pooling (MLAS), so that Q-DQ exports agree with it bit for bit.
+// Sum of a plane in ONNX Runtime's orders (so Q-DQ exports agree with it bit
+// for bit): AveragePool sums left to right; GlobalAveragePool (MLAS's
+// global kernel) in four interleaved partial sums, element k into lane k % 4,
+// reduced as (l0 + l2) + (l1 + l3), then the tail left to right.
 float PlaneSum(const float* x, int64_t n) {
   float acc = 0.0f;
   for (int64_t k = 0; k < n; ++k) acc += x[k];
+  return acc;
+}
+float PlaneSumFourLanes(const float* x, int64_t n) {
+  float l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    for (int j = 0; j < 4; ++j) l[j] = l[j] + x[k + j];
+  float acc = (l[0] + l[2]) + (l[1] + l[3]);
+  for (; k < n; ++k) acc += x[k];
   return acc;
 }
 // Max: NaN wins, like the generic pooling loop.
@@ -496,9 +506,11 @@ Status Pool(Ctx& c) {
                       g.pb[0] == 0 && g.pb[1] == 0 && g.pb[2] == 0 && g.d[0] == 1 && g.d[1] == 1 && g.d[2] == 1;
   if (global && !is_l2) {
     const int64_t n = g.in_size();
+    const bool four_lanes = AveragePoolExportsAsGlobal(c.op());
     ParallelOver(c, planes, [&](int64_t p) {
       const float* xc = xf + p * n;
-      yf[p] = is_max ? PlaneMax(xc, n) : PlaneSum(xc, n) / static_cast<float>(std::max<int64_t>(n, 1));
+      const float sum = is_max ? 0.0f : four_lanes ? PlaneSumFourLanes(xc, n) : PlaneSum(xc, n);
+      yf[p] = is_max ? PlaneMax(xc, n) : sum / static_cast<float>(std::max<int64_t>(n, 1));
     });
   } else if (!is_l2 && g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1 && g.pb[1] == 0 && g.pb[2] == 0 &&
              g.d[1] == 1 && g.d[2] == 1 && (g.out[1] - 1) * g.s[1] + g.k[1] <= g.in[1] &&

@@ -81,6 +81,21 @@ struct Op {
   std::string source_op_type;  // framework op type
 };
 
+// How a FullyConnected is written back to ONNX: Gemm(transB=1) for a 2-D
+// input, unless it came from a MatMul; otherwise MatMul by the transposed
+// weight (then Add for a bias), as a MatMul-sourced one was. The executor
+// sums it as ONNX Runtime sums that form (lib/exec/gemm.cpp), so the Q-DQ
+// export and the original model both agree with the simulation bit for bit.
+inline bool FullyConnectedExportsAsGemm(const Op& op, size_t input_rank) {
+  return input_rank == 2 && op.source_op_type != "MatMul";
+}
+
+// An average pool over whole planes that came from a GlobalAveragePool is
+// written back as one (ONNX Runtime sums the two differently: four
+// interleaved partial sums for GlobalAveragePool, left to right for
+// AveragePool), and the executor sums it as that op is summed.
+inline bool AveragePoolExportsAsGlobal(const Op& op) { return op.source_op_type == "GlobalAveragePool"; }
+
 // Everything needed to add an op.
 struct OpSpec {
   std::string type;

@@ -199,6 +199,63 @@ def qdq_cnn(seed=5):
     return b.model(13), out_scale
 
 
+def qdq16_mlas_order(seed=8):
+    """Q-DQ model with 16-bit activations built to meet every summation order the executor copies from ONNX
+    Runtime's CPU kernels (lib/exec/gemm.cpp): depthwise 3x3 and strided 5x5 with padding, a channel
+    multiplier of 2, a conv with one output channel (M = 1) and one over K = 288 (two K blocks), squeeze-
+    excitation 1x1 convs on a 1x1 map (N = 1, 6 and 7 output channels: every reduction block), MatMul with
+    M = 1 and with N = 1, Gemm(transB) with a bias, HardSwish and global average pooling. With 16-bit
+    activations one rounding of difference shows as a step. Returns (model, {output: scale})."""
+    b = B("qdq16_mlas_order", seed)
+    b.inputs.append(helper.make_tensor_value_info("x", F, [1, 8, 48, 64]))
+    rng = b.rng
+    scales = {}
+
+    def qdq(t, scale, out=None):
+        s, z = b.const(np.float32(scale)), b.const(np.uint16(32768))
+        dq = b.node("DequantizeLinear", [b.node("QuantizeLinear", [t, s, z]), s, z])
+        if out:
+            b.node("Identity", [dq], out=out)
+            scales[out] = float(scale)
+        return dq
+
+    def qweight(shape, axis=0):
+        w = rng.integers(-127, 128, size=shape).astype(np.int8)
+        fan_in = int(np.prod(shape)) // shape[axis]  # weights ~ 1 / sqrt(fan_in): activations stay ~1
+        s = (rng.uniform(0.5, 1.5, size=[shape[axis]]) / (127 * np.sqrt(fan_in))).astype(np.float32)
+        return b.node("DequantizeLinear", [b.const(w), b.const(s), b.const(np.zeros(s.shape, np.int8))], axis=axis)
+
+    def qbias(n):
+        q = rng.integers(-30000, 30001, size=[n]).astype(np.int32)
+        s = np.full([n], 1e-5, np.float32)
+        return b.node("DequantizeLinear", [b.const(q), b.const(s), b.const(np.zeros([n], np.int32))], axis=0)
+
+    x = qdq("x", 2.0 / 65535)
+    d1 = qdq(b.node("HardSwish", [b.node("Conv", [x, qweight([8, 1, 3, 3]), qbias(8)], group=8, pads=[1] * 4)]),
+             3.6e-5)
+    d2 = qdq(b.node("Relu", [b.node("Conv", [d1, qweight([8, 1, 5, 5]), qbias(8)], group=8, pads=[2] * 4,
+                                    strides=[2, 2])]), 1.7e-5)
+    m2 = qdq(b.node("Conv", [d2, qweight([16, 1, 3, 3]), qbias(16)], group=8, pads=[1] * 4), 1.6e-5)
+    qdq(b.node("Conv", [m2, qweight([1, 16, 3, 3]), qbias(1)], pads=[1] * 4), 1e-5, out="one_channel")
+    c32 = qdq(b.node("Conv", [m2, qweight([32, 16, 3, 3]), qbias(32)], pads=[1] * 4), 1.6e-5)
+    qdq(b.node("Conv", [c32, qweight([8, 32, 3, 3]), qbias(8)], pads=[1] * 4), 1.6e-5, out="k288")
+    gap = qdq(b.node("GlobalAveragePool", [m2]), 1.2e-5)
+    se1 = qdq(b.node("Relu", [b.node("Conv", [gap, qweight([6, 16, 1, 1]), qbias(6)])]), 1.2e-5)
+    qdq(b.node("Conv", [se1, qweight([7, 6, 1, 1]), qbias(7)]), 1e-5, out="se")
+    flat = b.node("Flatten", [gap], axis=1)
+    qdq(b.node("MatMul", [flat, qweight([16, 5], axis=1)]), 4e-6, out="matmul_m1")
+    rows = b.node("Reshape", [m2, b.const(np.array([-1, 16], np.int64))])
+    qdq(b.node("MatMul", [rows, qweight([16, 1], axis=1)]), 6e-6, out="matmul_n1")
+    qdq(b.node("Gemm", [flat, qweight([3, 16]), b.const(rng.uniform(-0.5, 0.5, size=[3]).astype(np.float32))],
+               transB=1), 2e-5, out="gemm_bias")
+    for name, shape in (("one_channel", [1, 1, 24, 32]), ("k288", [1, 8, 24, 32]), ("se", [1, 7, 1, 1]),
+                        ("matmul_m1", [1, 5]), ("matmul_n1", [768, 1]), ("gemm_bias", [1, 3])):
+        b.outputs.append(helper.make_tensor_value_info(name, F, shape))
+    m = b.model(21)
+    m.ir_version = 10
+    return m, scales
+
+
 def _conv_bn_relu(b, x, cin, cout, k, stride=1, group=1, relu=True):
     c = b.node("Conv", [x, b.w([cout, cin // group, k, k], np.sqrt(2.0 / (cin // group * k * k))), b.w([cout], 0.05)],
                pads=[k // 2] * 4, strides=[stride, stride], group=group)

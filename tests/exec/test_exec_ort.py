@@ -5,6 +5,9 @@ Q-DQ model: ORT with graph optimizations disabled (it then runs every
 QuantizeLinear/DequantizeLinear as written); ours imports the model (Q-DQ
 folded into encodings) and simulates quantization; every output value within
 one quantization step of the output encoding.
+Q-DQ model with 16-bit activations over the ops whose summation order the
+executor copies from ONNX Runtime (lib/exec/gemm.cpp): bit-identical, with
+ORT's graph optimizations disabled and enabled.
 Writes the measured differences to $QAIRT_EXEC_REPORT (JSON) when set.
 """
 import json
@@ -65,6 +68,9 @@ class ExecVsOrt(unittest.TestCase):
         add("lstm_gru", m, random_inputs(m, 4))
         m, step = exec_models.qdq_cnn()
         add("qdq_cnn", m, random_inputs(m, 5), kind="qdq", opt="disabled", step=step)
+        m, steps = exec_models.qdq16_mlas_order()
+        for opt in ("disabled", "all"):
+            add("qdq16_mlas_order_" + opt, m, random_inputs(m, 8), kind="exact", opt=opt, step=steps)
         jobs = []
         for name, c in cls.cases.items():
             c["in_files"] = {}
@@ -99,7 +105,7 @@ class ExecVsOrt(unittest.TestCase):
         g, _ = qairt.import_onnx(c["path"], input_dims=dims)
         with g, qairt.Executor(g) as ex:
             got = ex.run(c["inputs"])
-            if c["kind"] == "qdq":
+            if c["kind"] in ("qdq", "exact"):
                 # The simulation must matter: the same graph run in float gives other values.
                 with qairt.Executor(g, simulate_quantization=False) as fl:
                     plain = list(fl.run(c["inputs"]).values())
@@ -111,7 +117,13 @@ class ExecVsOrt(unittest.TestCase):
             self.assertEqual(tuple(ref.shape), tuple(ours.shape), "%s output %s" % (name, o["name"]))
             diff = float(np.abs(ref - ours.astype(np.float64)).max())
             rng = float(ref.max() - ref.min())
-            if c["kind"] == "qdq":
+            if c["kind"] == "exact":
+                bound = 0.0
+                step = c["step"][o["name"]]
+                RESULTS["%s/%s" % (name, o["name"])] = {"max_abs_diff": diff, "step": step, "steps": diff / step}
+                # Not vacuous: the output spans many steps of its 16-bit grid.
+                self.assertGreater(rng / step, 50, "%s output %s spans %.1f steps" % (name, o["name"], rng / step))
+            elif c["kind"] == "qdq":
                 bound = c["step"] * (1 + 1e-6)
                 RESULTS["%s/%s" % (name, o["name"])] = {"max_abs_diff": diff, "step": c["step"], "steps": diff / c["step"]}
             else:
@@ -127,7 +139,8 @@ def _make(name):
     return lambda self: self.check(name)
 
 
-for _n in ["cls", "mobilenet_like", "encoder_layer", "lstm_gru", "qdq_cnn"] + exec_models.light_names():
+for _n in ["cls", "mobilenet_like", "encoder_layer", "lstm_gru", "qdq_cnn", "qdq16_mlas_order_disabled",
+           "qdq16_mlas_order_all"] + exec_models.light_names():
     setattr(ExecVsOrt, "test_" + _n, _make(_n))
 
 if __name__ == "__main__":

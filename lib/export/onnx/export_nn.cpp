@@ -1,6 +1,7 @@
 // ONNX export of the IR's neural-network ops: convolutions, FullyConnected,
 // MatMul, pooling, normalisations, softmax, recurrent cells, resizing
 // (reverse of lib/import/onnx/lower_nn.cpp).
+#include <algorithm>
 #include <cmath>
 
 #include "export/onnx/exporter.h"
@@ -60,7 +61,7 @@ Status ExportFullyConnected(OpContext& ctx) {
   const auto rank = ctx.in_rank(0);
   const auto w_rank = ctx.in_rank(1);
   if (w_rank && *w_rank != 2) return ctx.Fail("weight must be 2-D [N, K], got rank {}", *w_rank);
-  if (rank && *rank == 2) {
+  if (rank && FullyConnectedExportsAsGemm(ctx.op(), *rank)) {
     SetAttr(ctx.Node("Gemm", {ctx.in(0), ctx.in(1), ctx.in(2)}, {ctx.out(0)}), "transB", int64_t{1});
     return Status::Ok();
   }
@@ -89,6 +90,19 @@ Status ExportMatMul(OpContext& ctx) {
   return Status::Ok();
 }
 
+// The pool's window is its input's whole spatial extent, unpadded.
+bool CoversWholePlanes(OpContext& ctx) {
+  const Shape& s = ctx.in_tensor(0).shape;
+  const auto kernel = ctx.Ints("kernel_shape");
+  if (!s.fully_known() || s.rank() < 3 || !kernel || kernel->size() + 2 != s.rank()) return false;
+  for (size_t i = 0; i < kernel->size(); ++i)
+    if ((*kernel)[i] != s[i + 2].value) return false;
+  const auto pads = ctx.Ints("pads");
+  if (pads && !std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p == 0; })) return false;
+  const std::string auto_pad = ctx.String("auto_pad", "NOTSET");
+  return auto_pad == "NOTSET" || auto_pad == "VALID";
+}
+
 Status ExportPool(OpContext& ctx) {
   const std::string& type = ctx.op().type;
   const bool avg = type.rfind("PoolAvg", 0) == 0, l2 = type == "L2Pool2d";
@@ -96,6 +110,10 @@ Status ExportPool(OpContext& ctx) {
   if (avg && !AllOnes(dilations) && ctx.opset() < 19)
     return ctx.Fail("AveragePool with dilations needs opset 19 (exporting opset {})", ctx.opset());
   if (l2 && !AllOnes(dilations)) return ctx.Fail("LpPool has no dilations");
+  if (avg && AveragePoolExportsAsGlobal(ctx.op()) && CoversWholePlanes(ctx)) {
+    ctx.Node("GlobalAveragePool", {ctx.in(0)}, {ctx.out(0)});
+    return Status::Ok();
+  }
   auto* n = ctx.Node(avg ? "AveragePool" : l2 ? "LpPool" : "MaxPool", {ctx.in(0)}, {ctx.out(0)});
   CopyInts(ctx, n, "kernel_shape");
   CopyInts(ctx, n, "strides");
