@@ -28,6 +28,10 @@
 //    sequential FMAs and then added to C (gemm_avx512.cpp).
 // tests/exec/test_gemm.cpp checks each case against an independent model
 // of those kernels; tests/calib checks ORT's outputs on the exported model.
+// The M = 1 / N = 1 loops are written to vectorise (GCC 12's -O2 does not).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -132,6 +136,36 @@ void GemvGroupsOfFour(int64_t n, int64_t k, X x, B b, float beta, float* c, int6
   }
 }
 
+// GemvGroupsOfFour for a row-major B (rows of N contiguous floats), C
+// contiguous: the same operations, column loop innermost so it vectorises.
+template <typename X>
+void GemvRowsOfB(int64_t n, int64_t k, X x, const float* b, int64_t ldb, float beta, float* c) {
+  if (beta == 0.0f) std::fill(c, c + n, 0.0f);
+  int64_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    const float x0 = x(p), x1 = x(p + 1), x2 = x(p + 2), x3 = x(p + 3);
+    const float *b0 = b + p * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+    for (int64_t j = 0; j < n; ++j) {
+      float t = x0 * b0[j];
+      t = t + x1 * b1[j];
+      t = t + x2 * b2[j];
+      t = t + x3 * b3[j];
+      c[j] = t + c[j];
+    }
+  }
+  if (k - p >= 2) {
+    const float x0 = x(p), x1 = x(p + 1);
+    const float *b0 = b + p * ldb, *b1 = b0 + ldb;
+    for (int64_t j = 0; j < n; ++j) c[j] = (x0 * b0[j] + x1 * b1[j]) + c[j];
+    p += 2;
+  }
+  if (p < k) {
+    const float x0 = x(p);
+    const float* b0 = b + p * ldb;
+    for (int64_t j = 0; j < n; ++j) c[j] = x0 * b0[j] + c[j];
+  }
+}
+
 // C[r] (+)= dot(x, row r), r < rows, in the order of MLAS's M=1 kernel for a
 // transposed B (SgemmKernelM1TransposeBAvx): lane l sums the products of
 // k = l, l+8, l+16, ... in order; the eight lanes are then reduced by the
@@ -143,7 +177,10 @@ void DotsInEightLanes(int64_t rows, int64_t k, X x, R row, float beta, float* c,
   const int64_t twos = fours + (rows - fours) / 2 * 2;
   for (int64_t r = 0; r < rows; ++r) {
     float l[8] = {};
-    for (int64_t p = 0; p < k; ++p) l[p % 8] = l[p % 8] + x(p) * row(r, p);
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8)
+      for (int64_t i = 0; i < 8; ++i) l[i] = l[i] + x(p + i) * row(r, p + i);
+    for (; p < k; ++p) l[p % 8] = l[p % 8] + x(p) * row(r, p);
     float t;
     if (r < fours) t = (((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7]);
     else if (r < twos) t = ((l[0] + l[2]) + (l[4] + l[6])) + ((l[1] + l[3]) + (l[5] + l[7]));
@@ -161,8 +198,15 @@ bool MlasSpecialCase(bool ta, bool tb, GemmView view, int64_t m, int64_t n, int6
   auto b_at = [=](int64_t p, int64_t j) { return tb ? b[j * ldb + p] : b[p * ldb + j]; };
   if (m == 1 && !view.trans_a) {
     auto x = [&](int64_t p) { return a_at(0, p); };
-    if (view.trans_b) DotsInEightLanes(n, k, x, [&](int64_t j, int64_t p) { return b_at(p, j); }, beta, c, 1);
-    else GemvGroupsOfFour(n, k, x, b_at, beta, c, 1);
+    if (view.trans_b && tb && !ta) {  // contiguous rows of B (a FullyConnected's weights)
+      DotsInEightLanes(n, k, x, [&](int64_t j, int64_t p) { return b[j * ldb + p]; }, beta, c, 1);
+    } else if (view.trans_b) {
+      DotsInEightLanes(n, k, x, [&](int64_t j, int64_t p) { return b_at(p, j); }, beta, c, 1);
+    } else if (!tb) {
+      GemvRowsOfB(n, k, x, b, ldb, beta, c);
+    } else {
+      GemvGroupsOfFour(n, k, x, b_at, beta, c, 1);
+    }
     return true;
   }
   // MLAS also needs ldb == 1 and ldc == 1: B a column it reads contiguously.

@@ -142,6 +142,91 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void RowAccumulate(
     for (int64_t i = 0; i < n; ++i) acc[i] = sum[i] + acc[i];
 }
 
+// One row of a KH x KW depthwise convolution, stride S, in MLAS's M=1
+// order (see Depthwise below): products of taps t = kh * KW + kw summed in
+// groups of four left to right, each group added to the running sum, then
+// a pair, then a single tap; the bias last. Compile-time taps, so the column
+// loop vectorises (one clone per ISA). rows[kh]: the input row of tap row
+// kh at the first output column (zero-padded).
+template <int KH, int KW, int S>
+__attribute__((always_inline)) inline void DepthwiseRowInFours(float* __restrict out, const float* const* rows,
+                                                               const float* __restrict w, int64_t count, float bias,
+                                                               bool has_bias) {
+  constexpr int kTaps = KH * KW;
+  const float* r[KH];
+  for (int i = 0; i < KH; ++i) r[i] = rows[i];
+  float wt[kTaps];
+  for (int i = 0; i < kTaps; ++i) wt[i] = w[i];
+  for (int64_t ow = 0; ow < count; ++ow) {
+    const int64_t i = S * ow;
+    auto p = [&](int t) { return wt[t] * r[t / KW][i + t % KW]; };
+    float acc = 0.0f;
+#pragma GCC unroll 8
+    for (int g = 0; g + 4 <= kTaps; g += 4) {
+      float s = p(g);
+      s = s + p(g + 1);
+      s = s + p(g + 2);
+      s = s + p(g + 3);
+      acc = s + acc;
+    }
+    constexpr int kRest = kTaps / 4 * 4;
+    if constexpr (kTaps - kRest >= 2) acc = (p(kRest) + p(kRest + 1)) + acc;
+    if constexpr (kTaps % 2 == 1) acc = p(kTaps - 1) + acc;
+    out[ow] = has_bias ? acc + bias : acc;
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) bool DepthwiseRowFast(
+    float* out, const float* const* rows, const float* w, int64_t count, float bias, bool has_bias, int64_t kh,
+    int64_t kw, int64_t stride) {
+  if (kh == 3 && kw == 3 && stride == 1) DepthwiseRowInFours<3, 3, 1>(out, rows, w, count, bias, has_bias);
+  else if (kh == 3 && kw == 3 && stride == 2) DepthwiseRowInFours<3, 3, 2>(out, rows, w, count, bias, has_bias);
+  else if (kh == 5 && kw == 5 && stride == 1) DepthwiseRowInFours<5, 5, 1>(out, rows, w, count, bias, has_bias);
+  else if (kh == 5 && kw == 5 && stride == 2) DepthwiseRowInFours<5, 5, 2>(out, rows, w, count, bias, has_bias);
+  else return false;
+  return true;
+}
+
+// 2-D depthwise with multiplier 1, kernels 3x3 / 5x5, stride 1 or 2, no
+// dilation, on a zero-padded copy of each plane (the zeros give the 0
+// products MLAS's im2col gives the padding), every output row through
+// DepthwiseRowFast. False if the geometry is not one of those.
+bool DepthwiseFast(Ctx& c, const float* x, const float* w, const float* bias, float* y, int64_t batch, int64_t ch,
+                   const Geo& g) {
+  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2], KH = g.k[1], KW = g.k[2];
+  const int64_t sh = g.s[1], sw = g.s[2], ph = g.pb[1], pw = g.pb[2];
+  if (g.in[0] != 1 || g.out[0] != 1 || g.k[0] != 1 || g.d[1] != 1 || g.d[2] != 1 || KH != KW ||
+      (KH != 3 && KH != 5) || (sw != 1 && sw != 2))
+    return false;
+  const int64_t PH = std::max(IH + ph, (OH - 1) * sh + KH), PW = std::max(IW + pw, (OW - 1) * sw + KW);
+  ParallelOver(c, batch * ch, [&](int64_t task) {
+    const int64_t oc = task % ch;
+    const float* xc = x + task * IH * IW;
+    float* yc = y + task * OH * OW;
+    const float* wc = w + oc * KH * KW;
+    thread_local std::vector<float> padded;
+    if (padded.size() < static_cast<size_t>(PH * PW)) padded.resize(static_cast<size_t>(PH * PW));
+    float* P = padded.data();
+    // Zero only what the copy does not overwrite: the padding rows and each
+    // copied row's margins.
+    const int64_t rows = std::min(IH, PH - ph), cols = std::min(IW, PW - pw);
+    std::fill(P, P + ph * PW, 0.0f);
+    std::fill(P + (ph + rows) * PW, P + PH * PW, 0.0f);
+    for (int64_t i = 0; i < rows; ++i) {
+      float* dst = P + (i + ph) * PW;
+      std::fill(dst, dst + pw, 0.0f);
+      std::copy(xc + i * IW, xc + i * IW + cols, dst + pw);
+      std::fill(dst + pw + cols, dst + PW, 0.0f);
+    }
+    const float* taps_rows[5];
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      for (int64_t t = 0; t < KH; ++t) taps_rows[t] = P + (oh * sh + t) * PW;
+      DepthwiseRowFast(yc + oh * OW, taps_rows, wc, OW, bias ? bias[oc] : 0.0f, bias != nullptr, KH, KW, sw);
+    }
+  });
+  return true;
+}
+
 // Depthwise (one input channel per group) in the order ONNX Runtime's CPU
 // convolution sums it, so that a Q-DQ export runs bit-identically there
 // (see gemm.cpp): MLAS runs each group as a GEMM over the im2col taps
@@ -152,6 +237,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void RowAccumulate(
 // GEMM kernel: sequential FMAs from zero per K block. The bias comes last.
 void Depthwise(Ctx& c, const float* x, const float* w, const float* bias, float* y, int64_t batch, int64_t in_ch,
                int64_t mult, const Geo& g) {
+  if (mult == 1 && DepthwiseFast(c, x, w, bias, y, batch, in_ch, g)) return;
   const int64_t out_ch = in_ch * mult;
   const int64_t taps = g.k_size(), OW = g.out[2];
   const int64_t kblock = MlasGemmKBlock(g.out_size(), taps, false);
