@@ -15,6 +15,7 @@ PACKAGES=(
   python3 python3-numpy python3-onnx
   python3-pil fonts-dejavu-core  # calibration test images: rendered text lines (tests/calib)
   python3-pyarmnn  # independent TFLite reference (Arm NN CpuRef) for tests/python/test_tflite.py
+  libarmnn-cpuref-backend22  # its CpuRef backend: only a Recommends of python3-pyarmnn, and this script skips those
   binutils
   libopenblas0-pthread  # GEMM of the reference executor (lib/exec, loaded at run time)
   locales  # de_DE.UTF-8 (comma decimal) for the locale-independence test (tests/hostile)
