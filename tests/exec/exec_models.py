@@ -204,7 +204,8 @@ def qdq16_mlas_order(seed=8):
     Runtime's CPU kernels (lib/exec/gemm.cpp): depthwise 3x3 and strided 5x5 with padding, a channel
     multiplier of 2, a conv with one output channel (M = 1) and one over K = 288 (two K blocks), squeeze-
     excitation 1x1 convs on a 1x1 map (N = 1, 6 and 7 output channels: every reduction block), MatMul with
-    M = 1 and with N = 1, Gemm(transB) with a bias, HardSwish and global average pooling. With 16-bit
+    M = 1 and with N = 1, Gemm(transB) with a bias, HardSwish, global average pooling and a dilated 7x1
+    depthwise (the general depthwise path). With 16-bit
     activations one rounding of difference shows as a step. Returns (model, {output: scale})."""
     b = B("qdq16_mlas_order", seed)
     b.inputs.append(helper.make_tensor_value_info("x", F, [1, 8, 48, 64]))
@@ -236,6 +237,9 @@ def qdq16_mlas_order(seed=8):
     d2 = qdq(b.node("Relu", [b.node("Conv", [d1, qweight([8, 1, 5, 5]), qbias(8)], group=8, pads=[2] * 4,
                                     strides=[2, 2])]), 1.7e-5)
     m2 = qdq(b.node("Conv", [d2, qweight([16, 1, 3, 3]), qbias(16)], group=8, pads=[1] * 4), 1.6e-5)
+    # Dilated 7x1 taps: the depthwise loop's general (one tap row at a time) path.
+    qdq(b.node("Conv", [d2, qweight([8, 1, 7, 1]), qbias(8)], group=8, pads=[6, 0, 6, 0], dilations=[2, 1]), 1.8e-5,
+        out="dw_dilated")
     qdq(b.node("Conv", [m2, qweight([1, 16, 3, 3]), qbias(1)], pads=[1] * 4), 1e-5, out="one_channel")
     c32 = qdq(b.node("Conv", [m2, qweight([32, 16, 3, 3]), qbias(32)], pads=[1] * 4), 1.6e-5)
     qdq(b.node("Conv", [c32, qweight([8, 32, 3, 3]), qbias(8)], pads=[1] * 4), 1.6e-5, out="k288")
@@ -248,7 +252,8 @@ def qdq16_mlas_order(seed=8):
     qdq(b.node("MatMul", [rows, qweight([16, 1], axis=1)]), 6e-6, out="matmul_n1")
     qdq(b.node("Gemm", [flat, qweight([3, 16]), b.const(rng.uniform(-0.5, 0.5, size=[3]).astype(np.float32))],
                transB=1), 2e-5, out="gemm_bias")
-    for name, shape in (("one_channel", [1, 1, 24, 32]), ("k288", [1, 8, 24, 32]), ("se", [1, 7, 1, 1]),
+    for name, shape in (("dw_dilated", [1, 8, 24, 32]), ("one_channel", [1, 1, 24, 32]), ("k288", [1, 8, 24, 32]),
+                        ("se", [1, 7, 1, 1]),
                         ("matmul_m1", [1, 5]), ("matmul_n1", [768, 1]), ("gemm_bias", [1, 3])):
         b.outputs.append(helper.make_tensor_value_info(name, F, shape))
     m = b.model(21)
