@@ -593,10 +593,11 @@ Status Pool(Ctx& c) {
   if (global && !is_l2) {
     const int64_t n = g.in_size();
     const bool four_lanes = AveragePoolExportsAsGlobal(c.op());
+    const float count = static_cast<float>(std::max<int64_t>(n, 1));
     ParallelOver(c, planes, [&](int64_t p) {
       const float* xc = xf + p * n;
-      const float sum = is_max ? 0.0f : four_lanes ? PlaneSumFourLanes(xc, n) : PlaneSum(xc, n);
-      yf[p] = is_max ? PlaneMax(xc, n) : sum / static_cast<float>(std::max<int64_t>(n, 1));
+      if (is_max) yf[p] = PlaneMax(xc, n);
+      else yf[p] = (four_lanes ? PlaneSumFourLanes(xc, n) : PlaneSum(xc, n)) / count;
     });
   } else if (!is_l2 && g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1 && g.pb[1] == 0 && g.pb[2] == 0 &&
              g.d[1] == 1 && g.d[2] == 1 && (g.out[1] - 1) * g.s[1] + g.k[1] <= g.in[1] &&

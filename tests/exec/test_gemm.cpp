@@ -1,8 +1,8 @@
 // The executor's GEMM backends against a double-precision reference: every
 // transpose combination, alpha/beta (beta 0 never reads C: NaN there must
 // not leak), leading dimensions larger than the rows, and shapes that cut
-// every blocking level of the AVX-512 kernel (tile 14 x 32, K block 256,
-// M block 168, N block 4096) at odd places.
+// every blocking level of the AVX-512 kernel (tile 14 x 32, MLAS's K block
+// of 128-1024 by N, M block 336, N block 4096) at odd places.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
