@@ -661,3 +661,65 @@ TEST_CASE("QuantizeGrid: large (streamed) outputs equal the reference at any ali
 }
 
 }  // namespace qairt::kernels::test
+
+namespace qairt::kernels::test {
+
+// QuantizeGrid calls the kernel in pieces of a few thousand elements (so it
+// can prefetch the next piece): runs that cross a piece edge (blocks that do
+// not divide it, per-element scales), rows longer than a piece with odd
+// tails, sub-byte outputs, and tasks split across threads must all give the
+// reference's bytes on every ISA.
+TEST_CASE("QuantizeGrid in prefetched pieces: runs across piece edges", "[kernels][ops][pieces]") {
+  std::mt19937 rng(43);
+  ThreadPool pool(2);
+  struct Case {
+    std::vector<int64_t> dims;
+    std::vector<int64_t> blocks;  // empty: per channel along the last axis
+  };
+  const std::vector<Case> cases = {
+      {{3, 6000}, {1, 48}},     // block 48: runs straddle every 2048-element piece edge
+      {{2, 9000}, {1, 3000}},   // runs longer than a piece, not dividing it
+      {{5, 4099}, {1, 4099}},   // per channel, odd rows of just over two pieces
+      {{2, 5000}, {}},          // a scale per element (runs of one)
+      {{20000}, {100}},         // one long row, block 100
+      {{4, 2, 2304}, {1, 2, 64}},
+  };
+  for (const Case& c : cases) {
+    const Grid g = c.blocks.empty() ? Grid::PerChannel(c.dims, c.dims.size() - 1) : Grid::PerBlock(c.dims, c.blocks);
+    for (const int bits : {2, 4, 8, 16}) {
+      QuantArgs a;
+      ClampRange(static_cast<uint32_t>(bits), true, Schema::kAsymmetric, &a.qmin, &a.qmax);
+      std::vector<float> scales(g.NumScales());
+      std::vector<int32_t> offsets(g.NumScales());
+      for (size_t i = 0; i < scales.size(); ++i) {
+        scales[i] = std::uniform_real_distribution<float>(0.01f, 1.0f)(rng);
+        offsets[i] = static_cast<int32_t>(rng() % 3) - 1;
+      }
+      a.scales = scales.data();
+      a.offsets = offsets.data();
+      std::vector<float> x(g.NumElements());
+      for (auto& v : x) v = RandNormal(rng, 3.0f);
+      if (g.NumElements() * static_cast<size_t>(bits) % 8 != 0) continue;
+      const std::vector<uint8_t> want = RefQuantGrid(x, g, a, bits);
+      for (uint32_t l = 0; l < kIsaCount; ++l) {
+        const auto isa = static_cast<Isa>(l);
+        if (!HostSupports(isa)) continue;
+        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          for (const size_t chunk : {size_t{1} << 16, size_t{4096} + 64}) {
+            INFO("dims[last] " << c.dims.back() << " bits " << bits << " isa " << IsaName(isa) << " threads "
+                               << (p ? 2 : 1) << " chunk " << chunk);
+            ExecOptions o;
+            o.config = &GetKernelConfig(isa);
+            o.pool = p;
+            o.chunk = chunk;
+            std::vector<uint8_t> got(want.size(), 0x5A);
+            QuantizeGrid(InType::kF32, x.data(), g, a, StorageFor(bits), got.data(), o);
+            REQUIRE(got == want);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace qairt::kernels::test
