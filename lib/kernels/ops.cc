@@ -176,6 +176,19 @@ void ForPieces(const RowPlan& p, size_t a, size_t b, Fn&& fn) {
   }
 }
 
+// ForPieces, with each row piece cut to at most `ahead.piece()` elements and
+// the next piece prefetched before fn runs on this one.
+template <class Fn>
+void ForPrefetchedPieces(const RowPlan& p, PrefetchedPieces& ahead, size_t a, size_t b, Fn&& fn) {
+  ForPieces(p, a, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+    for (size_t done = 0; done < len; done += ahead.piece()) {
+      const size_t m = std::min(ahead.piece(), len - done);
+      ahead.Before(flat + done, m);
+      fn(row, pos + done, m, flat + done);
+    }
+  });
+}
+
 size_t Tasks(size_t n, size_t chunk) { return (n + chunk - 1) / chunk; }
 
 // Writes `len` values of `bits` bits at element index `at` (read-modify-write
@@ -259,15 +272,13 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
   std::vector<size_t> bad(count ? Tasks(n, o.chunk) : 0, 0);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
     const size_t b = std::min(n, (t + 1) * o.chunk);
-    if (count) bad[t] = c.nonfinite(b - t * o.chunk, static_cast<const float*>(x) + t * o.chunk);
     PrefetchedPieces ahead(xb, isz, t * o.chunk, b);
-    ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
-      for (size_t done = 0; done < len; done += ahead.piece()) {
-        const size_t m = std::min(ahead.piece(), len - done);
-        ahead.Before(flat + done, m);
-        const QuantParams qp = params(row, pos + done);
-        fn(m, xb + (flat + done) * isz, yb + (flat + done) * static_cast<size_t>(bits) / 8, &qp);
-      }
+    ForPrefetchedPieces(p, ahead, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      // Counted piece by piece: the count is the piece's first reader (from
+      // the prefetch), the quantize reads it again from L1.
+      if (count) bad[t] += c.nonfinite(len, static_cast<const float*>(x) + flat);
+      const QuantParams qp = params(row, pos);
+      fn(len, xb + flat * isz, yb + flat * static_cast<size_t>(bits) / 8, &qp);
     });
     if (stream) StoreFence();
   });
@@ -331,8 +342,9 @@ void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const E
     float* wmin = pmin.data() + w * ns;
     float* wmax = pmax.data() + w * ns;
     const size_t b = std::min(n, (t + 1) * o.chunk);
-    if (nonfinite) bad[t] = c.nonfinite(b - t * o.chunk, x + t * o.chunk);
-    ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+    PrefetchedPieces ahead(reinterpret_cast<const uint8_t*>(x), sizeof(float), t * o.chunk, b);
+    ForPrefetchedPieces(p, ahead, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      if (nonfinite) bad[t] += c.nonfinite(len, x + flat);
       const size_t base = p.ScaleBase(row);
       if (p.run == 1) {
         c.vminmax(len, x + flat, wmin + base + pos, wmax + base + pos);

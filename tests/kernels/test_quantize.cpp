@@ -423,7 +423,7 @@ TEST_CASE("QuantizeGrid and MinMaxGrid count NaN/Inf in their own pass, for any 
   // are without counting.
   std::mt19937 rng(101);
   ThreadPool pool(2);
-  for (const auto& dims : std::vector<std::vector<int64_t>>{{37, 129}, {64, 256}, {3, 5, 41}}) {
+  for (const auto& dims : std::vector<std::vector<int64_t>>{{37, 129}, {64, 256}, {3, 5, 41}, {3, 7000}}) {
     const size_t n = static_cast<size_t>(std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>()));
     std::vector<float> x(n);
     for (auto& v : x) v = std::normal_distribution<float>(0.0f, 1.0f)(rng);
@@ -715,6 +715,18 @@ TEST_CASE("QuantizeGrid in prefetched pieces: runs across piece edges", "[kernel
             std::vector<uint8_t> got(want.size(), 0x5A);
             QuantizeGrid(InType::kF32, x.data(), g, a, StorageFor(bits), got.data(), o);
             REQUIRE(got == want);
+            if (bits != 8) continue;
+            // MinMaxGrid walks the same pieces (vminmax for runs of one).
+            std::vector<float> mins(g.NumScales()), maxs(g.NumScales());
+            MinMaxGrid(x.data(), g, mins.data(), maxs.data(), o);
+            std::vector<float> want_min(g.NumScales(), INFINITY), want_max(g.NumScales(), -INFINITY);
+            for (size_t i = 0; i < x.size(); ++i) {
+              const size_t s = ScaleIndex(g, i);
+              want_min[s] = std::min(want_min[s], x[i]);
+              want_max[s] = std::max(want_max[s], x[i]);
+            }
+            REQUIRE(mins == want_min);
+            REQUIRE(maxs == want_max);
           }
         }
       }
