@@ -49,6 +49,12 @@ struct QuantParams {
   // call, before anyone reads the output: a fence per call costs hundreds of
   // cycles and LPBQ makes a call per row.
   bool stream = false;
+  // Quantize: with each vector, prefetch the input this many elements ahead
+  // (0: none). Set by callers streaming large inputs from memory: one
+  // prefetch per line, interleaved with the compute, keeps reads in flight
+  // where a burst of prefetches per piece stalled the core until the memory
+  // answered. A hint: addresses past the input are allowed (no fault).
+  size_t prefetch = 0;
 };
 
 // Preconditions (checked by the callers in ops.cpp): block >= 1, scales

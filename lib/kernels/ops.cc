@@ -75,31 +75,34 @@ inline void StoreFence() {
 // Asks for a line of input that will be read soon (into all cache levels).
 inline void PrefetchRead(const char* p) { __builtin_prefetch(p, 0, 3); }
 
-// Reads [begin, end) of a large input in pieces, prefetching the next piece
-// while the kernel works on this one. A core that computes between its loads
-// otherwise leaves the memory idle meanwhile: on an Intel host whose single
+// Large inputs are read in pieces of kPieceBytes, and the next piece is
+// prefetched while this one is worked on: a core that computes between its
+// loads otherwise leaves memory idle meanwhile. On an Intel host whose single
 // core streamed only ~8 GB/s, u8 quantize from memory took the sum of its
 // compute and read times (0.80 ns/element against 0.21 from L1 + 0.50 for a
-// read-only pass), 0.65 with this.
+// read-only pass). Quantize kernels prefetch themselves, a line per vector
+// (QuantParams::prefetch), kQuantAheadBytes ahead when nothing else reads
+// the piece first; a burst of prefetches per piece (PrefetchedPieces, used
+// by min/max, whose kernel takes no such parameter) stalls the core while
+// the memory answers (int4 block-64 [4096, 4096]: 9.4-9.9 ms with a line per
+// vector 2 KiB ahead, 10.9-12.8 with bursts, ~13 with neither).
+constexpr size_t kPieceBytes = size_t{8} << 10;
+constexpr size_t kQuantAheadBytes = size_t{2} << 10;
+
 class PrefetchedPieces {
  public:
-  static constexpr size_t kPieceBytes = size_t{8} << 10;
-
   PrefetchedPieces(const uint8_t* base, size_t elem_size, size_t begin, size_t end)
-      : base_(base), isz_(elem_size), end_(end), piece_(kPieceBytes / elem_size), next_(begin + piece_) {}
-
-  // Elements per piece (a multiple of 64, so sub-byte outputs stay byte-aligned).
-  size_t piece() const { return piece_; }
+      : base_(base), isz_(elem_size), end_(end), next_(begin + kPieceBytes / elem_size) {}
 
   // Before processing [i, i + len): prefetch up to one piece past it.
   void Before(size_t i, size_t len) {
-    const size_t upto = std::min(end_, i + len + piece_);
+    const size_t upto = std::min(end_, i + len + kPieceBytes / isz_);
     for (; next_ < upto; next_ += 64 / isz_) PrefetchRead(reinterpret_cast<const char*>(base_ + next_ * isz_));
   }
 
  private:
   const uint8_t* base_;
-  size_t isz_, end_, piece_, next_;
+  size_t isz_, end_, next_;
 };
 
 // The tensor seen as rows: dims [0, k) are the outer dims (one kernel call
@@ -176,16 +179,12 @@ void ForPieces(const RowPlan& p, size_t a, size_t b, Fn&& fn) {
   }
 }
 
-// ForPieces, with each row piece cut to at most `ahead.piece()` elements and
-// the next piece prefetched before fn runs on this one.
+// ForPieces, with each row piece cut to at most `piece` elements (a multiple
+// of 64, so sub-byte outputs stay byte-aligned).
 template <class Fn>
-void ForPrefetchedPieces(const RowPlan& p, PrefetchedPieces& ahead, size_t a, size_t b, Fn&& fn) {
+void ForPiecesOf(const RowPlan& p, size_t a, size_t b, size_t piece, Fn&& fn) {
   ForPieces(p, a, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
-    for (size_t done = 0; done < len; done += ahead.piece()) {
-      const size_t m = std::min(ahead.piece(), len - done);
-      ahead.Before(flat + done, m);
-      fn(row, pos + done, m, flat + done);
-    }
+    for (size_t done = 0; done < len; done += piece) fn(row, pos + done, std::min(piece, len - done), flat + done);
   });
 }
 
@@ -272,12 +271,12 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
   std::vector<size_t> bad(count ? Tasks(n, o.chunk) : 0, 0);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
     const size_t b = std::min(n, (t + 1) * o.chunk);
-    PrefetchedPieces ahead(xb, isz, t * o.chunk, b);
-    ForPrefetchedPieces(p, ahead, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
-      // Counted piece by piece: the count is the piece's first reader (from
-      // the prefetch), the quantize reads it again from L1.
+    ForPiecesOf(p, t * o.chunk, b, kPieceBytes / isz, [&](size_t row, size_t pos, size_t len, size_t flat) {
+      // Counted piece by piece: the count is the piece's first reader, and
+      // the quantize (reading it again from L1) prefetches the next piece.
       if (count) bad[t] += c.nonfinite(len, static_cast<const float*>(x) + flat);
-      const QuantParams qp = params(row, pos);
+      QuantParams qp = params(row, pos);
+      qp.prefetch = (count ? kPieceBytes : kQuantAheadBytes) / isz;
       fn(len, xb + flat * isz, yb + flat * static_cast<size_t>(bits) / 8, &qp);
     });
     if (stream) StoreFence();
@@ -343,7 +342,8 @@ void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const E
     float* wmax = pmax.data() + w * ns;
     const size_t b = std::min(n, (t + 1) * o.chunk);
     PrefetchedPieces ahead(reinterpret_cast<const uint8_t*>(x), sizeof(float), t * o.chunk, b);
-    ForPrefetchedPieces(p, ahead, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
+    ForPiecesOf(p, t * o.chunk, b, kPieceBytes / sizeof(float), [&](size_t row, size_t pos, size_t len, size_t flat) {
+      ahead.Before(flat, len);
       if (nonfinite) bad[t] += c.nonfinite(len, x + flat);
       const size_t base = p.ScaleBase(row);
       if (p.run == 1) {

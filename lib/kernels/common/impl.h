@@ -153,7 +153,17 @@ static inline void Put(uint8_t* p, I q, bool stream) {
   V::template StoreQ<kBits>(p, q);
 }
 
-template <class In, int kBits, bool kZp>
+// QuantParams::prefetch: one prefetch per 64-byte line of input (every
+// vector when a vector spans a line or more).
+template <class In>
+static inline void PrefetchAhead(const In* x, size_t i, size_t ahead) {
+  if constexpr (kW * sizeof(In) < 64) {
+    if ((i * sizeof(In)) % 64 != 0) return;
+  }
+  __builtin_prefetch(x + i + ahead, 0, 3);
+}
+
+template <class In, int kBits, bool kZp, bool kPrefetch>
 static inline void QuantBody(size_t n, const void* xv, void* yv, const QuantParams* p) {
   const In* x = static_cast<const In*>(xv);
   uint8_t* y = static_cast<uint8_t*>(yv);
@@ -164,12 +174,14 @@ static inline void QuantBody(size_t n, const void* xv, void* yv, const QuantPara
   alignas(64) float zb[kW];
   alignas(64) int32_t ob[kW];
   Runs rt(*p);
+  const size_t ahead = p->prefetch;
   size_t i = 0;
   if (p->block == 1) {
     const float* sc = p->scales + p->first;
     const int32_t* of = p->offsets ? p->offsets + p->first : nullptr;
     const F zero = V::Set1(0.0f);
     for (; i + kW <= n; i += kW) {
+      if constexpr (kPrefetch) PrefetchAhead(x, i, ahead);
       const F z = of ? V::Sub(zero, V::CvtI2F(V::LoadI32(of + i))) : zero;
       Put<kBits>(y + i * kBits / 8, QuantVec<kBits>(V::Load(x + i), V::Load(sc + i), z, lo, hi), i >= stream_from);
     }
@@ -190,10 +202,14 @@ static inline void QuantBody(size_t n, const void* xv, void* yv, const QuantPara
       const F z = V::Set1(rt.zp());
       const size_t stop = i + (run_end - i) / kW * kW;
       const size_t split = stream_from < i ? i : stream_from < stop ? stream_from : stop;
-      for (; i < split; i += kW)
+      for (; i < split; i += kW) {
+        if constexpr (kPrefetch) PrefetchAhead(x, i, ahead);
         Put<kBits>(y + i * kBits / 8, QuantVec<kBits, kZp>(V::Load(x + i), s, z, lo, hi), false);
-      for (; i < stop; i += kW)
+      }
+      for (; i < stop; i += kW) {
+        if constexpr (kPrefetch) PrefetchAhead(x, i, ahead);
         Put<kBits>(y + i * kBits / 8, QuantVec<kBits, kZp>(V::Load(x + i), s, z, lo, hi), true);
+      }
     }
   }
 
@@ -210,8 +226,14 @@ static inline void QuantBody(size_t n, const void* xv, void* yv, const QuantPara
 
 template <class In, int kBits>
 void Quant(size_t n, const void* xv, void* yv, const QuantParams* p) {
-  if (p->offsets == nullptr) return QuantBody<In, kBits, false>(n, xv, yv, p);
-  QuantBody<In, kBits, true>(n, xv, yv, p);
+  // Four bodies, so that neither the zero point nor the prefetch costs a
+  // per-vector test where it is not used.
+  if (p->prefetch != 0) {
+    if (p->offsets == nullptr) return QuantBody<In, kBits, false, true>(n, xv, yv, p);
+    return QuantBody<In, kBits, true, true>(n, xv, yv, p);
+  }
+  if (p->offsets == nullptr) return QuantBody<In, kBits, false, false>(n, xv, yv, p);
+  QuantBody<In, kBits, true, false>(n, xv, yv, p);
 }
 
 template <int kBits, bool kSigned>
