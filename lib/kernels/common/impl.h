@@ -154,13 +154,14 @@ static inline void Put(uint8_t* p, I q, bool stream) {
 }
 
 // QuantParams::prefetch: one prefetch per 64-byte line of input (every
-// vector when a vector spans a line or more).
+// vector when a vector spans a line or more). The address may lie past the
+// input, so it is computed as an integer (a pointer there would be UB).
 template <class In>
 static inline void PrefetchAhead(const In* x, size_t i, size_t ahead) {
   if constexpr (kW * sizeof(In) < 64) {
     if ((i * sizeof(In)) % 64 != 0) return;
   }
-  __builtin_prefetch(x + i + ahead, 0, 3);
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(x + i) + ahead * sizeof(In)), 0, 3);
 }
 
 template <class In, int kBits, bool kZp, bool kPrefetch>
