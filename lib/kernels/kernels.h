@@ -85,6 +85,7 @@ struct HistParams {
   float hi = 0;
   float scale = 0;
   uint32_t bins = 0;
+  size_t prefetch = 0;  // as QuantParams::prefetch
 };
 using HistFn = void (*)(size_t n, const float* x, const HistParams* p, uint64_t* counts);
 // Quantize-dequantize error of a per-tensor grid, for MSE / SQNR searches:

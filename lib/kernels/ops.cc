@@ -372,6 +372,7 @@ void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint
   hp.hi = hi;
   hp.bins = bins;
   hp.scale = static_cast<float>(bins) / (hi - lo);
+  hp.prefetch = kQuantAheadBytes / sizeof(float);
   const size_t workers = PoolSize(o.pool);
   std::vector<uint64_t> part(workers * bins, 0);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t w) {

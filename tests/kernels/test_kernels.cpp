@@ -536,7 +536,7 @@ TEST_CASE("statistics kernels match the reference", "[kernels][stats]") {
         REQUIRE(Bytes(gmin.data(), 4 * n) == Bytes(wmin.data(), 4 * n));
         REQUIRE(Bytes(gmax.data(), 4 * n) == Bytes(wmax.data(), 4 * n));
       } else if (k.op == "hist") {
-        for (uint32_t bins : {1u, 7u, 128u, 2048u}) {
+        for (uint32_t bins : {1u, 7u, 128u, 2048u, 2049u, 4096u}) {  // split sub-histograms up to 2048
           HistParams hp;
           hp.lo = -4.0f;
           hp.hi = 5.0f;
@@ -573,6 +573,33 @@ TEST_CASE("statistics kernels match the reference", "[kernels][stats]") {
       } else {
         FAIL("unknown stats op " << k.op);
       }
+    }
+  }
+}
+
+TEST_CASE("histogram kernels: several flushes of the sub-histograms, with prefetch", "[kernels][stats]") {
+  // More than three rounds of the 32-bit sub-histograms (flushed every 64K
+  // elements), a tail, values at and past the range ends, NaN and Inf.
+  std::mt19937 rng(23);
+  const size_t n = 3 * 65536 + 4099;
+  std::vector<float> x(n);
+  for (auto& v : x) v = NormalOrSpecial(rng, 3);
+  for (const StatsEntry& k : StatsEntries()) {
+    if (!CanRun(k.isa, k.name) || k.op != "hist") continue;
+    for (uint32_t bins : {2u, 2048u, 3000u}) {
+      INFO(k.name << " bins " << bins);
+      HistParams hp;
+      hp.lo = -2.5f;
+      hp.hi = 3.0f;
+      hp.bins = bins;
+      hp.scale = static_cast<float>(bins) / (hp.hi - hp.lo);
+      hp.prefetch = 512;
+      x[10] = hp.lo;
+      x[n - 3] = hp.hi;
+      std::vector<uint64_t> got(bins, 5), want(bins, 5);
+      reinterpret_cast<HistFn>(k.fn)(n, x.data(), &hp, got.data());
+      ref::Hist(n, x.data(), &hp, want.data());
+      REQUIRE(got == want);
     }
   }
 }

