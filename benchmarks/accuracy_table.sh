@@ -46,7 +46,7 @@ for m in "${models[@]}"; do
     # shellcheck disable=SC2086
     "$qairt" convert -i "$model" --target htp_v73 --input_list "$calib" --eval_input_list "$eval" \
       -o "$tmp/x.qairt" --no_progress $extra $args > "$tmp/log" 2>&1
-    s=$(sed -n "s/^accuracy on .* $out SQNR \([-0-9.]*\) dB.*/\1/p" "$tmp/log" | head -1)
+    s=$(sed -n "/^accuracy on .* $out SQNR /{s/^accuracy on .* $out SQNR \([-0-9.]*\) dB.*/\1/p;q}" "$tmp/log")
     mp=$(sed -n 's/^mixed precision: \([0-9]*\) of \([0-9]*\) layers.*/ (\1\/\2 layers)/p' "$tmp/log")
     row+=" ${s:-fail}${mp} |"
   done

@@ -28,6 +28,9 @@ echo; echo "== qairt convert (htp_v73, W8A16, per-channel, bias 32, calibrated o
   -o "$out/cls_w8a16.qairt"
 echo "Q-DQ ONNX model for onnxruntime (and its QNN execution provider): $out/cls_w8a16_qdq.onnx"
 echo; echo "== qairt inspect $out/cls_w8a16.qairt (summary)"
-./build/qairt inspect "$out/cls_w8a16.qairt" | head -25
+# Into a file, not a pipe into head: under pipefail, head exiting early would
+# kill qairt with SIGPIPE and fail the script.
+./build/qairt inspect "$out/cls_w8a16.qairt" > "$out/inspect.txt"
+sed -n 1,25p "$out/inspect.txt"
 echo; echo "== examples/build_graph.c"
 ./build/example_build_graph

@@ -26,7 +26,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 # The locale test needs a comma-decimal locale; generate it once.
 ensure_locale() {
-  locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$' && return 0
+  grep -qi '^de_DE\.utf-\?8$' <<<"$(locale -a 2>/dev/null)" && return 0
   echo "setup-deps: generating the de_DE.UTF-8 locale"
   $SUDO sed -i 's/^# *de_DE.UTF-8 UTF-8/de_DE.UTF-8 UTF-8/' /etc/locale.gen
   grep -q '^de_DE.UTF-8 UTF-8' /etc/locale.gen || echo 'de_DE.UTF-8 UTF-8' | $SUDO tee -a /etc/locale.gen >/dev/null
@@ -35,7 +35,7 @@ ensure_locale() {
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

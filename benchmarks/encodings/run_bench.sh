@@ -18,7 +18,7 @@ fi
 best_parse=1e30 best_total=1e30 best_py=1e30
 for ((r = 1; r <= rounds; r++)); do
   out=$(taskset -c "$cpu" "$build/benchmarks/bench_encodings" "$work/synthetic.json" "$work/synthetic.tensors" 3)
-  [ "$r" = 1 ] && echo "$out" | head -2
+  [ "$r" = 1 ] && sed -n 1,2p <<<"$out"
   p=$(echo "$out" | awk '/^qairt parse:/ {print $3}')
   t=$(echo "$out" | awk '/^qairt parse\+apply:/ {print $3}')
   py=$(taskset -c "$cpu" /usr/bin/python3 - "$work/synthetic.json" <<'PY'

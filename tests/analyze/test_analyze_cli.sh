@@ -27,7 +27,7 @@ $py "$here/tests/calib/make_textline_samples.py" "$tmp/text" 64 >/dev/null || { 
 $py "$here/tests/calib/make_transformer.py" "$tmp/tr" 16 128 16 >/dev/null || { echo "FAIL: transformer"; exit 1; }
 
 # sqnr LOG OUTPUT -> the accuracy line's SQNR of OUTPUT
-sqnr() { sed -n "s/^accuracy on .* $2 SQNR \([-0-9.]*\) dB.*/\1/p" "$1" | head -1; }
+sqnr() { sed -n "/^accuracy on .* $2 SQNR /{s/^accuracy on .* $2 SQNR \([-0-9.]*\) dB.*/\1/p;q}" "$1"; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # convert NAME MODEL CALIB EVAL ARGS... -> $tmp/NAME.log (stdout), $tmp/NAME.err
@@ -38,7 +38,7 @@ convert() {
   cp "$tmp/out" "$tmp/$name.log"; cp "$tmp/err" "$tmp/$name.err"
 }
 # fired LOG REWRITE -> places changed (the rewrite line of the report)
-fired() { sed -n "s/^  $2 *\([0-9]*\) place.*/\1/p" "$1" | head -1; }
+fired() { sed -n "/^  $2 *[0-9]* place/{s/^  $2 *\([0-9]*\) place.*/\1/p;q}" "$1"; }
 # exact LOG: every fired rewrite verified (cosine >= 0.999999) and none rolled back
 exact() {
   if grep -q "ROLLED BACK" "$1"; then echo "FAIL: a rewrite was rolled back in $1"; fail=1; fi

@@ -69,7 +69,8 @@ contains "accumulated errors" "$tmp/err" "error: No accuracy preserving kernels 
 contains "FP16 audit" "$tmp/err" "FP16 audit: target 'htp_v68' has no float compute"
 [ ! -e "$tmp/bad.qairt" ] && [ ! -e "$tmp/bad.json" ] || { echo "FAIL: outputs left behind after errors"; fail=1; }
 [ -s "$tmp/bad.txt" ] || { echo "FAIL: the TRACE log is not written when processing fails"; fail=1; }
-ls "$tmp" | grep -q "\.tmp\." && { echo "FAIL: temporary files left"; fail=1; }
+# The atomic writer's temporaries are dot-files: .NAME.qairt-tmp-XXXXXX
+compgen -G "$tmp/.*.qairt-tmp-*" >/dev/null && { echo "FAIL: temporary files left"; fail=1; }
 check "float_bitwidth 32 on htp" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --float_bitwidth 32 -o "$tmp/x.qairt"
 contains "float_bitwidth message" "$tmp/err" "no fp32 compute"
 check "unknown stop_after" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --stop_after nope -o "$tmp/x.qairt"

@@ -91,7 +91,7 @@ contains limit "$tmp/err" "tensor 'mux_output'.*0.6.1 holds per-tensor and per-c
 [ "$(cat "$tmp/keep.json")" = keep ] || { echo "FAIL: output overwritten on error"; fail=1; }
 check no-partial 1 "$qairt" encodings convert "$data/qairt_2.0.0__seed000_doc_examples_TRANSCRIBED.json" --to 0.6.1 -o "$tmp/new.json"
 [ ! -e "$tmp/new.json" ] || { echo "FAIL: partial output written"; fail=1; }
-[ -z "$(ls "$tmp" | grep '\.tmp\.')" ] || { echo "FAIL: temporary file left"; fail=1; }
+! compgen -G "$tmp/.*.qairt-tmp-*" >/dev/null || { echo "FAIL: temporary file left"; fail=1; }
 check v1-block-needs-model 1 "$qairt" encodings convert "$data/aimet_1.0.0__fastforward_test_export_schemas_TRANSCRIBED.json" --to 2.0.0 -o "$tmp/x.json"
 contains needs-model "$tmp/err" "linear.weight.*-i MODEL"
 
