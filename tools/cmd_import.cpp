@@ -3,6 +3,7 @@
 #include <qairt/qairt.h>
 #include <qairt/qairt_encodings.h>
 #include <qairt/qairt_import.h>
+#include <qairt/qairt_process.h>
 #include <qairt/qairt_target.h>
 
 #include <map>
@@ -44,6 +45,7 @@ struct ImportArgs {
   bool dry_run = false;
   std::string overrides;          // --quantization_overrides FILE
   bool ignore_overrides = false;  // --ignore_quantization_overrides
+  bool keep_int64 = false;        // --keep_int64_inputs (default: int64 -> int32, as the vendor converter)
   std::vector<std::string> symbol_names;
   std::vector<int64_t> symbol_values;
   std::vector<std::string> dim_names;
@@ -71,6 +73,8 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
       a->overrides = argv[++i];
     } else if (convert && arg == "--ignore_quantization_overrides") {
       a->ignore_overrides = true;
+    } else if (convert && arg == "--keep_int64_inputs") {
+      a->keep_int64 = true;
     } else if (arg == "-i" || arg == "--input_network") {
       if (!need(i, 1, arg.c_str())) return 2;
       a->model = argv[++i];
@@ -133,7 +137,7 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
   if (convert && (a->process.print_pipeline || a->process.list_rewrites)) return 0;
   if (a->model.empty()) {
     std::fprintf(stderr, convert ? "usage: qairt convert -i MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
-                                   "[--quantization_overrides FILE] [--ignore_quantization_overrides] "
+                                   "[--quantization_overrides FILE] [--ignore_quantization_overrides] [--keep_int64_inputs] "
                                    "(--target NAME | --target_backend HTP|LPAI|CPU|AIC [--target_arch vNN] | "
                                    "--target_soc_model SOC) [--float_bitwidth 16|32] [--act_bitwidth 8|16] "
                                    "[--weights_bitwidth 4|8|16] [--bias_bitwidth 8|32] [--quantizer_log FILE "
@@ -167,6 +171,21 @@ std::string ReportString(const qairt_import_report_t* r, bool json) {
   qairt_status_free(s);
   out.resize(len);
   return out;
+}
+
+std::map<std::string, size_t> OpTypeCounts(const qairt_graph_t* graph) {
+  std::map<std::string, size_t> counts;
+  for (size_t i = 0; i < qairt_graph_op_count(graph); ++i) {
+    qairt_op_info op;
+    std::memset(&op, 0, sizeof op);
+    op.struct_size = sizeof op;
+    if (qairt_status_t* e = qairt_graph_op_info(graph, static_cast<qairt_op_id>(i), &op)) {
+      qairt_status_free(e);
+      continue;
+    }
+    ++counts[op.type];
+  }
+  return counts;
 }
 
 // Every op type of the graph must have at least one kernel on the target.
@@ -282,6 +301,7 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   qairt_import_options opts;
   qairt_import_options_init(&opts);
   if (convert) opts.flags |= QAIRT_IMPORT_REQUIRE_STATIC;
+  if (convert && !a.keep_int64) opts.flags |= QAIRT_IMPORT_INT64_TO_INT32;
   opts.num_define_symbols = symbol_names.size();
   opts.define_symbol_names = symbol_names.data();
   opts.define_symbol_values = a.symbol_values.data();
@@ -307,8 +327,28 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   qairt_status_t* s = (IsTflitePath(a.model.c_str()) ? qairt_import_tflite_file : qairt_import_onnx_file)(
       a.model.c_str(), &opts, &graph, &report);
   int rc = 0;
-  std::string target_text, target_json;
-  if (graph && target && !TargetCheck(graph, target, &target_text, &target_json)) rc = 1;
+  std::string target_text, target_json, legal_text;
+  if (graph && target) {
+    // What the target will get: ops it lacks but runs in another form
+    // (Conv1d as Conv2d) are rewritten first, as processing would.
+    std::map<std::string, size_t> before = OpTypeCounts(graph);
+    size_t changed = 0;
+    if (qairt_status_t* ls = qairt_graph_legalize(graph, target, &changed)) {
+      std::fprintf(stderr, "qairt %s: %s\n", argv[0], qairt_status_message(ls));
+      qairt_status_free(ls);
+      rc = 1;
+    } else if (changed) {
+      std::map<std::string, size_t> after = OpTypeCounts(graph);
+      std::string gone;
+      for (const auto& [type, n] : before)
+        if (!after.count(type)) gone += (gone.empty() ? "" : ", ") + type;
+      legal_text = "legalized: " + std::to_string(changed) + " ops the target has no kernel for (" + gone +
+                    ") rewritten into equivalent ones (Conv1d -> ExpandDims + Conv2d + Squeeze)\n";
+    }
+    std::string check_text;
+    if (!TargetCheck(graph, target, &check_text, &target_json)) rc = 1;
+    target_text = legal_text + check_text;
+  }
   // Encodings overrides: applied to the imported graph; their diagnostics
   // join the dry-run result.
   std::string enc_text, enc_json;
@@ -330,6 +370,7 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
     // Import succeeded: processing and the outputs; the import report only
     // matters when something failed.
     if (!enc_text.empty()) std::fputs(enc_text.c_str(), stdout);
+    if (!legal_text.empty()) std::fputs(legal_text.c_str(), stdout);
     rc = qairt_cli::ProcessAndWrite(a.process, graph, target, a.output_path);
     qairt_target_destroy(target);
     qairt_import_report_destroy(report);

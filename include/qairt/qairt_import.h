@@ -20,6 +20,12 @@ typedef struct qairt_import_report_t qairt_import_report_t; /* immutable, thread
 /* Flags of qairt_import_options.flags. */
 #define QAIRT_IMPORT_NO_BATCHNORM_FOLD 1u /* keep BatchNormalization as Batchnorm ops */
 #define QAIRT_IMPORT_REQUIRE_STATIC 2u    /* fail if any dim stays dynamic (dry run) */
+/* Since ABI 1.6: int64 graph inputs, int64 constants read by ops and Casts to
+ * int64 become int32, as the vendor converter does unless told
+ * --keep_int64_inputs (HTP has no int64 kernels: an embedding Gather needs
+ * int32 token ids). Constants outside int32's range saturate. Input lists
+ * may still hold the model's int64 raw files (read and narrowed). */
+#define QAIRT_IMPORT_INT64_TO_INT32 4u
 
 typedef struct qairt_import_options {
   uint32_t struct_size; /* sizeof(qairt_import_options) */

@@ -68,6 +68,16 @@ QAIRT_API qairt_status_t* qairt_process(qairt_graph_t* graph, const qairt_proces
                                         qairt_process_result_t** out_result);
 QAIRT_API void qairt_process_result_destroy(qairt_process_result_t* result);
 
+/* Since ABI 1.6. Rewrites, in place, the ops of `graph` that `target` has no
+ * kernel for but can run in an equivalent form, as the vendor converter does
+ * (Conv1d and TransposeConv1d run as their 2-D ops between an ExpandDims and a
+ * Squeeze; the weight keeps its name and encoding). qairt_process does this
+ * first itself; call it to see the graph the target will get (a kernel check
+ * before processing). `out_changed` (optional): ops rewritten. On error the
+ * graph is unchanged. */
+QAIRT_API qairt_status_t* qairt_graph_legalize(qairt_graph_t* graph, const qairt_target_t* target,
+                                               size_t* out_changed);
+
 QAIRT_API size_t qairt_process_result_error_count(const qairt_process_result_t* result);
 /* Borrowed; NULL if out of range. */
 QAIRT_API const char* qairt_process_result_error(const qairt_process_result_t* result, size_t index);

@@ -107,7 +107,10 @@ Result<InputList> ReadInputList(const std::string& path, const std::vector<Input
       if (::stat(resolved.c_str(), &fs) != 0)
         return Status(StatusCode::kIoError, fmt::format("{}: input '{}': file '{}': {}", where, inputs[idx].name,
                                                         resolved, std::strerror(errno)));
-      if (static_cast<uint64_t>(fs.st_size) != inputs[idx].bytes) {
+      if (s.int64_file.size() != inputs.size()) s.int64_file.assign(inputs.size(), false);
+      if (inputs[idx].dtype == DType::kInt32 && static_cast<uint64_t>(fs.st_size) == 2 * inputs[idx].bytes) {
+        s.int64_file[idx] = true;
+      } else if (static_cast<uint64_t>(fs.st_size) != inputs[idx].bytes) {
         std::string hint;
         const uint64_t elems = inputs[idx].bytes / std::max<uint64_t>(1, DTypeBits(inputs[idx].dtype) / 8);
         if (elems && static_cast<uint64_t>(fs.st_size) % elems == 0 && fs.st_size != 0)
@@ -137,11 +140,28 @@ Result<std::vector<std::vector<uint8_t>>> LoadSample(const InputList& list, size
                                           s.files[i]);
     FILE* f = std::fopen(s.files[i].c_str(), "rb");
     if (!f) return Status(StatusCode::kIoError, fmt::format("{}: {}", where, std::strerror(errno)));
-    out[i].resize(in.bytes);
-    const size_t got = in.bytes ? std::fread(out[i].data(), 1, in.bytes, f) : 0;
+    const bool wide = i < s.int64_file.size() && s.int64_file[i];
+    const size_t want = wide ? 2 * in.bytes : in.bytes;
+    out[i].resize(want);
+    const size_t got = want ? std::fread(out[i].data(), 1, want, f) : 0;
     std::fclose(f);
-    if (got != in.bytes) return Status(StatusCode::kIoError, fmt::format("{}: short read ({} of {} bytes)", where, got,
-                                                                         in.bytes));
+    if (got != want) return Status(StatusCode::kIoError, fmt::format("{}: short read ({} of {} bytes)", where, got,
+                                                                     want));
+    if (wide) {
+      const size_t n = in.bytes / 4;
+      std::vector<uint8_t> narrow(in.bytes);
+      for (size_t k = 0; k < n; ++k) {
+        int64_t v;
+        std::memcpy(&v, out[i].data() + 8 * k, 8);
+        if (v < INT32_MIN || v > INT32_MAX)
+          return InvalidArgument("{}: element {} is {}: the int64 file is read for an int32 input (int64 inputs are "
+                                 "narrowed; --keep_int64_inputs keeps them) and the value does not fit",
+                                 where, k, v);
+        const auto x = static_cast<int32_t>(v);
+        std::memcpy(narrow.data() + 4 * k, &x, 4);
+      }
+      out[i] = std::move(narrow);
+    }
     if (in.dtype == DType::kFloat32) {
       const size_t n = in.bytes / 4;
       for (size_t k = 0; k < n; ++k) {

@@ -35,6 +35,9 @@ struct InputList {
   struct Sample {
     size_t line;                     // 1-based line in the list
     std::vector<std::string> files;  // one per input, resolved
+    // Per input: the file holds int64 values for an int32 input (the model's
+    // own dtype before the int64 -> int32 narrowing), narrowed on read.
+    std::vector<bool> int64_file;
   };
   std::vector<Sample> samples;
 };

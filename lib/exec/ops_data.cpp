@@ -63,7 +63,11 @@ Status Cast(Ctx& c) {
       if (x.store == Store::kF32) {
         const float f = x.f()[k];
         v = std::isfinite(f) ? (std::fabs(f) < 9.2e18f ? static_cast<int64_t>(f) : (f < 0 ? INT64_MIN : INT64_MAX)) : 0;
-        if (!IsSigned(to) && f < 0 && DTypeBits(to) < 64) v = static_cast<int64_t>(static_cast<int32_t>(f));
+        // A negative float to a narrow unsigned type goes through int32, as
+        // x86's conversion does; below int32's range that conversion gives
+        // INT32_MIN (casting such a float in C++ would be undefined).
+        if (!IsSigned(to) && f < 0 && DTypeBits(to) < 64)
+          v = f > -2147483648.0f ? static_cast<int64_t>(static_cast<int32_t>(f)) : int64_t{INT32_MIN};
       } else {
         v = x.store == Store::kI64 ? x.i()[k] : x.b()[k];
       }

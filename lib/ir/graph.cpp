@@ -148,6 +148,45 @@ Status Graph::MarkOutput(TensorId tensor) {
   return Status::Ok();
 }
 
+Status Graph::RollBack(const Checkpoint& mark) {
+  if (mark.ops > ops_.size() || mark.tensors > tensors_.size() || mark.inputs > inputs_.size() ||
+      mark.outputs > outputs_.size())
+    return InvalidArgument("cannot roll back: the checkpoint is newer than the graph");
+  for (size_t o = 0; o < mark.ops; ++o) {
+    for (TensorId t : ops_[o].inputs)
+      if (t != kInvalidId && t >= mark.tensors)
+        return InvalidArgument("cannot roll back: op '{}' reads tensor '{}' added after the checkpoint", ops_[o].name,
+                               tensors_[t].name);
+    for (TensorId t : ops_[o].outputs)
+      if (t >= mark.tensors)
+        return InvalidArgument("cannot roll back: op '{}' writes tensor '{}' added after the checkpoint", ops_[o].name,
+                               tensors_[t].name);
+  }
+  for (size_t k = mark.inputs; k < inputs_.size(); ++k)
+    if (inputs_[k] < mark.tensors) return InvalidArgument("cannot roll back: an older tensor became a graph input");
+  for (size_t k = mark.outputs; k < outputs_.size(); ++k)
+    if (outputs_[k] < mark.tensors) tensors_[outputs_[k]].is_output = false;
+  inputs_.resize(mark.inputs);
+  outputs_.resize(mark.outputs);
+  for (size_t o = ops_.size(); o-- > mark.ops;) {
+    const Op& op = ops_[o];
+    for (TensorId t : op.inputs) {
+      if (t == kInvalidId || t >= mark.tensors) continue;
+      auto& uses = tensors_[t].consumers;
+      uses.erase(std::remove_if(uses.begin(), uses.end(), [&](const Use& u) { return u.op == o; }), uses.end());
+    }
+    for (TensorId t : op.outputs)
+      if (t < mark.tensors && tensors_[t].producer == o) tensors_[t].producer = kInvalidId;
+    op_by_name_.Erase(op.name, static_cast<OpId>(o), OpNames());
+    ops_.pop_back();
+  }
+  for (size_t t = tensors_.size(); t-- > mark.tensors;) {
+    tensor_by_name_.Erase(tensors_[t].name, static_cast<TensorId>(t), TensorNames());
+    tensors_.pop_back();
+  }
+  return Status::Ok();
+}
+
 Status Graph::RenameTensor(TensorId tensor, std::string new_name) {
   if (!valid_tensor(tensor)) return InvalidArgument("failed to rename tensor: {} is not a tensor of this graph", tensor);
   if (new_name.empty()) return InvalidArgument("failed to rename tensor '{}': new name is empty", tensors_[tensor].name);

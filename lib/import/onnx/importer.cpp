@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 
 #include "ir/op_registry.h"
@@ -316,6 +317,7 @@ void Importer::Bind(const std::string& name, Value v) { values_[name] = std::mov
 std::string Importer::UniqueName(const std::string& base) {
   // The first use keeps the ONNX name; later ones get a suffix.
   auto& n = name_counter_[base];
+  name_log_.emplace_back(base, n);
   if (n++ == 0 && !graph_.FindTensor(base) && !graph_.FindOp(base)) return base;
   for (;;) {
     std::string candidate = fmt::format("{}__{}", base, n++);
@@ -323,12 +325,39 @@ std::string Importer::UniqueName(const std::string& base) {
   }
 }
 
+void Importer::UndoNames() {
+  for (size_t k = name_log_.size(); k-- > 0;) {
+    const auto& [base, before] = name_log_[k];
+    if (before == 0)
+      name_counter_.erase(base);
+    else
+      name_counter_[base] = before;
+  }
+  name_log_.clear();
+}
+
 TensorId Importer::Materialize(const std::string& name) {
   Value* v = Find(name);
   if (!v) return kInvalidId;
   if (v->tensor != kInvalidId) return v->tensor;
   if (!v->is_const()) return kInvalidId;
-  auto t = graph_.AddConstant(UniqueName(v->ir_name.empty() ? name : v->ir_name), v->dtype, v->shape, v->data);
+  DType dtype = v->dtype;
+  std::shared_ptr<const StaticData> data = v->data;
+  if (dtype == DType::kInt64 && options_.int64_to_int32 && v->shape.fully_known()) {
+    // The Value keeps its int64 bytes (shape arithmetic reads them); the IR
+    // tensor is int32, saturated (an end index of INT64_MAX still means "to
+    // the end").
+    const size_t n = data->size() / 8;
+    std::vector<int32_t> narrow(n);
+    for (size_t k = 0; k < n; ++k) {
+      int64_t x;
+      std::memcpy(&x, data->data() + 8 * k, 8);
+      narrow[k] = static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX));
+    }
+    dtype = DType::kInt32;
+    data = VectorData(narrow);
+  }
+  auto t = graph_.AddConstant(UniqueName(v->ir_name.empty() ? name : v->ir_name), dtype, v->shape, data);
   if (!t.ok()) {
     AddDiagnostic(Severity::kError, DiagKind::kStaticData, name, t.status().message());
     return kInvalidId;
@@ -431,6 +460,7 @@ Status Importer::LoadInputs() {
         shape = std::move(given);
       }
     }
+    if (*dtype == DType::kInt64 && options_.int64_to_int32) dtype = DType::kInt32;
     auto id = graph_.AddInput(name, *dtype, shape);
     if (!id.ok()) {
       AddDiagnostic(Severity::kError, DiagKind::kAttribute, name, id.status().message());
@@ -533,7 +563,7 @@ void Importer::LowerNode(const onnx::NodeProto& node, size_t index) {
     return;
   }
   NodeContext ctx(*this, node, name);
-  if (TryFoldConstant(ctx)) {
+  if (TryFoldWithoutExecutor(ctx)) {
     ++report_->constants_folded;
     return;
   }
@@ -544,7 +574,12 @@ void Importer::LowerNode(const onnx::NodeProto& node, size_t index) {
                   fmt::format("node '{}': op {} is not supported", name, node.op_type()));
     return;
   }
+  const bool fold = ShouldFoldByExecution(ctx);
+  const Graph::Checkpoint mark = graph_.Mark();
+  name_log_.clear();
   Status s = it->second(ctx);
+  if (s.ok() && fold && FoldEmitted(ctx, mark)) ++report_->constants_folded;
+  name_log_.clear();
   if (!s.ok() && (report_->diagnostics.empty() || report_->diagnostics.back().message != s.message()))
     AddDiagnostic(Severity::kError, DiagKind::kAttribute, name, s.message());
 }

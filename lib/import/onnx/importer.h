@@ -107,9 +107,16 @@ void RegisterElementwiseLowerings(std::unordered_map<std::string, LowerFn>* tabl
 void RegisterShapeLowerings(std::unordered_map<std::string, LowerFn>* table);
 void RegisterQdqLowerings(std::unordered_map<std::string, LowerFn>* table);
 
-// Constant folding: evaluates a node whose inputs are all constants (small
-// integer/float tensors). Returns true if folded.
-bool TryFoldConstant(NodeContext& ctx);
+// Constant folding (fold.cpp). The folds the executor cannot express (nodes
+// without an IR op, metadata-only ops on constants); true if the node was
+// handled (bound, or an error reported).
+bool TryFoldWithoutExecutor(NodeContext& ctx);
+// Whether the node's outputs are to be computed at import: every input is a
+// constant without an encoding and the node is not Q/DQ or control flow.
+bool ShouldFoldByExecution(const NodeContext& ctx);
+// The largest constant folding creates; bigger results stay ops (or, where no
+// op can express them, are an error naming the node).
+inline constexpr uint64_t kMaxFoldedBytes = uint64_t{1} << 30;
 
 class Importer {
  public:
@@ -133,6 +140,10 @@ class Importer {
   void AddDiagnostic(Severity severity, DiagKind kind, std::string field, std::string message);
   // Lowers one node (top-level or from an inlined If branch).
   void LowerNode(const onnx::NodeProto& node, size_t index);
+  // Runs the ops emitted since `mark` for ctx's node (all reading constants)
+  // in the reference executor, binds the node's outputs to the results and
+  // takes the ops back. False (graph unchanged): left as emitted.
+  bool FoldEmitted(NodeContext& ctx, const Graph::Checkpoint& mark);
   // Keeps subgraph protos alive as long as values reference their bytes.
   void KeepAlive(std::shared_ptr<const void> p) { keepalive_.push_back(std::move(p)); }
 
@@ -142,6 +153,9 @@ class Importer {
   Result<std::vector<const onnx::NodeProto*>> OrderNodes();
   Status MarkOutputs();
   void CollectDynamicDims();
+  // UniqueName's counters changed since the log was started, restored when a
+  // folded node's ops are taken back (names stay those of a graph without them).
+  void UndoNames();
 
   std::shared_ptr<const onnx::ModelProto> model_;
   std::string model_dir_;
@@ -154,6 +168,7 @@ class Importer {
   std::unordered_map<std::string, const onnx::NodeProto*> single_consumer_;
   std::unordered_map<std::string, LowerFn> lowerings_;
   std::unordered_map<std::string, size_t> name_counter_;
+  std::vector<std::pair<std::string, size_t>> name_log_;  // (base, count before)
   std::set<const onnx::NodeProto*> skip_;
   std::vector<std::shared_ptr<const void>> keepalive_;
 };

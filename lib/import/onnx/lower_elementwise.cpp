@@ -19,7 +19,7 @@ const std::unordered_map<std::string, std::string>& DirectMap() {
       {"LessOrEqual", "ElementWiseLessEqual"}, {"Greater", "ElementWiseGreater"},
       {"GreaterOrEqual", "ElementWiseGreaterEqual"}, {"Where", "ElementWiseSelect"}, {"Relu", "Relu"},
       {"Sigmoid", "Sigmoid"}, {"Tanh", "Tanh"}, {"HardSwish", "HardSwish"}, {"PRelu", "Prelu"},
-      {"Softplus", "ElementWiseSoftplus"}, {"IsNaN", "IsNan"}, {"IsInf", "IsInf"}};
+      {"Softplus", "ElementWiseSoftplus"}, {"IsNaN", "IsNan"}};
   return m;
 }
 
@@ -65,11 +65,33 @@ Status LowerClip(NodeContext& ctx) {
     lo = ctx.Float("min", lo);
     hi = ctx.Float("max", hi);
   } else {
+    bool constant_bounds = true;
     for (size_t k : {size_t{1}, size_t{2}}) {
       if (!ctx.has_input(k)) continue;
-      auto v = ctx.in_floats(k);
-      if (!v || v->size() != 1) return ctx.Fail(fmt::format("inputs[{}]", k), "Clip bounds must be scalar constants");
-      (k == 1 ? lo : hi) = (*v)[0];
+      if (ctx.in_is_const(k)) {
+        auto v = ctx.in_floats(k);
+        if (!v || v->size() != 1) return ctx.Fail(fmt::format("inputs[{}]", k), "Clip bounds must be scalars");
+        (k == 1 ? lo : hi) = (*v)[0];
+      } else {
+        constant_bounds = false;
+      }
+    }
+    // A bound computed from the data (an audio front-end clips a log
+    // spectrum at max(x) - 80 dB): min(max(x, lo), hi), as ONNX Runtime
+    // evaluates Clip, so lo > hi gives hi.
+    if (!constant_bounds) {
+      TensorId x = ctx.in_tensor(0);
+      if (ctx.has_input(1)) {
+        if (!ctx.has_input(2)) {
+          auto out = ctx.Emit("ElementWiseMaximum", {x, ctx.in_tensor(1)});
+          return out.ok() ? Status::Ok() : out.status();
+        }
+        auto t = ctx.EmitTemp("ElementWiseMaximum", "min", {x, ctx.in_tensor(1)});
+        if (!t.ok()) return t.status();
+        x = t.value();
+      }
+      auto out = ctx.Emit("ElementWiseMinimum", {x, ctx.in_tensor(2)});
+      return out.ok() ? Status::Ok() : out.status();
     }
   }
   if (lo == 0.0 && std::isinf(hi) && hi > 0) {
@@ -92,6 +114,12 @@ Status LowerElu(NodeContext& ctx) {
 }
 
 // HardSigmoid(x) = clip(alpha * x + beta, 0, 1), spelled with QNN ops.
+Status LowerIsInf(NodeContext& ctx) {
+  auto out = ctx.Emit("IsInf", {ctx.in_tensor(0)}, {{"detect_negative", ctx.Int("detect_negative", 1)},
+                                                    {"detect_positive", ctx.Int("detect_positive", 1)}});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
 Status LowerHardSigmoid(NodeContext& ctx) {
   const auto alpha = static_cast<float>(ctx.Float("alpha", 0.2)), beta = static_cast<float>(ctx.Float("beta", 0.5));
   auto scaled = ctx.EmitTemp("ElementWiseMultiply", "scale", {ctx.in_tensor(0), ctx.ScalarFloat("alpha", alpha)});
@@ -136,6 +164,7 @@ void RegisterElementwiseLowerings(std::unordered_map<std::string, LowerFn>* t) {
   for (const auto& [onnx_type, qnn] : DirectMap()) (*t)[onnx_type] = LowerDirect;
   for (const char* op : {"Sum", "Max", "Min", "Mean"}) (*t)[op] = LowerVariadic;
   (*t)["Clip"] = LowerClip;
+  (*t)["IsInf"] = LowerIsInf;
   (*t)["LeakyRelu"] = LowerLeakyRelu;
   (*t)["Elu"] = LowerElu;
   (*t)["HardSigmoid"] = LowerHardSigmoid;

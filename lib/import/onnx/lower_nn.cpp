@@ -279,11 +279,22 @@ Status LowerEinsum(NodeContext& ctx) {
   return out.ok() ? Status::Ok() : out.status();
 }
 
+// A 1-D window op as its 2-D form over [N, C, 1, L]: ExpandDims, the op,
+// Squeeze (QNN has no 1-D pooling; the vendor converter rewrites it so).
+Status EmitAs2d(NodeContext& ctx, const char* type2d, AttributeMap attrs) {
+  auto x4 = ctx.EmitTemp("ExpandDims", "to_2d", {ctx.in_tensor(0)}, {{"axes", Ints{2}}});
+  if (!x4.ok()) return x4.status();
+  auto y4 = ctx.EmitTemp(type2d, "2d", {x4.value()}, std::move(attrs));
+  if (!y4.ok()) return y4.status();
+  auto out = ctx.Emit("Squeeze", {y4.value()}, {{"axes", Ints{2}}}, std::vector<size_t>{0});
+  return out.ok() ? Status::Ok() : out.status();
+}
+
 Status LowerPool(NodeContext& ctx, const char* type2d, const char* type3d) {
   if (ctx.has_output(1)) return ctx.Fail("outputs[1]", "MaxPool's Indices output is not supported");
   const Ints kernel = ctx.Ints("kernel_shape");
   const size_t n = kernel.size();
-  if (n != 2 && n != 3) return ctx.Fail("kernel_shape", "{}-D pooling is not supported (2-D and 3-D are)", n);
+  if (n < 1 || n > 3) return ctx.Fail("kernel_shape", "{}-D pooling is not supported (1-D, 2-D and 3-D are)", n);
   const Ints strides = ctx.Ints("strides", Ints(n, 1));
   const Ints dilations = ctx.Ints("dilations", Ints(n, 1));
   auto pads = ResolvePads(ctx, ctx.in(0).shape, kernel, strides, dilations);
@@ -292,6 +303,13 @@ Status LowerPool(NodeContext& ctx, const char* type2d, const char* type3d) {
                         {"ceil_mode", ctx.Int("ceil_mode", 0)}};
   if (ctx.attr("dilations")) attrs["dilations"] = dilations;
   if (ctx.op_type() == "AveragePool") attrs["count_include_pad"] = ctx.Int("count_include_pad", 0);
+  if (n == 1) {
+    attrs["kernel_shape"] = Ints{1, kernel[0]};
+    attrs["strides"] = Ints{1, strides[0]};
+    attrs["pads"] = Ints{0, (*pads)[0], 0, (*pads)[1]};
+    if (ctx.attr("dilations")) attrs["dilations"] = Ints{1, dilations[0]};
+    return EmitAs2d(ctx, type2d, std::move(attrs));
+  }
   auto out = ctx.Emit(n == 2 ? type2d : type3d, {ctx.in_tensor(0)}, attrs, std::vector<size_t>{0});
   return out.ok() ? Status::Ok() : out.status();
 }
@@ -301,14 +319,17 @@ Status LowerAveragePool(NodeContext& ctx) { return LowerPool(ctx, "PoolAvg2d", "
 
 Status LowerGlobalPool(NodeContext& ctx) {
   const Shape& x = ctx.in(0).shape;
-  if (!x.rank_known() || x.rank() < 4 || x.rank() > 5)
-    return ctx.Fail("inputs[0]", "global pooling needs a 4-D or 5-D input of known rank, got {}", x.ToString());
+  if (!x.rank_known() || x.rank() < 3 || x.rank() > 5)
+    return ctx.Fail("inputs[0]", "global pooling needs a 3-D, 4-D or 5-D input of known rank, got {}", x.ToString());
   Ints kernel;
   for (size_t i = 2; i < x.rank(); ++i) {
-    if (!x[i].known()) return ctx.Fail("inputs[0]", "global pooling needs static spatial dims, got {}", x.ToString());
+    if (!x[i].known())
+      return ctx.Fail("inputs[0]", "global pooling needs static spatial dims, got {} (give them with -d/--input_dim)",
+                      x.ToString());
     kernel.push_back(x[i].value);
   }
   const bool avg = ctx.op_type() == "GlobalAveragePool";
+  if (x.rank() == 3) return EmitAs2d(ctx, avg ? "PoolAvg2d" : "PoolMax2d", {{"kernel_shape", Ints{1, kernel[0]}}});
   const char* type = x.rank() == 4 ? (avg ? "PoolAvg2d" : "PoolMax2d") : (avg ? "PoolAvg3d" : "PoolMax3d");
   auto out = ctx.Emit(type, {ctx.in_tensor(0)}, {{"kernel_shape", kernel}});
   return out.ok() ? Status::Ok() : out.status();

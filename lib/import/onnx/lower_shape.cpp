@@ -257,6 +257,9 @@ Status LowerPad(NodeContext& ctx) {
 Status LowerCast(NodeContext& ctx) {
   auto to = DTypeFromOnnx(static_cast<int32_t>(ctx.Int("to", 0)));
   if (!to) return ctx.Fail("to", "Cast to {} is not supported", OnnxTypeName(static_cast<int32_t>(ctx.Int("to", 0))));
+  // Narrowing int64 (see OnnxImportOptions): a Cast of a constant folds and
+  // keeps int64 for the shape arithmetic that reads it.
+  if (*to == DType::kInt64 && ctx.importer().options().int64_to_int32 && !ctx.in_is_const(0)) to = DType::kInt32;
   if (*to == ctx.in(0).dtype) {
     ctx.Alias(0, ctx.in(0));
     return Status::Ok();
@@ -284,10 +287,11 @@ Status LowerTopK(NodeContext& ctx) {
 }
 
 Status LowerArg(NodeContext& ctx) {
-  if (ctx.Int("select_last_index", 0) != 0) return ctx.Fail("select_last_index", "select_last_index=1 is not supported");
-  return Done(ctx.Emit(ctx.op_type() == "ArgMax" ? "Argmax" : "Argmin", {ctx.in_tensor(0)},
-                       {{"axis", ctx.Int("axis", 0)}, {"keepdims", ctx.Int("keepdims", 1)},
-                        {"output_dtype", static_cast<int64_t>(DType::kInt64)}}));
+  AttributeMap attrs = {{"axis", ctx.Int("axis", 0)}, {"keepdims", ctx.Int("keepdims", 1)},
+                        {"output_dtype", static_cast<int64_t>(ctx.importer().options().int64_to_int32 ? DType::kInt32
+                                                                                                       : DType::kInt64)}};
+  if (ctx.Int("select_last_index", 0) != 0) attrs["select_last_index"] = int64_t{1};
+  return Done(ctx.Emit(ctx.op_type() == "ArgMax" ? "Argmax" : "Argmin", {ctx.in_tensor(0)}, attrs));
 }
 
 Status LowerReduce(NodeContext& ctx) {
@@ -296,7 +300,8 @@ Status LowerReduce(NodeContext& ctx) {
   bool present = false;
   auto axes = AxesFrom(ctx, 1, op == "ReduceSum" ? 13 : 18, &present);
   if (!axes) return ctx.Fail("axes", "reduction axes must be a constant");
-  if (!present && ctx.Int("noop_with_empty_axes", 0)) {
+  // No axes, or an empty axes input, with noop_with_empty_axes: the identity.
+  if ((!present || axes->empty()) && ctx.Int("noop_with_empty_axes", 0)) {
     ctx.Alias(0, ctx.in(0));
     return Status::Ok();
   }

@@ -27,6 +27,9 @@ struct OnnxImportOptions {
   // Fold BatchNormalization into the preceding Conv/ConvTranspose/Gemm when
   // it is that op's only consumer and the weights are static.
   bool fold_batchnorm = true;
+  // int64 graph inputs, int64 constants read by ops and Casts to int64 become
+  // int32 (the vendor converter's default; its --keep_int64_inputs keeps them).
+  bool int64_to_int32 = false;
   // Upper bound on the model file / buffer size (protobuf itself caps a
   // message at 2 GiB; bigger models keep weights in external data).
   uint64_t max_model_bytes = uint64_t{2} << 30;

@@ -221,6 +221,7 @@ class Importer {
 };
 
 Status LowerOperator(OpCtx& c);  // the op table, below
+Status LowerConvolution2DTransposeBias(OpCtx& c);  // MediaPipe custom op, below
 
 // Inputs every lowering reads (optional slots beyond are checked where read).
 size_t MinInputs(int32_t code) {
@@ -604,7 +605,16 @@ void Importer::LowerOp(size_t index, const fb::Operator& op) {
   };
   if (code == kCustom) {
     const auto* cc = m_.operator_codes()->Get(op.opcode_index())->custom_code();
-    return unsupported(fmt::format("custom op '{}' is not supported", cc ? cc->str() : std::string()));
+    const std::string custom = cc ? cc->str() : std::string();
+    if (custom != "Convolution2DTransposeBias")
+      return unsupported(fmt::format("custom op '{}' is not supported (custom ops: Convolution2DTransposeBias)", custom));
+    c.opname = "Convolution2DTransposeBias";
+    if (c.num_outputs() != 1) return (void)Fail(c, "outputs", "Convolution2DTransposeBias has one output");
+    Status s = LowerConvolution2DTransposeBias(c);
+    if (!s.ok() && (report_->diagnostics.empty() || report_->diagnostics.back().message != s.message()))
+      Diag(Severity::kError, DiagKind::kAttribute, fmt::format("operators[{}]", index),
+           fmt::format("operators[{}] ({}): {}", index, c.opname, s.message()));
+    return;
   }
   if (code == kIf || code == kWhile || code == kCallOnce)
     return unsupported("control flow (IF/WHILE/CALL_ONCE) is not supported");
@@ -768,25 +778,28 @@ Status LowerConv(OpCtx& c) {
   return Done(imp.Emit(c, type, inputs, attrs, 0, true, act));
 }
 
-Status LowerTransposeConv(OpCtx& c) {
+// A transposed convolution whose inputs sit at `x_in`, `w_in` (OHWI) and
+// `b_in` (absent: no bias), as TRANSPOSE_CONV and MediaPipe's custom
+// Convolution2DTransposeBias both compute it.
+Status EmitTransposeConv(OpCtx& c, size_t x_in, size_t w_in, size_t b_in, int64_t sh, int64_t sw, bool same,
+                         int act) {
   Importer& imp = c.imp;
-  const auto* o = c.op.builtin_options_as_TransposeConvOptions();
-  if (!o) return imp.Fail(c, "builtin_options", "TransposeConvOptions are missing");
-  const int64_t sh = o->stride_h(), sw = o->stride_w();
   if (sh < 1 || sw < 1) return imp.Fail(c, "builtin_options", "strides ({}, {}) must be >= 1", sh, sw);
-  const Val& w = imp.In(c, 1);
-  const Val& x = imp.In(c, 2);
+  const Val& w = imp.In(c, w_in);
+  const Val& x = imp.In(c, x_in);
   const Val& y = imp.Out(c, 0);
   if (x.shape.rank() != 4 || w.shape.rank() != 4 || y.shape.rank() != 4)
     return imp.Fail(c, "inputs", "input {}, weights {} and output {} must be 4-D", x.shape.ToString(),
                     w.shape.ToString(), y.shape.ToString());
-  if (!w.is_const()) return imp.Fail(c, "inputs[1]", "weights must be a constant");
+  if (!w.is_const()) return imp.Fail(c, fmt::format("inputs[{}]", w_in), "weights must be a constant");
+  if (!x.shape.fully_known() || !w.shape.fully_known() || !y.shape.fully_known())
+    return imp.Fail(c, "inputs", "transposed convolution needs static shapes");
   const Ints xs = x.shape.extents(), ws = w.shape.extents(), ys = y.shape.extents();
-  TRY(xin, imp.GetNchw(c, 2));
-  TRY(wid, imp.GetPermutedConst(c, 1, {3, 0, 1, 2}, "weight"));  // OHWI -> IOHW
+  TRY(xin, imp.GetNchw(c, x_in));
+  TRY(wid, imp.GetPermutedConst(c, w_in, {3, 0, 1, 2}, "weight"));  // OHWI -> IOHW
   std::vector<TensorId> inputs = {xin, wid};
-  if (c.has_input(3)) {
-    TRY(b, imp.Get(c, 3));
+  if (c.has_input(b_in)) {
+    TRY(b, imp.Get(c, b_in));
     inputs.push_back(b);
   }
   Ints pads(4, 0), out_pad(2, 0);
@@ -794,7 +807,7 @@ Status LowerTransposeConv(OpCtx& c) {
   for (size_t i = 0; i < 2; ++i) {
     const int64_t total = (in[i] - 1) * s[i] + k[i] - out[i];
     if (total >= 0) {
-      pads[i] = o->padding() == fb::Padding::SAME ? total / 2 : 0;
+      pads[i] = same ? total / 2 : 0;
       pads[i + 2] = total - pads[i];
     } else {
       out_pad[i] = -total;
@@ -802,7 +815,32 @@ Status LowerTransposeConv(OpCtx& c) {
   }
   AttributeMap attrs = {{"strides", Ints{sh, sw}}, {"pads", pads}, {"dilations", Ints{1, 1}}, {"group", int64_t{1}}};
   if (out_pad[0] || out_pad[1]) attrs["output_padding"] = out_pad;
-  return Done(imp.Emit(c, "TransposeConv2d", inputs, attrs, 0, true, ActOf(o->fused_activation_function())));
+  return Done(imp.Emit(c, "TransposeConv2d", inputs, attrs, 0, true, act));
+}
+
+Status LowerTransposeConv(OpCtx& c) {
+  const auto* o = c.op.builtin_options_as_TransposeConvOptions();
+  if (!o) return c.imp.Fail(c, "builtin_options", "TransposeConvOptions are missing");
+  return EmitTransposeConv(c, 2, 1, 3, o->stride_h(), o->stride_w(), o->padding() == fb::Padding::SAME,
+                           ActOf(o->fused_activation_function()));
+}
+
+// MediaPipe's Convolution2DTransposeBias (mediapipe/util/tflite/operations/
+// transpose_conv_bias.cc): inputs data, OHWI weights, bias; its custom options
+// are the raw struct TfLiteTransposeConvParams {int32 padding (1 SAME,
+// 2 VALID); int32 stride_width; int32 stride_height}, little-endian.
+Status LowerConvolution2DTransposeBias(OpCtx& c) {
+  const auto* opts = c.op.custom_options();
+  if (!opts || opts->size() < 12)
+    return c.imp.Fail(c, "custom_options", "Convolution2DTransposeBias needs 12 bytes of options (padding, "
+                      "stride_width, stride_height), got {}", opts ? opts->size() : 0);
+  if (c.num_inputs() != 3 || !c.has_input(0) || !c.has_input(1) || !c.has_input(2))
+    return c.imp.Fail(c, "inputs", "Convolution2DTransposeBias takes data, weights and bias");
+  int32_t p[3];
+  std::memcpy(p, opts->data(), sizeof p);
+  if (p[0] != 1 && p[0] != 2)
+    return c.imp.Fail(c, "custom_options", "padding {} is neither SAME (1) nor VALID (2)", p[0]);
+  return EmitTransposeConv(c, 0, 1, 2, p[2], p[1], p[0] == 1, 0);  // no fused activation
 }
 
 Status LowerFullyConnected(OpCtx& c) {

