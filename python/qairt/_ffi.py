@@ -187,6 +187,7 @@ class ImportOptions(ctypes.Structure):
 
 IMPORT_NO_BATCHNORM_FOLD = 1
 IMPORT_REQUIRE_STATIC = 2
+IMPORT_INT64_TO_INT32 = 4  # since ABI 1.6
 
 
 class OnnxExportOptions(ctypes.Structure):

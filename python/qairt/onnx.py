@@ -52,12 +52,14 @@ def _path_or_bytes(model):
 
 def import_onnx(model: Union[str, os.PathLike, bytes], define_symbols: Optional[Mapping[str, int]] = None,
                 input_dims: Optional[Mapping[str, Sequence[int]]] = None, require_static: bool = False,
-                fold_batchnorm: bool = True) -> Tuple["Graph", Dict]:
+                fold_batchnorm: bool = True, int64_to_int32: bool = False) -> Tuple["Graph", Dict]:
     """Imports an ONNX model (path or serialized bytes).
 
     define_symbols: symbolic dim name -> value (``--define_symbol``).
     input_dims: graph input name -> full shape (``-d/--input_dim``).
     require_static: fail if any dimension stays dynamic (as ``--dry_run``).
+    int64_to_int32: int64 inputs, index constants and casts become int32, as
+    ``qairt convert`` does unless ``--keep_int64_inputs`` (HTP has no int64).
     Returns (graph, report) where report is the import report as a dict.
     """
     from . import Graph  # the package imports this module at its end
@@ -70,6 +72,8 @@ def import_onnx(model: Union[str, os.PathLike, bytes], define_symbols: Optional[
         flags |= _ffi.IMPORT_NO_BATCHNORM_FOLD
     if require_static:
         flags |= _ffi.IMPORT_REQUIRE_STATIC
+    if int64_to_int32:
+        flags |= _ffi.IMPORT_INT64_TO_INT32
     opts.flags = flags
     keep = []  # ctypes arrays must outlive the call
     if define_symbols:

@@ -55,6 +55,7 @@ _DECLS = [
     ("qairt_process_result_options", _P(_ffi.ContainerOption), [ResultP, _P(c_size_t)]),
     ("qairt_process_result_op_annotations", _P(_ffi.ContainerOpAnnotation), [ResultP, _P(c_size_t)]),
     ("qairt_process_result_tensor_notes", _P(_ffi.ContainerTensorNote), [ResultP, _P(c_size_t)]),
+    ("qairt_graph_legalize", _ffi.StatusP, [_ffi.GraphP, TargetP, _P(c_size_t)]),
 ]
 
 # Functions of qairt_process.h declared here (tests compare them with the
@@ -64,7 +65,7 @@ DECLARED = tuple(d[0] for d in _DECLS)
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
 except AttributeError as _e:
-    raise ImportError("qairt: %s does not export the processing API of qairt_process.h (ABI 1.3): %s"
+    raise ImportError("qairt: %s does not export the processing API of qairt_process.h (ABI 1.6): %s"
                       % (_ffi.library_path, _e)) from None
 
 _dec = _ffi.decode
@@ -93,6 +94,15 @@ def pipeline() -> str:
     buf = ctypes.create_string_buffer(n.value + 1)
     _fn["qairt_process_pipeline"](buf, len(buf), ctypes.byref(n))
     return buf.value.decode()
+
+
+def legalize(graph, target: Target) -> int:
+    """Rewrites, in place, the ops `target` has no kernel for but runs in an
+    equivalent form (Conv1d as Conv2d between ExpandDims and Squeeze), as
+    `process` does first. Returns how many ops were rewritten."""
+    n = c_size_t(0)
+    _fn["qairt_graph_legalize"](graph.handle, target._handle(), ctypes.byref(n))
+    return n.value
 
 
 def process(graph, target: Target, *, float_bitwidth: int = 0, act_bitwidth: int = 0, weights_bitwidth: int = 0,

@@ -9,9 +9,11 @@ exporters write them, with calibration and evaluation inputs.
   seed, exported by Debian's python3-torch with torch.onnx.export at opset 17
   (static shapes); a subset again at opset 13 (LayerNorm, GELU, ... are then
   decomposed by the exporter).
-* the real models of third_party/npm (corpus_npm.py; scripts/setup-npm.sh).
+* the real models of third_party/npm (corpus_npm.py; scripts/setup-npm.sh); a
+  TFLite model whose bilinear resizes use half-pixel centers is used as a copy
+  without them, which its float reference computes (tflite_ref.py).
 
-Writes OUT_DIR/<model>/model.onnx (torch models only: the npm models are used
+Writes OUT_DIR/<model>/model.onnx (torch models; the npm models are used
 where they are installed), OUT_DIR/<model>/data/{calib,eval}_NNN_<input>.raw in
 each input's own dtype (int64 token ids stay int64), {calib,eval}_list.txt in
 qnn-net-run's input_list layout (name:=file, relative to the list) and
@@ -42,6 +44,7 @@ except ImportError as e:  # the corpus is part of the test suite: no torch is a 
 import corpus_npm  # noqa: E402
 import corpus_transformers  # noqa: E402
 import corpus_vision  # noqa: E402
+import tflite_ref  # noqa: E402
 
 # Also exported at opset 13: CNNs and transformers whose exports differ most between the two opsets.
 OPSET13 = ("convnext_tiny", "mobilenet_v3_small", "efficientnet_b0", "vit_b_16", "llama", "bert", "whisper_encoder")
@@ -139,6 +142,9 @@ def npm_entries(out, counts, only):
             for i in e["inputs"]:
                 i["shape"] = dims.get(i["name"], i["shape"])
         else:
+            e["path"] = tflite_ref.without_half_pixel_centers(path, mdir)
+            if e["path"] != path:
+                e["note"] = "RESIZE_BILINEAR half_pixel_centers cleared (Arm NN 20.08, the float reference, ignores it)"
             e.update(inputs=[dict(name=k, dtype="float32", shape=v) for k, v in dims.items()], outputs=None,
                      ops=None, opset=None)
         entries.append(e)
@@ -148,7 +154,7 @@ def npm_entries(out, counts, only):
 def fingerprint(counts):
     h = hashlib.sha256()
     for f in sorted(os.listdir(HERE)):
-        if f.startswith("corpus") and f.endswith(".py"):
+        if (f.startswith("corpus") and f.endswith(".py")) or f == "tflite_ref.py":
             with open(os.path.join(HERE, f), "rb") as fh:
                 h.update(f.encode() + fh.read())
     h.update(json.dumps([torch.__version__, torchvision.__version__, counts], sort_keys=True).encode())

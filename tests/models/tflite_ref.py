@@ -2,9 +2,13 @@
 Debian's Arm NN TFLite parser + CpuRef backend (python3-pyarmnn), as in
 tests/python/test_tflite.py.
 
-Arm NN 20.08 reads neither FLOAT16 constants nor MediaPipe's custom ops, so it
-runs a rewritten copy of the model (flatc JSON round trip against qairt's
-schema subset) that computes the same function:
+Arm NN 20.08 ignores RESIZE_BILINEAR's half_pixel_centers (added in 20.11):
+the corpus uses a copy of such a model with the flag cleared on both sides
+(without_half_pixel_centers; tests/python/test_tflite.py checks qairt's
+half-pixel mapping against TensorFlow's formula). It reads neither FLOAT16
+constants nor MediaPipe's custom ops, so it runs a rewritten copy of the model
+(flatc JSON round trip against qairt's schema subset) that computes the same
+function:
 * each FLOAT16 constant + DEQUANTIZE becomes the exactly converted float32 constant;
 * MediaPipe's Convolution2DTransposeBias (custom options: TfLiteTransposeConvParams
   {padding, stride_width, stride_height} as three little-endian int32) becomes the
@@ -24,6 +28,33 @@ SCHEMA = os.path.join(REPO, "lib", "import", "tflite", "schema", "tflite_subset.
 DEQUANTIZE, ADD, TRANSPOSE_CONV = 6, 0, 67
 # TfLitePadding (the C API enum of the custom options) -> the schema's Padding
 C_PADDING = {1: "SAME", 2: "VALID"}
+
+
+def _to_json(path, folder):
+    subprocess.run(["flatc", "--json", "--raw-binary", "--strict-json", "--defaults-json", "-o", folder, SCHEMA, "--",
+                    path], check=True, capture_output=True)
+    with open(os.path.join(folder, os.path.splitext(os.path.basename(path))[0] + ".json")) as f:
+        return json.load(f)
+
+
+def _to_binary(model, folder, stem):
+    json_path = os.path.join(folder, stem + ".json")
+    with open(json_path, "w") as f:
+        json.dump(model, f)
+    subprocess.run(["flatc", "-b", "-o", folder, SCHEMA, json_path], check=True, capture_output=True)
+    return os.path.join(folder, stem + ".tflite")
+
+
+def without_half_pixel_centers(path, folder):
+    """PATH itself when no RESIZE_BILINEAR uses half_pixel_centers, else a copy in FOLDER without it."""
+    model = _to_json(path, folder)
+    changed = False
+    for op in model["subgraphs"][0]["operators"]:
+        opts = op.get("builtin_options") or {}
+        if op.get("builtin_options_type") == "ResizeBilinearOptions" and opts.get("half_pixel_centers"):
+            opts["half_pixel_centers"] = False
+            changed = True
+    return _to_binary(model, folder, "model") if changed else path
 
 
 def _code(c):
@@ -61,11 +92,7 @@ def _transpose_conv_bias(model, sg, op):
 
 def reference_copy(path, folder):
     """Writes the Arm NN-readable copy of PATH into FOLDER and returns its path."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    subprocess.run(["flatc", "--json", "--raw-binary", "--strict-json", "--defaults-json", "-o", folder, SCHEMA, "--",
-                    path], check=True, capture_output=True)
-    with open(os.path.join(folder, stem + ".json")) as f:
-        model = json.load(f)
+    model = _to_json(path, folder)
     sg = model["subgraphs"][0]
     codes = model["operator_codes"]
     ops = []
@@ -81,11 +108,7 @@ def reference_copy(path, folder):
         else:
             ops.append(op)
     sg["operators"] = ops
-    json_path = os.path.join(folder, stem + "_ref.json")
-    with open(json_path, "w") as f:
-        json.dump(model, f)
-    subprocess.run(["flatc", "-b", "-o", folder, SCHEMA, json_path], check=True, capture_output=True)
-    return os.path.join(folder, stem + "_ref.tflite")
+    return _to_binary(model, folder, os.path.splitext(os.path.basename(path))[0] + "_armnn")
 
 
 def run(path, feeds):

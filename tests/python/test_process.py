@@ -73,3 +73,30 @@ class ProcessTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LegalizeTest(unittest.TestCase):
+    def _conv1d_graph(self):
+        import numpy as np
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+        w = numpy_helper.from_array(np.linspace(-1, 1, 4 * 2 * 3, dtype=np.float32).reshape(4, 2, 3), "w")
+        node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1], name="conv1d")
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])], [w])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        graph, _ = qairt.import_onnx(m.SerializeToString())
+        return graph
+
+    def test_conv1d_runs_as_conv2d_on_htp(self):
+        g = self._conv1d_graph()
+        self.assertEqual(proc.legalize(g, Target.load("htp_v73")), 1)
+        types = [op.type for op in g.ops()]
+        self.assertNotIn("Conv1d", types)
+        self.assertEqual(types, ["ExpandDims", "Conv2d", "Squeeze"])
+        self.assertEqual(proc.legalize(g, Target.load("htp_v73")), 0)
+
+    def test_cpu_keeps_conv1d(self):
+        g = self._conv1d_graph()
+        self.assertEqual(proc.legalize(g, Target.load("cpu")), 0)
+        self.assertEqual([op.type for op in g.ops()], ["Conv1d"])
