@@ -331,3 +331,54 @@ TEST_CASE("int64 inputs and index constants narrow to int32 when asked", "[impor
 
 }  // namespace
 }  // namespace qairt
+
+namespace qairt {
+namespace {
+
+TEST_CASE("If with a condition computed from the data selects between both branches", "[import][lower]") {
+  OnnxModelBuilder b(13);
+  b.Input("x", P::FLOAT, {1, 3});
+  b.Init<float>("zero", P::FLOAT, {}, {0.0f});
+  b.Init<float>("two", P::FLOAT, {}, {2.0f});
+  auto* rs = b.Node("ReduceSum", {"x"}, {"s"}, "sum");
+  OnnxModelBuilder::IntAttr(rs, "keepdims", 0);
+  b.Node("Greater", {"s", "zero"}, {"c"}, "positive");
+  auto* n = b.Node("If", {"c"}, {"y"}, "branch");
+  auto branch = [&](const char* attr, const char* op, std::vector<std::string> in, const char* out) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    g->set_name(attr);
+    auto* node = g->add_node();
+    node->set_op_type(op);
+    node->set_name(std::string(attr) + "_op");
+    for (const auto& i : in) node->add_input(i);
+    node->add_output(out);
+    auto* o = g->add_output();
+    o->set_name(out);
+  };
+  branch("then_branch", "Mul", {"x", "two"}, "doubled");
+  branch("else_branch", "Neg", {"x"}, "negated");
+  b.Output("y", P::FLOAT, {1, 3});
+  OnnxImportReport report;
+  auto g = Import(b, &report);
+  INFO((g.ok() ? "" : g.status().message()));
+  REQUIRE(g.ok());
+  bool warned = false;
+  for (const auto& d : report.diagnostics) warned = warned || d.message.find("both branches") != std::string::npos;
+  CHECK(warned);
+  auto ex = exec::Executor::Create(g.value());
+  REQUIRE(ex.ok());
+  for (const auto& [x, want] : std::vector<std::pair<std::vector<float>, std::vector<float>>>{
+           {{1, 2, -1}, {2, 4, -2}}, {{-1, -2, 1}, {1, 2, -1}}}) {
+    auto out = ex.value()->Run({x.data()}, {12});
+    REQUIRE(out.ok());
+    std::vector<float> y(3);
+    std::memcpy(y.data(), out.value()[0].bytes.data(), 12);
+    CHECK(y == want);
+  }
+}
+
+}  // namespace
+}  // namespace qairt

@@ -326,11 +326,11 @@ Status LowerCumSum(NodeContext& ctx) {
 }
 
 // If with a condition known at import time: the taken branch is inlined.
-Status LowerIf(NodeContext& ctx) {
-  auto cond = ctx.in_ints(0);
-  if (!cond || cond->size() != 1) return ctx.Fail("inputs[0]", "If is supported only when its condition is a constant");
-  const auto* branch = ctx.attr((*cond)[0] ? "then_branch" : "else_branch");
-  if (!branch || !branch->has_g()) return ctx.Fail("then_branch", "If branch graph is missing");
+// Lowers the nodes of one If branch like top-level nodes; returns the names
+// of its outputs.
+Result<std::vector<std::string>> InlineBranch(NodeContext& ctx, const char* which) {
+  const auto* branch = ctx.attr(which);
+  if (!branch || !branch->has_g()) return ctx.Fail(which, "If branch graph is missing");
   const onnx::GraphProto& g = branch->g();
   Importer& imp = ctx.importer();
   auto holder = std::make_shared<onnx::GraphProto>(g);
@@ -350,16 +350,53 @@ Status LowerIf(NodeContext& ctx) {
     const onnx::NodeProto& node = holder->node(i);
     for (const auto& in : node.input())
       if (!in.empty() && !imp.Find(in))
-        return ctx.Fail("then_branch", "branch node '{}' reads '{}', which is not defined before it", node.name(), in);
+        return ctx.Fail(which, "branch node '{}' reads '{}', which is not defined before it", node.name(), in);
     imp.LowerNode(node, static_cast<size_t>(i));
   }
   if (holder->output_size() != static_cast<int>(ctx.num_outputs()))
     return ctx.Fail("outputs", "branch has {} outputs but If has {}", holder->output_size(), ctx.num_outputs());
+  std::vector<std::string> outs;
   for (size_t k = 0; k < ctx.num_outputs(); ++k) {
-    const Value* v = imp.Find(holder->output(static_cast<int>(k)).name());
-    if (!v) return ctx.Fail("outputs", "branch output '{}' is not produced", holder->output(static_cast<int>(k)).name());
-    ctx.Alias(k, *v);
+    const std::string& name = holder->output(static_cast<int>(k)).name();
+    if (!imp.Find(name)) return ctx.Fail("outputs", "branch output '{}' is not produced", name);
+    outs.push_back(name);
   }
+  return outs;
+}
+
+Status LowerIf(NodeContext& ctx) {
+  Importer& imp = ctx.importer();
+  if (auto cond = ctx.in_ints(0)) {
+    if (cond->size() != 1) return ctx.Fail("inputs[0]", "If's condition must hold one value, got {}", cond->size());
+    auto outs = InlineBranch(ctx, (*cond)[0] ? "then_branch" : "else_branch");
+    if (!outs.ok()) return outs.status();
+    for (size_t k = 0; k < outs->size(); ++k) ctx.Alias(k, *imp.Find(outs.value()[k]));
+    return Status::Ok();
+  }
+  // A condition computed from the data (a wake-word model runs its verifier
+  // only above a score threshold): QNN has no control flow, so both branches
+  // are computed and each output is selected by the condition. Same values,
+  // both branches' cost.
+  const Value& c = ctx.in(0);
+  if (!c.shape.fully_known() || c.shape.element_count() != std::optional<uint64_t>(1))
+    return ctx.Fail("inputs[0]", "If's condition must be a single value, got shape {}", c.shape.ToString());
+  auto then_outs = InlineBranch(ctx, "then_branch");
+  if (!then_outs.ok()) return then_outs.status();
+  auto else_outs = InlineBranch(ctx, "else_branch");
+  if (!else_outs.ok()) return else_outs.status();
+  TensorId cond = ctx.in_tensor(0);
+  if (c.dtype != DType::kBool) {
+    auto b = ctx.EmitTemp("Cast", "cond", {cond}, {{"to", static_cast<int64_t>(DType::kBool)}});
+    if (!b.ok()) return b.status();
+    cond = b.value();
+  }
+  for (size_t k = 0; k < then_outs->size(); ++k) {
+    const TensorId t = imp.Materialize(then_outs.value()[k]), e = imp.Materialize(else_outs.value()[k]);
+    if (t == kInvalidId || e == kInvalidId) return ctx.Fail("outputs", "branch output {} has no value", k);
+    auto out = ctx.Emit("ElementWiseSelect", {cond, t, e}, {}, std::vector<size_t>{k});
+    if (!out.ok()) return out.status();
+  }
+  ctx.Warn("the condition is computed from the data: both branches are computed and their outputs selected");
   return Status::Ok();
 }
 
