@@ -44,6 +44,40 @@ Status Copy(Ctx& c) {
   return Status::Ok();
 }
 
+// Quantize to integer codes (a graph ending in QuantizeLinear): ONNX's
+// saturate(round_half_even(x / scale) + zero_point), per tensor or along
+// `axis`. To a fixed-point output the op is a copy: the tensor's encoding
+// quantizes it.
+Status Quantize(Ctx& c) {
+  if (c.out(0).store != Store::kI64 || !c.Has("scale")) return Copy(c);
+  const Buf& x = c.in(0);
+  Buf& y = c.out(0);
+  const auto to = static_cast<DType>(c.Int("output_dtype", static_cast<int64_t>(DType::kUInt8)));
+  const std::vector<double> scale = c.Floats("scale", {});
+  const std::vector<int64_t> zp = c.Ints("zero_point", std::vector<int64_t>(scale.size(), 0));
+  if (scale.empty() || zp.size() != scale.size()) return c.Fail("scale and zero_point must have the same length");
+  int64_t inner = 1, channels = 1;
+  if (scale.size() > 1) {
+    int64_t axis = c.Int("axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(x.rank());
+    if (axis < 0 || axis >= static_cast<int64_t>(x.rank()) || x.dims[static_cast<size_t>(axis)] != static_cast<int64_t>(scale.size()))
+      return c.Fail("axis does not match the {} scales", scale.size());
+    channels = x.dims[static_cast<size_t>(axis)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d) inner *= x.dims[d];
+  }
+  const uint32_t bits = DTypeBits(to);
+  const double lo = IsSigned(to) ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0;
+  const double hi = IsSigned(to) ? std::ldexp(1.0, static_cast<int>(bits) - 1) - 1 : std::ldexp(1.0, static_cast<int>(bits)) - 1;
+  const float* xf = c.F32(0);
+  for (int64_t k = 0; k < x.count; ++k) {
+    const size_t ch = scale.size() > 1 ? static_cast<size_t>((k / inner) % channels) : 0;
+    const float q = xf[k] / static_cast<float>(scale[ch]);
+    double v = std::isnan(q) ? 0.0 : std::nearbyint(static_cast<double>(q)) + static_cast<double>(zp[ch]);
+    y.i()[k] = static_cast<int64_t>(std::clamp(v, lo, hi));
+  }
+  return Status::Ok();
+}
+
 int64_t WrapInt(int64_t v, DType d) {
   const uint32_t bits = DTypeBits(d);
   if (bits >= 64 || bits == 0) return v;
@@ -632,7 +666,8 @@ Status OneHot(Ctx& c) {
 
 void RegisterData(KernelTable* t) {
   auto& m = *t;
-  for (const char* op : {"Reshape", "ExpandDims", "Squeeze", "Convert", "Quantize", "Dequantize"}) m[op] = Copy;
+  for (const char* op : {"Reshape", "ExpandDims", "Squeeze", "Convert", "Dequantize"}) m[op] = Copy;
+  m["Quantize"] = Quantize;
   m["Cast"] = Cast;
   m["Shape"] = ShapeOp;
   m["Transpose"] = Transpose;

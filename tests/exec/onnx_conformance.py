@@ -81,16 +81,6 @@ FROZEN = set()
 WHY = {
     "test_cast_FLOAT_to_BFLOAT16": "the executor rounds to nearest even (the ONNX spec, and ONNX Runtime); onnx "
                                    "1.12's expected values truncate the low 16 bits",
-    "test_isinf_negative": "the importer lowers IsInf without its detect_negative/detect_positive attributes, so "
-                           "the IR op detects both signs",
-    "test_isinf_positive": "as test_isinf_negative: attributes dropped at import",
-    "test_quantizelinear_axis": "the importer folds a QuantizeLinear that ends the graph into an encoding on the "
-                                "float input, so the graph output is the (simulated) float tensor, not uint8 codes",
-    "test_reduce_sum_empty_axes_input_noop_example": "the importer lowers ReduceSum with an empty axes input and "
-                                                     "noop_with_empty_axes=1 as a reduction over all axes instead "
-                                                     "of the identity",
-    "test_reduce_sum_negative_axes_keepdims_random": "onnx 1.12 feeds this case an empty axes input with "
-                                                     "noop_with_empty_axes=1; same importer issue as the case above",
 }
 
 

@@ -172,7 +172,37 @@ Status ExportScatter(OpContext& ctx) {
 // the exported model (the Q-DQ pair after each one applies its encoding), so
 // a requantization or a cast to or from a fixed-point type is the identity
 // there, or a Cast between float types.
+// A Quantize to integer codes (the graph ends in QuantizeLinear): the same
+// QuantizeLinear back.
+Status ExportQuantizeToCodes(OpContext& ctx) {
+  const auto scale = ctx.Floats("scale");
+  const auto zp = ctx.Ints("zero_point");
+  const DType to = ctx.out_tensor(0).dtype;
+  if (!scale || !zp || scale->size() != zp->size() || scale->empty())
+    return ctx.Fail("needs scale and zero_point of the same length");
+  std::vector<float> s(scale->begin(), scale->end());
+  std::string zp_name;
+  if (zp->size() == 1) {
+    auto z = ctx.Scalar("zero_point", to, static_cast<double>((*zp)[0]));
+    if (!z.ok()) return z.status();
+    zp_name = z.value();
+  } else {
+    // Per-axis zero points: int64 values cast to the code type.
+    const std::string wide = ctx.Int64s("zero_point_i64", *zp);
+    zp_name = ctx.Temp("zero_point");
+    SetAttr(ctx.Node("Cast", {wide}, {zp_name}, "zero_point"), "to",
+            static_cast<int64_t>(onnx_import::OnnxFromDType(to)));
+  }
+  auto* n = ctx.Node("QuantizeLinear",
+                     {ctx.in(0), ctx.Floats1d("scale", s), zp_name},
+                     {ctx.out(0)});
+  if (s.size() > 1) SetAttr(n, "axis", ctx.Int("axis", 1));
+  return Status::Ok();
+}
+
 Status ExportConvert(OpContext& ctx) {
+  if (ctx.op().type == "Quantize" && ctx.has("scale") && IsInteger(ctx.out_tensor(0).dtype))
+    return ExportQuantizeToCodes(ctx);
   DType to = ctx.out_dtype(0);
   if (ctx.op().type == "Cast") {
     const int64_t attr = ctx.Int("to", 0);

@@ -370,6 +370,12 @@ TensorId Importer::Materialize(const std::string& name) {
   return v->tensor;
 }
 
+bool Importer::IsGraphOutput(const std::string& name) const {
+  for (const auto& o : model_->graph().output())
+    if (o.name() == name) return true;
+  return false;
+}
+
 size_t Importer::ConsumerCount(const std::string& name) const {
   auto it = consumers_.find(name);
   return it == consumers_.end() ? 0 : it->second;

@@ -134,6 +134,7 @@ class Importer {
   TensorId Materialize(const std::string& name);
   std::string UniqueName(const std::string& base);
   size_t ConsumerCount(const std::string& name) const;
+  bool IsGraphOutput(const std::string& name) const;
   const onnx::NodeProto* SingleConsumer(const std::string& name) const;
   void MarkConsumed(const onnx::NodeProto* node) { skip_.insert(node); }
 

@@ -103,6 +103,29 @@ Status LowerQuantize(NodeContext& ctx) {
     return Status::Ok();
   }
   const Tensor& t = ctx.importer().graph().tensor(target->tensor);
+  const DType code_dtype = ZeroPointDType(ctx, DType::kUInt8);
+  // (ConsumerCount counts the graph output as one use.)
+  if (ctx.importer().IsGraphOutput(ctx.output_name(0)) && ctx.importer().ConsumerCount(ctx.output_name(0)) == 1 &&
+      IsInteger(code_dtype) && DTypeBits(code_dtype) >= 8) {
+    // The graph ends in integer codes: an explicit Quantize to the integer
+    // type (the encoding, as attributes, says how), after x keeps the
+    // encoding for calibration and processing as any Q-DQ pair would.
+    if (!t.encoding) {
+      Status s = ctx.importer().graph().SetEncoding(target->tensor, enc.value());
+      if (!s.ok()) return ctx.Fail("inputs[1]", "{}", s.message());
+    }
+    const Encoding& e = enc.value();
+    std::vector<double> scales(e.scales.begin(), e.scales.end());
+    std::vector<int64_t> zero_points;
+    for (int32_t o : e.offsets) zero_points.push_back(-int64_t{o});
+    AttributeMap attrs = {{"output_dtype", static_cast<int64_t>(code_dtype)}, {"scale", scales},
+                          {"zero_point", zero_points}};
+    if (e.kind == EncodingKind::kPerChannel) attrs["axis"] = int64_t{e.axis};
+    else if (e.kind != EncodingKind::kPerTensor)
+      return ctx.Fail("block_size", "a blocked QuantizeLinear ending the graph is not supported");
+    auto out = ctx.Emit("Quantize", {target->tensor}, attrs);
+    return out.ok() ? Status::Ok() : out.status();
+  }
   if (t.encoding && *t.encoding != enc.value()) {
     // Requantization (Q-DQ-Q with other parameters): an explicit Convert.
     auto out = ctx.Emit("Convert", {target->tensor}, {{"output_dtype", static_cast<int64_t>(t.dtype)}});
