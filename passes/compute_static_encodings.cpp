@@ -52,10 +52,14 @@ Status ComputeStaticEncodings(Session& s) {
       if (DTypeBits(want) >= 32 || product_rule) {
         const auto& in = rec.needed_in.size() > 0 ? rec.needed_in[0] : std::nullopt;
         const auto& w = rec.needed_in.size() > 1 ? rec.needed_in[1] : std::nullopt;
+        // LPBQ weights sit on a common per-channel grid (the per-channel
+        // float scales; the block integer scales are multiples of it): the
+        // bias takes that grid's scale like a per-channel weight's.
         if (!in || !w || !IsFixedPoint(in->dtype) || !IsFixedPoint(w->dtype) || in->scales.size() != 1 ||
-            (w->kind != EncodingKind::kPerTensor && w->kind != EncodingKind::kPerChannel)) {
+            (w->kind != EncodingKind::kPerTensor && w->kind != EncodingKind::kPerChannel &&
+             w->kind != EncodingKind::kLpbq)) {
           s.Error(fmt::format("{} ({}): cannot compute the encoding of bias '{}': the input and weight need per-tensor "
-                              "/ per-channel fixed-point encodings",
+                              "/ per-channel / LPBQ fixed-point encodings",
                               op.name, op.type, bias.name));
           continue;
         }

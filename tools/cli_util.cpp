@@ -5,8 +5,25 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace qairt_cli {
+
+bool IsTflitePath(const char* path) {
+  const size_t n = std::strlen(path);
+  if (n >= 7 && std::strcmp(path + n - 7, ".tflite") == 0) return true;
+  FILE* f = std::fopen(path, "rb");
+  if (!f) return false;
+  unsigned char head[8];
+  const bool is = std::fread(head, 1, 8, f) == 8 && std::memcmp(head + 4, "TFL3", 4) == 0;
+  std::fclose(f);
+  return is;
+}
+
+qairt_status_t* ImportModelFile(const char* path, const qairt_import_options* options, qairt_graph_t** graph,
+                                qairt_import_report_t** report) {
+  return (IsTflitePath(path) ? qairt_import_tflite_file : qairt_import_onnx_file)(path, options, graph, report);
+}
 
 bool ParseInt(const std::string& s, int64_t* out) {
   if (s.empty()) return false;

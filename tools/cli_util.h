@@ -6,7 +6,15 @@
 #include <string>
 #include <vector>
 
+#include <qairt/qairt_import.h>
+
 namespace qairt_cli {
+
+// A .tflite model: by extension, or by the FlatBuffers identifier "TFL3" at bytes 4..7.
+bool IsTflitePath(const char* path);
+// Imports an ONNX or TFLite model file, whichever `path` holds.
+qairt_status_t* ImportModelFile(const char* path, const qairt_import_options* options, qairt_graph_t** graph,
+                                qairt_import_report_t** report);
 
 // A non-negative decimal integer (the whole string).
 bool ParseInt(const std::string& s, int64_t* out);

@@ -41,7 +41,7 @@ Loaded Load(const std::string& path, const qairt_import_options& io) {
     if (!s) s = qairt_container_get_graph(c, &l.graph);
     qairt_container_destroy(c);
   } else {
-    s = qairt_import_onnx_file(path.c_str(), &io, &l.graph, nullptr);
+    s = qairt_cli::ImportModelFile(path.c_str(), &io, &l.graph, nullptr);
   }
   if (s) {
     l.error = qairt_status_message(s);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
+
 namespace {
 
 struct Args {
@@ -80,7 +82,7 @@ qairt_graph_t* ImportModel(const Args& a) {
   opts.define_symbol_names = names.data();
   opts.define_symbol_values = a.symbol_values.data();
   qairt_graph_t* graph = nullptr;
-  qairt_status_t* s = qairt_import_onnx_file(a.model.c_str(), &opts, &graph, nullptr);
+  qairt_status_t* s = qairt_cli::ImportModelFile(a.model.c_str(), &opts, &graph, nullptr);
   if (s) {
     std::fprintf(stderr, "qairt encodings: %s\n", qairt_status_message(s));
     qairt_status_free(s);

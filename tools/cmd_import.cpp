@@ -19,18 +19,7 @@
 
 #include "cli_util.h"
 
-// A .tflite model: by extension, or by the FlatBuffers identifier "TFL3" at bytes 4..7.
-static bool IsTflitePath(const char* path) {
-  const size_t n = std::strlen(path);
-  if (n >= 7 && std::strcmp(path + n - 7, ".tflite") == 0) return true;
-  FILE* f = std::fopen(path, "rb");
-  if (!f) return false;
-  unsigned char head[8];
-  const bool is = std::fread(head, 1, 8, f) == 8 && std::memcmp(head + 4, "TFL3", 4) == 0;
-  std::fclose(f);
-  return is;
-}
-
+using qairt_cli::IsTflitePath;
 using qairt_cli::ParseDims;
 using qairt_cli::ParseInt;
 

@@ -183,7 +183,7 @@ qairt_graph_t* LoadModel(const RunArgs& a) {
   opts.input_dims = dims.data();
   qairt_graph_t* graph = nullptr;
   qairt_import_report_t* report = nullptr;
-  qairt_status_t* s = qairt_import_onnx_file(a.model.c_str(), &opts, &graph, &report);
+  qairt_status_t* s = qairt_cli::ImportModelFile(a.model.c_str(), &opts, &graph, &report);
   if (s) {
     std::fprintf(stderr, "qairt run: %s\n", qairt_status_message(s));
     qairt_status_free(s);

@@ -225,13 +225,17 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
   const int32_t in_axis = n_last ? static_cast<int32_t>(rank - 2) : static_cast<int32_t>(rank - 1);
   if (o.block_size > 0) {
     const int64_t k = t.shape[in_axis].value;
-    if (k > 0 && k % o.block_size == 0 && k > o.block_size) {
+    // A row no longer than a block is one block: per-channel scales on the
+    // block grid, so the weight keeps the blockwise kind its target kernel
+    // needs (an LPBQ-only 4-bit kernel has no per-tensor fallback).
+    const int64_t block = k > 0 && k < o.block_size ? k : o.block_size;
+    if (k > 0 && k % block == 0) {
       p.kind = o.lpbq ? EncodingKind::kLpbq : EncodingKind::kPerBlock;
       p.axis = in_axis;
       p.block_sizes.assign(rank, 1);
       for (size_t d = 0; d < rank; ++d)
         if (static_cast<int32_t>(d) != out_axis) p.block_sizes[d] = t.shape[d].value;
-      p.block_sizes[in_axis] = o.block_size;
+      p.block_sizes[in_axis] = block;
       p.lpbq = o.lpbq;
       return p;
     }

@@ -242,6 +242,8 @@ class Driver:
                      ["--input_list", m["eval_list"], "--output_dir", run_dir, "--num_threads", "1"], log)
         st["float"] = Stage(rc == 0, "" if rc == 0 else first_error(out))
         for recipe, flags in RECIPES.items():
+            if recipe == "w8a16" and m.get("w8a16_flags"):
+                flags = m["w8a16_flags"]
             if recipe == "lpbq" and not m["transformer"]:
                 st[recipe] = None
                 continue

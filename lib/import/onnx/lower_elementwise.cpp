@@ -80,9 +80,13 @@ Status LowerClip(NodeContext& ctx) {
     // spectrum at max(x) - 80 dB): min(max(x, lo), hi), as ONNX Runtime
     // evaluates Clip, so lo > hi gives hi.
     if (!constant_bounds) {
+      // A constant infinite bound bounds nothing: no op, and no infinite
+      // constant for calibration to refuse.
+      const bool use_lo = ctx.has_input(1) && !(ctx.in_is_const(1) && std::isinf(lo) && lo < 0);
+      const bool use_hi = ctx.has_input(2) && !(ctx.in_is_const(2) && std::isinf(hi) && hi > 0);
       TensorId x = ctx.in_tensor(0);
-      if (ctx.has_input(1)) {
-        if (!ctx.has_input(2)) {
+      if (use_lo) {
+        if (!use_hi) {
           auto out = ctx.Emit("ElementWiseMaximum", {x, ctx.in_tensor(1)});
           return out.ok() ? Status::Ok() : out.status();
         }
