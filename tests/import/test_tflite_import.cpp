@@ -98,10 +98,12 @@ TEST_CASE("per-tensor int8 CONV_2D: encodings, OIHW weights, NCHW conv between t
   Graph g = Import(ConvModel(false, Act::NONE), &report);
   CHECK(report.producer.rfind("tflite", 0) == 0);
   CHECK(report.onnx_ops.at("CONV_2D") == 1);
-  // Input: a float tensor with the int8 encoding (offset = -zero_point = 3).
+  // Input: the model's int8 type with its encoding (offset = -zero_point = 3);
+  // the quantized output likewise.
   const Tensor& x = T(g, "x");
   CHECK(x.kind == TensorKind::kInput);
-  CHECK(x.dtype == DType::kFloat32);
+  CHECK(x.dtype == DType::kSFixed8);
+  CHECK(g.tensor(g.outputs()[0]).dtype == DType::kSFixed8);
   REQUIRE(x.encoding);
   CHECK(*x.encoding == PerTensor(DType::kSFixed8, 0.5f, 3, Symmetry::kAsymmetric));
   // Weight: fixed-point bytes, permuted OHWI -> OIHW.

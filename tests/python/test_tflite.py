@@ -293,10 +293,18 @@ class TfliteFixtureTest(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
             self.assertIn("tensor 'y': replaces the encoding", out.stdout + out.stderr)
             dst = Path(tmp) / "conv.qairt"
-            out = subprocess.run([str(cli), "convert", "-i", model, "-o", str(dst), "--target", "htp_v73"],
-                                 capture_output=True, text=True)
+            enc_path = Path(tmp) / "conv.encodings.json"
+            out = subprocess.run([str(cli), "convert", "-i", model, "-o", str(dst), "--target", "htp_v73",
+                                  "--export_encodings", str(enc_path)], capture_output=True, text=True)
             self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
             self.assertTrue(dst.exists())
+            # The int8 graph input and output keep their int8 encodings under
+            # their own names; no converted copy (x_s8) is introduced.
+            written = {e["name"]: e for e in json.loads(enc_path.read_text())["encodings"]}
+            self.assertEqual(written["x"]["output_dtype"], "int8")
+            self.assertEqual(written["x"]["y_zero_point"], -10)
+            self.assertEqual(written["y"]["output_dtype"], "int8")
+            self.assertFalse([n for n in written if n.endswith("_s8")], sorted(written))
 
     @unittest.skipUnless(HAVE_ARMNN or STRICT, "python3-pyarmnn (Arm NN reference) not installed")
     def test_quantized_execution_within_one_lsb_of_armnn(self):
@@ -304,7 +312,7 @@ class TfliteFixtureTest(unittest.TestCase):
         for name, m in self.models.items():
             with self.subTest(model=name):
                 g, _ = qairt.import_tflite(str(self.paths[name]))
-                q_inputs, f_inputs = {}, {}
+                q_inputs = {}
                 for i in m.inputs:
                     t = m.tensors[i]
                     ttype, scales, zps, _ = m.quant[t["name"]]
@@ -312,7 +320,6 @@ class TfliteFixtureTest(unittest.TestCase):
                     lo, hi = (info.min, info.max) if ttype == "INT8" else (-20000, 20000)
                     q = rs.randint(lo, hi + 1, size=t["shape"]).astype(NP_TYPES[ttype])
                     q_inputs[t["name"]] = q
-                    f_inputs[t["name"]] = ((q.astype(np.float64) - zps[0]) * scales[0]).astype(np.float32)
                 if name == "int16x8_conv":
                     # Arm NN 20.08 rejects INT64 bias tensors: a numpy port of
                     # tflite's reference integer conv (int64 accumulator) instead.
@@ -320,7 +327,8 @@ class TfliteFixtureTest(unittest.TestCase):
                 else:
                     ref = armnn_run(self.paths[name], q_inputs)
                 with qairt.Executor(g) as ex:
-                    got = ex.run(f_inputs)
+                    # Inputs in the model's own type: the int8/int16 codes.
+                    got = ex.run(q_inputs)
                 for i in m.outputs:
                     t = m.tensors[i]
                     ttype, scales, zps, _ = m.quant[t["name"]]

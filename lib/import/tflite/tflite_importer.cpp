@@ -354,7 +354,10 @@ Status Importer::LoadInputs() {
     if (v.available) continue;  // a constant listed as input
     DType dtype = DType::kUndefined;
     if (v.enc) {
-      dtype = DType::kFloat32;  // quantized values are float tensors with an encoding (as for Q-DQ)
+      // The model's own quantized type (int8 codes in, as TFLite takes
+      // them), with its encoding: processing keeps a graph input's datatype,
+      // and encodings files name it with that type.
+      dtype = v.enc->dtype;
     } else if (auto d = PlainDType(v.type)) {
       dtype = *d;
     } else {
@@ -663,6 +666,8 @@ void Importer::MarkOutputs() {
       (void)graph_.RenameTensor(v.id, v.name);
     Status s = graph_.MarkOutput(v.id);
     if (!s.ok()) Diag(Severity::kError, DiagKind::kAttribute, v.name, s.message());
+    // A quantized output is the model's quantized type, as an input is.
+    if (s.ok() && v.enc && IsFloat(graph_.tensor(v.id).dtype)) (void)graph_.SetTensorDType(v.id, v.enc->dtype);
   }
 }
 
