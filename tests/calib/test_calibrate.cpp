@@ -11,6 +11,8 @@
 #include "calib/calibrate.h"
 #include "calib/compare.h"
 #include "calib/sample_eval.h"
+#include "pass/pass_manager.h"
+#include "target_descriptor.h"
 
 using namespace qairt;
 using namespace qairt::calib;
@@ -153,6 +155,71 @@ TEST_CASE("LPBQ and block weights follow --weights_block_size", "[calib]") {
   CHECK(e->block_sizes == std::vector<int64_t>{1, 32});
   CHECK(e->block_int_scales.size() == 64 * 4);
   CHECK(e->scales.size() == 64);
+}
+
+TEST_CASE("LPBQ: a row no longer than a block is one block; a FullyConnected bias takes the per-channel grid",
+          "[calib][lpbq]") {
+  // fc1: K = 128 in blocks of 64, with a bias; fc2: K = 32 < 64, one block per row.
+  Graph g("lpbq");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 128}).value();
+  const TensorId x2 = g.AddInput("x2", DType::kFloat32, Shape{1, 32}).value();
+  std::vector<float> w(16 * 128), w2(8 * 32), b(16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.61f * static_cast<float>(i)) * (1 + (i % 128) / 32.f);
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = std::cos(0.23f * static_cast<float>(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.1f * static_cast<float>(i) - 0.7f;
+  const TensorId wt = g.AddConstant("w", DType::kFloat32, Shape{16, 128}, Floats(w)).value();
+  const TensorId bt = g.AddConstant("b", DType::kFloat32, Shape{16}, Floats(b)).value();
+  const TensorId w2t = g.AddConstant("w2", DType::kFloat32, Shape{8, 32}, Floats(w2)).value();
+  const OpId fc = g.AddOp("FullyConnected", "fc", {x, wt, bt}, {"y"}).value();
+  const OpId fc2 = g.AddOp("FullyConnected", "fc2", {x2, w2t}, {"y2"}).value();
+  REQUIRE(g.MarkOutput(g.op(fc).outputs[0]).ok());
+  REQUIRE(g.MarkOutput(g.op(fc2).outputs[0]).ok());
+  Options o;
+  o.act_bitwidth = 16;
+  o.weights_bitwidth = 4;
+  o.block_size = 64;
+  o.lpbq = true;
+  Report r;
+  SampleSource s;
+  s.count = 2;
+  s.load = [](size_t k) -> Result<std::vector<std::vector<uint8_t>>> {
+    std::vector<float> a(128), c(32);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i + k));
+    for (size_t i = 0; i < c.size(); ++i) c[i] = std::cos(static_cast<float>(i * (k + 1)));
+    std::vector<uint8_t> ab(512), cb(128);
+    std::memcpy(ab.data(), a.data(), 512);
+    std::memcpy(cb.data(), c.data(), 128);
+    return std::vector<std::vector<uint8_t>>{ab, cb};
+  };
+  REQUIRE(Calibrate(&g, s, o, &r).ok());
+  const auto& e2 = g.tensor(w2t).encoding;
+  REQUIRE(e2);
+  CHECK(e2->kind == EncodingKind::kLpbq);
+  CHECK(e2->block_sizes == std::vector<int64_t>{1, 32});
+
+  auto v75 = target::LoadBuiltinTarget("htp_v75");
+  REQUIRE(v75.ok());
+  pass::Options po;
+  po.target = v75.value();
+  po.act_bitwidth = 16;
+  po.weights_bitwidth = 4;
+  pass::ProcessResult pr;
+  REQUIRE(pass::Process(&g, po, &pr).ok());
+  INFO((pr.errors.empty() ? std::string() : pr.errors[0]));
+  CHECK(pr.errors.empty());
+  // The bias scale is the FullyConnected's input scale times the weight's
+  // per-channel grid scale (read from the op's own inputs after processing).
+  const Op& fc_op = g.op(g.FindOp("fc").value());
+  const Tensor& bias = g.tensor(fc_op.inputs[2]);
+  REQUIRE(g.tensor(fc_op.inputs[0]).encoding);
+  REQUIRE(g.tensor(fc_op.inputs[1]).encoding);
+  const Encoding& xe = *g.tensor(fc_op.inputs[0]).encoding;
+  const Encoding& we = *g.tensor(fc_op.inputs[1]).encoding;
+  CHECK(we.kind == EncodingKind::kLpbq);
+  REQUIRE(bias.encoding);
+  CHECK(bias.encoding->kind == EncodingKind::kPerChannel);
+  REQUIRE(bias.encoding->scales.size() == 16);
+  for (size_t c = 0; c < 16; ++c) CHECK(bias.encoding->scales[c] == xe.scales[0] * we.scales[c]);
 }
 
 TEST_CASE("input_list: every problem names the line, the input and the file", "[calib]") {
