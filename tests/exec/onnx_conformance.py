@@ -114,6 +114,9 @@ def run_case(case):
     graph_inputs = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     results = []
     for inputs, outputs in case.data_sets:
+        # numpy scalars (Clip's min/max, Range's start) are 0-d tensors.
+        inputs = [np.asarray(a) if isinstance(a, np.generic) else a for a in inputs]
+        outputs = [np.asarray(a) if isinstance(a, np.generic) else a for a in outputs]
         if any(not isinstance(a, np.ndarray) for a in list(inputs) + list(outputs)):
             return "out_of_scope", "sequence/optional inputs or outputs (no tensor type in the IR)"
         if any(a.dtype.kind in "OUSc" for a in list(inputs) + list(outputs)):

@@ -61,7 +61,7 @@ bool FoldMetadata(NodeContext& ctx) {
   if (!in.shape.fully_known() || in.encoding) return false;
   const std::vector<int64_t> dims = in.shape.extents();
   std::optional<std::vector<int64_t>> out;
-  if (op == "Identity" || (op == "Dropout" && ctx.num_outputs() <= 1)) {
+  if (op == "Identity" || (op == "Dropout" && ctx.num_outputs() <= 1 && !ctx.has_input(2))) {
     out = dims;
   } else if (op == "Reshape") {
     auto shape = ctx.opset() >= 5 ? ctx.in_ints(1) : std::optional(ctx.Ints("shape"));

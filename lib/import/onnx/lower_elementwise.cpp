@@ -158,6 +158,12 @@ Status LowerIdentity(NodeContext& ctx) {
   // Inference-mode Dropout is the identity; its mask is all true.
   if (ctx.op_type() == "Dropout" && ctx.has_output(1) && ctx.importer().ConsumerCount(ctx.output_name(1)) > 0)
     return ctx.Fail("outputs[1]", "Dropout's mask output is read by another node; that is not supported");
+  if (ctx.op_type() == "Dropout" && ctx.has_input(2)) {
+    auto training = ctx.in_ints(2);
+    if (!training || training->size() != 1 || (*training)[0] != 0)
+      return ctx.Fail("inputs[2]", "Dropout in training mode (random masks) is not supported; export the model in "
+                      "inference mode (model.eval())");
+  }
   ctx.Alias(0, ctx.in(0));
   return Status::Ok();
 }

@@ -318,6 +318,35 @@ Status LowerReduce(NodeContext& ctx) {
   return Done(ctx.Emit(kMap.at(op), {ctx.in_tensor(0)}, attrs));
 }
 
+// Trilu: the kept triangle selected by a constant mask over the last two dims
+// (zeros elsewhere). A select, not a product: a causal mask triangle of -inf
+// times 0 would be NaN. On a constant input the select folds.
+Status LowerTrilu(NodeContext& ctx) {
+  const Value& x = ctx.in(0);
+  if (!x.shape.rank_known() || x.shape.rank() < 2 || !x.shape[x.shape.rank() - 1].known() ||
+      !x.shape[x.shape.rank() - 2].known())
+    return ctx.Fail("inputs[0]", "Trilu needs static last two dims, got {}", x.shape.ToString());
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    auto kv = ctx.in_ints(1);
+    if (!kv || kv->size() != 1) return ctx.Fail("inputs[1]", "Trilu's k must be a scalar constant");
+    k = (*kv)[0];
+  }
+  const bool upper = ctx.Int("upper", 1) != 0;
+  const int64_t rows = x.shape[x.shape.rank() - 2].value, cols = x.shape[x.shape.rank() - 1].value;
+  if (rows * cols > (int64_t{1} << 26)) return ctx.Fail("inputs[0]", "Trilu over {} x {} is too large", rows, cols);
+  std::vector<uint8_t> mask(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) mask[static_cast<size_t>(i * cols + j)] = upper ? (j - i >= k) : (j - i <= k);
+  auto m = ctx.Constant("mask", DType::kBool, Shape{rows, cols}, StaticData::Adopt(std::move(mask)));
+  if (!m.ok()) return m.status();
+  auto bytes = StorageBytes(x.dtype, 1);
+  if (!bytes || IsFixedPoint(x.dtype)) return ctx.Fail("inputs[0]", "Trilu of {} is not supported", DTypeName(x.dtype));
+  auto zero = ctx.Constant("zero", x.dtype, Shape(std::vector<Dim>{}), StaticData::Adopt(std::vector<uint8_t>(*bytes, 0)));
+  if (!zero.ok()) return zero.status();
+  return Done(ctx.Emit("ElementWiseSelect", {m.value(), ctx.in_tensor(0), zero.value()}));
+}
+
 Status LowerCumSum(NodeContext& ctx) {
   auto axis = ctx.in_ints(1);
   if (!axis || axis->size() != 1) return ctx.Fail("inputs[1]", "CumSum axis must be a scalar constant");
@@ -427,6 +456,7 @@ void RegisterShapeLowerings(std::unordered_map<std::string, LowerFn>* t) {
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare"})
     (*t)[op] = LowerReduce;
   (*t)["CumSum"] = LowerCumSum;
+  (*t)["Trilu"] = LowerTrilu;
   (*t)["If"] = LowerIf;
 }
 
