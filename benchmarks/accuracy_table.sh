@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Accuracy of calibration methods, rewrites and mixed precision (issue 11),
+# Accuracy of calibration methods, rewrites and mixed precision,
 # one markdown table: held-out output SQNR (dB) of `qairt convert` for
 # htp_v73 on the PaddleOCR classifier (32 calibration / 32 evaluation text
 # lines) and the test-built models (16 / 16 seeded samples).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Calibration cost (issue 9): peak memory of calibrating 100 samples vs 10,
+"""Calibration cost: peak memory of calibrating 100 samples vs 10,
 and calibration time per sample vs onnxruntime-node's plain inference of the
 same model, measured in the same run.
 

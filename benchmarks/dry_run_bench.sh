@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures `qairt convert --dry_run` on the PaddleOCR direction classifier
 # (ch_ppocr_mobile_v2.0_cls_infer.onnx, 471 ONNX nodes) with x fixed to
-# 1,3,48,192. Target (issue 3): the report arrives in under 1 second.
+# 1,3,48,192. Target: the report arrives in under 1 second.
 #   benchmarks/dry_run_bench.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kernels vs the peers' numpy formulations, in the same run (issue 7).
+"""Kernels vs the peers' numpy formulations, in the same run.
 
 Runs bench_kernels (Google Benchmark, JSON) and, in this process, the numpy
 code ONNX Runtime's quantization tool (quant_utils.quantize_nparray) and

@@ -1,4 +1,4 @@
-// Kernel throughput against memory bandwidth (issue 7). Bytes are counted as
+// Kernel throughput against memory bandwidth. Bytes are counted as
 // read + written (memcpy of B bytes = 2B), so "bytes_per_second" of a
 // quantize case divided by that of BM_Memcpy is its "% of memcpy".
 // Arg 0 = threads (1 or 2), arg 1 (where present) = ISA level

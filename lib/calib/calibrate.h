@@ -1,4 +1,4 @@
-// Post-training calibration (issue 9): computes encodings for every tensor
+// Post-training calibration: computes encodings for every tensor
 // of a float graph that has none, from samples streamed through the
 // executor. Activations: min/max per tensor (pass 1) and, for the histogram
 // methods, a histogram over that range (pass 2); only one sample's

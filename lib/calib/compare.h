@@ -1,5 +1,5 @@
-// Accuracy of a quantized graph against its float original (issue 9, scope
-// 3): both run in the executor on the same samples (the float one without
+// Accuracy of a quantized graph against its float original:
+// both run in the executor on the same samples (the float one without
 // quantization simulation, the quantized one with it); per output cosine
 // similarity, SQNR (dB) and max abs error over all samples; per layer, the
 // SQNR of every tensor present in both graphs by name, worst first.

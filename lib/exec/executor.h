@@ -1,4 +1,4 @@
-// Reference CPU executor (issue 8): runs an IR graph in float32 on the CPU,
+// Reference CPU executor: runs an IR graph in float32 on the CPU,
 // with quantization simulation at every tensor that carries an integer
 // encoding and fp16 storage emulation where the encoding (or dtype) is fp16.
 //

@@ -1,4 +1,4 @@
-// `qairt prepare --target aic100` (issue 12): makes an ONNX model ready for
+// `qairt prepare --target aic100`: makes an ONNX model ready for
 // Qualcomm's `qaic-compile -convert-to-fp16` and explains what it found.
 //
 // The compiler runs all float math in fp16 and needs static shapes. What goes

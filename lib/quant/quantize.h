@@ -3,7 +3,7 @@
 // call. Built on the IR-independent kernels/ops.h; this layer owns the
 // checks and the bad-value policy, and names the tensor in every error.
 //
-// Bad values (issue 7, scope 3):
+// Bad values:
 //  * NaN or +-Inf in the data is an error "tensor 'w': 3 of 4096 values are
 //    not finite (first: NaN at index 17)". With
 //    NonFinitePolicy::kWarnNanAsZero the call succeeds, appends that text to

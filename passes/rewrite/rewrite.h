@@ -1,4 +1,4 @@
-// Quantization-friendly graph rewrites (issue 11, scope 1). They run on the
+// Quantization-friendly graph rewrites. They run on the
 // float graph after import and before calibration: every op they remove is
 // one requantization fewer once the graph is quantized (an affine Mul/Add
 // after a conv, the four ops of x*relu6(x+3)/6, the nine of a decomposed

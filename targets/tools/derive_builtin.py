@@ -486,7 +486,7 @@ def cpu(doc, table):
         "conversions": conversions,
         "sources": [
             "int8/int16/fp32 kernels: AIMET backend_aware_cpu_quantsim_config.json",
-            "fp32 kernel for every other IR op: qairt's own reference executor (issue 7)",
+            "fp32 kernel for every other IR op: qairt's own reference executor",
         ],
     }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Accuracy beyond plain min-max (issue 11), end to end through the CLI:
+# Accuracy beyond plain min-max, end to end through the CLI:
 #  - rewrites fire on the cls model and on test-built models (affine Mul/Add
 #    blocks, HardSigmoid*x and x*relu6(x+3)/6, a decomposed LayerNorm, Erf
 #    Gelu, MatMul projections), each verified exact (cosine >= 0.999999, no

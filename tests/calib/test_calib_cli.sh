@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Post-training quantization end to end on real data (issue 9): the PaddleOCR
+# Post-training quantization end to end on real data: the PaddleOCR
 # direction classifier calibrated on 32 rendered text lines and evaluated on
 # 32 others. W8A16 per-channel, bias 32, htp_v73: output SQNR >= 30 dB and
 # the float model's class on every evaluation image (checked here, from
@@ -122,7 +122,7 @@ check "W8A8 Q-DQ export vs ORT (one step)" 0 "$py" "$here/tests/calib/qdq_ort_ch
 cat "$tmp/out"
 
 # The calibration methods are compared on the graph as imported
-# (--no_rewrites): the rewrites (issue 11) remove the elementwise
+# (--no_rewrites): the rewrites remove the elementwise
 # requantizations whose ranges mse/sqnr clip to advantage, after which
 # min-max is already within 0.4 dB of mse on this set (benchmarks/README.md,
 # "Accuracy" table, has the numbers with rewrites).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LPBQ end to end (issue 9): a test-built transformer encoder layer
+# LPBQ end to end: a test-built transformer encoder layer
 # (tests/calib/make_transformer.py) converted for htp_v73 with
 # --weights_bitwidth 4 --weights_block_size 64 --use_lpbq, W4A16. Checks the
 # LPBQ weight encodings against the target's rules (4-bit symmetric blocks of

@@ -1,4 +1,4 @@
-// Embedding guarantees (issue 10): concurrent conversions through the C API
+// Embedding guarantees: concurrent conversions through the C API
 // (one graph per thread, one shared read-only target; run under TSan, see
 // docs/TESTING.md), byte-identical outputs across runs and thread counts, and
 // independence from the host's locale.

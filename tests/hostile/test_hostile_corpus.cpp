@@ -1,4 +1,4 @@
-// Hostile-input corpus (issue 10, docs/TESTING.md): every case runs the
+// Hostile-input corpus (docs/TESTING.md): every case runs the
 // whole convert flow through the C API on one hostile file and asserts the
 // status code, that the message names the file / tensor / field at fault,
 // and that nothing was written to the output folder. Categories follow the

@@ -1,4 +1,4 @@
-"""Test models for `qairt prepare --target aic100` (issue 12).
+"""Test models for `qairt prepare --target aic100`.
 
 Run with Debian's /usr/bin/python3 (python3-onnx, python3-numpy). Each
 function writes one model and returns its path; the weights come from a

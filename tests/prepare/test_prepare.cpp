@@ -1,4 +1,4 @@
-// Unit tests of the Cloud AI 100 preparation library (lib/prepare, issue 12).
+// Unit tests of the Cloud AI 100 preparation library (lib/prepare).
 // The models are built as ONNX protobufs here so every value is known; the
 // expected counts are computed from those values, not copied from a run.
 #include <dirent.h>

@@ -1,4 +1,4 @@
-"""`qairt prepare --target aic100` (issue 12) end to end, through the CLI and
+"""`qairt prepare --target aic100` end to end, through the CLI and
 the Python binding, on models built by make_models.py.
 
 Expected findings are computed here from the models with numpy (not copied

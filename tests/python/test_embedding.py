@@ -1,4 +1,4 @@
-"""Embedding (issue 10): libqairt.so loaded through ctypes into a Python
+"""Embedding: libqairt.so loaded through ctypes into a Python
 process that has already imported Debian's `onnx` module (the same
 libprotobuf / libonnx_proto in one process), used for a whole conversion,
 with `onnx` still working afterwards; and a host locale with a comma decimal
