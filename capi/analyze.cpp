@@ -29,7 +29,9 @@ namespace analyze = qairt::analyze;
 
 namespace {
 
-constexpr size_t kRewriteOptionsV1Size = sizeof(qairt_rewrite_options);
+// The struct as ABI 1.5 defined it (ending at num_enabled); later fields read
+// as their defaults for callers compiled against it.
+constexpr size_t kRewriteOptionsV1Size = offsetof(qairt_rewrite_options, num_enabled) + sizeof(size_t);
 constexpr size_t kAnalysisOptionsV1Size = sizeof(qairt_analysis_options);
 
 qairt::Result<calib::SampleSource> SamplesOf(const qairt::Graph& g, const char* input_list,
@@ -138,8 +140,11 @@ qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_op
   if (r.num_disabled && !r.disabled) return InvalidArg("qairt_rewrite_options.disabled is NULL but num_disabled is {}", r.num_disabled);
   if (!(r.min_cosine > 0 && r.min_cosine <= 1))
     return InvalidArg("qairt_rewrite_options.min_cosine must be in (0, 1], got {}", r.min_cosine);
+  if (r.flags & ~QAIRT_REWRITE_NO_VERIFY)
+    return InvalidArg("qairt_rewrite_options.flags has unknown bits 0x{:x}", r.flags);
   qairt::rewrite::Options o;
   o.min_cosine = r.min_cosine;
+  o.verify = !(r.flags & QAIRT_REWRITE_NO_VERIFY);
   if (r.target) {
     auto t = qairt::capi::TargetOf(r.target);
     if (t)

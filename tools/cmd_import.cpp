@@ -138,7 +138,7 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
                                    "unsignedsymmetric] [--percentile_calibration_value P] "
                                    "[--use_per_channel_quantization] [--use_per_row_quantization] "
                                    "[--weights_block_size N [--use_lpbq]] [--input_encoding NAME other]... "
-                                   "[--num_threads N] [--no_progress] [--mixed_precision off|budget=DB|percent=P]] [--no_rewrites] "
+                                   "[--num_threads N] [--no_progress] [--mixed_precision off|budget=DB|percent=P]] [--no_rewrites] [--verify_rewrites] "
                                    "[--disable_rewrite NAME]... [--list_rewrites] [--stop_after PASS] [--print_pipeline] "
                                    "(-o OUT.qairt | --dry_run [--json])\n"
                                  : "usage: qairt inspect MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... [--json]\n");

@@ -39,6 +39,7 @@ struct ProcessArgs {
   // Accuracy (include/qairt/qairt_analyze.h): rewrites before calibration
   // (on unless --no_rewrites), mixed precision in place of plain calibration.
   bool rewrites = true;
+  bool verify_rewrites = false;  // --verify_rewrites: check each rewrite by running the model on samples
   std::vector<std::string> disabled_rewrites;  // --disable_rewrite NAME
   bool list_rewrites = false;
   std::string mixed_precision;  // --mixed_precision off|budget=DB|percent=P

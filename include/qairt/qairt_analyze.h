@@ -53,7 +53,15 @@ typedef struct qairt_rewrite_options {
   /* Opt-in rewrites to run as well (qairt_rewrite_on_by_default() == 0). */
   const char* const* enabled;
   size_t num_enabled;
+  /* Since ABI 1.6: QAIRT_REWRITE_* (0 for callers of 1.5: verified). */
+  uint32_t flags;
 } qairt_rewrite_options;
+
+/* qairt_rewrite_options.flags: apply the rewrites without running the model
+ * (each is exact by construction and by its unit tests); input_list and
+ * min_cosine are then unused. qairt convert's default (--verify_rewrites
+ * verifies). */
+#define QAIRT_REWRITE_NO_VERIFY 1u
 
 QAIRT_API void qairt_rewrite_options_init(qairt_rewrite_options* options);
 /* The registered rewrites, in the order they run. NULL when out of range. */

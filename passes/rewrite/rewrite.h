@@ -37,6 +37,10 @@ std::span<const RewriteInfo> Rewrites();
 struct Options {
   std::vector<std::string> disabled;  // rewrite names not to run
   std::vector<std::string> enabled;   // opt-in rewrites to run (on_by_default == false)
+  // Run the model on samples to check each rewrite against the original
+  // (rolled back below min_cosine). Off: the rewrites, exact by construction
+  // and by their unit tests, are applied without running the model.
+  bool verify = true;
   double min_cosine = 0.999999;       // per output, flattened over the samples
   // Verification samples; count 0: `synthetic_samples` deterministic
   // pseudo-random inputs (standard normal floats, zero integers).
@@ -66,6 +70,7 @@ struct Outcome {
 struct Report {
   std::vector<Outcome> rewrites;  // registry order, disabled ones omitted
   size_t ops_before = 0, ops_after = 0;
+  bool verified = true;  // checked on samples (Options::verify)
   size_t samples = 0;
   bool synthetic = false;  // verified on synthetic inputs (no input_list)
   std::vector<std::string> warnings;

@@ -29,8 +29,11 @@ class RewriteOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32), ("num_threads", c_uint32), ("input_list", c_char_p),
         ("disabled", _P(c_char_p)), ("num_disabled", c_size_t), ("min_cosine", c_double), ("target", c_void_p),
-        ("enabled", _P(c_char_p)), ("num_enabled", c_size_t),
+        ("enabled", _P(c_char_p)), ("num_enabled", c_size_t), ("flags", c_uint32),
     ]
+
+
+REWRITE_NO_VERIFY = 1
 
 
 class AnalysisOptions(ctypes.Structure):
@@ -169,8 +172,10 @@ def _collect(r, kind):
 
 
 def rewrite(graph, input_list: Optional[str] = None, disabled: Sequence[str] = (), min_cosine: float = 0.999999,
-            target=None, num_threads: int = 1, enabled: Sequence[str] = ()) -> Report:
-    """Rewrites `graph` in place (verified against the original on the samples)."""
+            target=None, num_threads: int = 1, enabled: Sequence[str] = (), verify: bool = True) -> Report:
+    """Rewrites `graph` in place, verified against the original on the samples
+    (`verify=False`: applied without running the model, as `qairt convert`
+    does unless --verify_rewrites)."""
     o = _ffi.new_struct(RewriteOptions)
     _fn["qairt_rewrite_options_init"](ctypes.byref(o))
     if target is not None:
@@ -186,6 +191,7 @@ def rewrite(graph, input_list: Optional[str] = None, disabled: Sequence[str] = (
     o.num_enabled = len(enabled)
     o.min_cosine = min_cosine
     o.num_threads = num_threads
+    o.flags = 0 if verify else REWRITE_NO_VERIFY
     r = ReportP()
     _fn["qairt_rewrite_graph"](graph.handle, ctypes.byref(o), ctypes.byref(r))
     return _collect(r, "rewrites")

@@ -39,9 +39,13 @@ convert() {
 }
 # fired LOG REWRITE -> places changed (the rewrite line of the report)
 fired() { sed -n "/^  $2 *[0-9]* place/{s/^  $2 *\([0-9]*\) place.*/\1/p;q}" "$1"; }
-# exact LOG: every fired rewrite verified (cosine >= 0.999999) and none rolled back
+# exact LOG: (a --verify_rewrites run) every fired rewrite verified (cosine >=
+# 0.999999) and none rolled back
 exact() {
   if grep -q "ROLLED BACK" "$1"; then echo "FAIL: a rewrite was rolled back in $1"; fail=1; fi
+  if grep -qE "^  [a-z-]+ +[1-9][0-9]* places?( |$)" "$1" && ! grep -q "place.*cosine" "$1"; then
+    echo "FAIL: rewrites fired in $1 without a verification cosine"; fail=1
+  fi
   local c
   for c in $(sed -n 's/.*place.*cosine \([0-9.]*\).*/\1/p' "$1"); do
     ge "$c" 0.999999 || { echo "FAIL: rewrite cosine $c < 0.999999 in $1"; fail=1; }
@@ -53,7 +57,7 @@ exact() {
 run_pair() {
   local name=$1 model=$2 calib=$3 eval=$4 out=$5 margin=$6 expect=$7; shift 7
   convert "${name}_off" "$model" "$calib" "$eval" --act_bitwidth 8 --weights_bitwidth 8 --no_rewrites "$@"
-  convert "${name}_on" "$model" "$calib" "$eval" --act_bitwidth 8 --weights_bitwidth 8 "$@" \
+  convert "${name}_on" "$model" "$calib" "$eval" --act_bitwidth 8 --weights_bitwidth 8 --verify_rewrites "$@" \
     --quantizer_log "$tmp/${name}_on.trace" --quantizer_log_level TRACE
   exact "$tmp/${name}_on.log"
   local pair want got
@@ -81,12 +85,15 @@ contains "RmsNorm is skipped on a target without RmsNorm kernels" "$tmp/norm_blo
 convert cls_nohs "$cls" "$tmp/text/calib_list.txt" "$tmp/text/eval_list.txt" -d x 1,3,48,192 \
   --act_bitwidth 8 --disable_rewrite fuse-hardswish
 contains "disabled rewrite is not run" "$tmp/cls_nohs.log" "^rewrites: 1 of 4 fired"
+# Without --verify_rewrites the model is not run to check them (nothing hidden in convert).
+contains "unverified by default" "$tmp/cls_nohs.log" "exact by construction; --verify_rewrites checks them"
+grep -q "place.*cosine" "$tmp/cls_nohs.log" && { echo "FAIL: rewrites verified without --verify_rewrites"; fail=1; }
 grep -q "fuse-hardswish" "$tmp/cls_nohs.log" && { echo "FAIL: disabled fuse-hardswish is listed"; fail=1; }
 
 # The opt-in MatMul -> FullyConnected comes with per-row weights: the
 # transformer's six projections, and their bias-free MatMuls stay exact.
 convert tr_rows "$tmp/tr/transformer.onnx" "$tmp/tr/calib_list.txt" "$tmp/tr/eval_list.txt" --act_bitwidth 16 \
-  --use_per_row_quantization
+  --use_per_row_quantization --verify_rewrites
 exact "$tmp/tr_rows.log"
 [ "$(fired "$tmp/tr_rows.log" matmul-to-fully-connected)" = 6 ] ||
   { echo "FAIL: matmul-to-fully-connected did not turn the 6 projections into FullyConnected"; fail=1; }

@@ -217,6 +217,28 @@ TEST_CASE("a rewrite whose result differs is rolled back with a warning naming i
   CHECK(CountType(g, "Sigmoid") == 0);
 }
 
+TEST_CASE("unverified rewrites are applied without running the model", "[rewrite]") {
+  // The samples' loader counts reads: with verify off none may happen (a
+  // convert must not run the model to check the rewrites unless asked).
+  Graph g = ConvAffine();
+  rewrite::Options o;
+  o.verify = false;
+  size_t loads = 0;
+  o.samples.count = 4;
+  o.samples.load = [&loads](size_t) -> Result<std::vector<std::vector<uint8_t>>> {
+    ++loads;
+    return InvalidArgument("no sample may be read");
+  };
+  rewrite::Report r;
+  REQUIRE(rewrite::RunRewrites(&g, o, &r).ok());
+  CHECK(loads == 0);
+  CHECK_FALSE(r.verified);
+  CHECK(r.samples == 0);
+  CHECK(OutcomeOf(r, "fold-affine-into-conv").fired > 0);
+  CHECK(r.ops_after < r.ops_before);
+  CHECK(rewrite::ReportText(r, false).find("--verify_rewrites") != std::string::npos);
+}
+
 TEST_CASE("rewrites the target cannot run are skipped; unknown names are errors", "[rewrite]") {
   Graph g = DecomposedLayerNorm(false);
   rewrite::Options o;

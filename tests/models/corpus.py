@@ -4,11 +4,13 @@ exporters write them, with calibration and evaluation inputs.
 
     /usr/bin/python3 tests/models/corpus.py OUT_DIR [--calib N] [--eval N] [-k FILTER] [--force]
 
-* torchvision architectures (corpus_vision.py) and hand-written transformer
-  and audio modules (corpus_transformers.py), random weights from a fixed
-  seed, exported by Debian's python3-torch with torch.onnx.export at opset 17
-  (static shapes); a subset again at opset 13 (LayerNorm, GELU, ... are then
-  decomposed by the exporter).
+* torchvision architectures (corpus_vision.py), hand-written transformer
+  and audio modules (corpus_transformers.py) and hand-written modules that
+  reproduce exporter patterns of models users bring (corpus_patterns.py, the
+  pat_* models), random weights from a fixed seed, exported by Debian's
+  python3-torch with torch.onnx.export at opset 17 (static shapes); a subset
+  again at opset 13 (LayerNorm, GELU, ... are then decomposed by the
+  exporter).
 * the real models of third_party/npm (corpus_npm.py; scripts/setup-npm.sh); a
   TFLite model whose bilinear resizes use half-pixel centers is used as a copy
   without them, which its float reference computes (tflite_ref.py).
@@ -42,6 +44,7 @@ except ImportError as e:  # the corpus is part of the test suite: no torch is a 
     raise SystemExit("corpus: %s; scripts/setup-deps.sh installs python3-torch and python3-torchvision" % e)
 
 import corpus_npm  # noqa: E402
+import corpus_patterns  # noqa: E402
 import corpus_transformers  # noqa: E402
 import corpus_vision  # noqa: E402
 import tflite_ref  # noqa: E402
@@ -89,6 +92,7 @@ def onnx_summary(path):
 def torch_entries(out, counts, only):
     models = [(n, b, fam, tr, "torchvision") for n, (b, fam, tr) in corpus_vision.MODELS.items()]
     models += [(n, b, fam, True, "torch") for n, (b, fam) in corpus_transformers.MODELS.items()]
+    models += [(n, b, fam, tr, "torch") for n, (b, fam, tr) in corpus_patterns.MODELS.items()]
     entries = []
     for name, builder, family, transformer, source in models:
         wanted = [(name, 17)] + ([(name + "_op13", 13)] if name in OPSET13 else [])

@@ -14,13 +14,18 @@ Per model:
            Runtime's order, not Arm NN's, and the two drift apart by ~1e-7 of the
            activations' scale per layer (2e-5 after MediaPipe selfie segmentation's
            130 layers), which its final sigmoid, saturating a +-275 range into
-           [0, 1], magnifies tenfold.
+           [0, 1], magnifies tenfold. Integer outputs (argmax classes, topk
+           indices) must equal the reference exactly, read in the dtype
+           `qairt inspect` reports for them (the executor may narrow int64).
   w8a16    `qairt convert --target htp_v73`, 16-bit activations, 8-bit per-channel
            weights, 32-bit biases, calibrated on the calibration samples, with
            --export_qdq_onnx; onnxruntime-node runs the Q-DQ model (graph
            optimizations disabled, so every Q/DQ runs as written, and enabled);
            its output SQNR against the float reference is recorded and must reach
-           5 dB, a floor that only a broken conversion misses.
+           5 dB, a floor that only a broken conversion misses. An SQNR of class
+           ids is meaningless: integer outputs are scored instead by the share of
+           values equal to the float reference's, which must reach 50% (unrelated
+           ids agree at chance level, 1 / classes).
   lpbq     transformer families only: the same on htp_v75 with 4-bit LPBQ weights
            (blocks of 64 along the input dim; per-channel where a weight has no
            such dim) and 16-bit activations.
@@ -54,6 +59,8 @@ FLOAT_TOL = {"onnx": 1e-4, "tflite": 1e-3}
 # ranges 8 calibration samples saw cost a random-weight ViT 22 dB of its 36 (clipped logits), and MediaPipe's
 # selfie mask is near empty on synthetic images, so a few boundary pixels make its error (9.6 dB).
 SQNR_FLOOR = {"w8a16": 5.0, "lpbq": 5.0}
+# The same for integer outputs: a sound conversion moves at most near-ties of a topk or argmax.
+AGREEMENT_FLOOR = 0.5
 RECIPES = {
     "w8a16": ["--target", "htp_v73", "--act_bitwidth", "16", "--weights_bitwidth", "8", "--bias_bitwidth", "32",
               "--use_per_channel_quantization"],
@@ -67,11 +74,19 @@ ONNX_DTYPE = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 
 
 
 def first_error(text):
-    """The first line that says what went wrong: the first "error:" line of a list, else the CLI's own
-    message (the line after it when it is a header ending in ':'), else the last line; with the count of
-    further distinct errors."""
+    """The first line that says what went wrong: the first "error:" line of a list (or error diagnostic of a
+    --json report), else the CLI's own message (the line after it when it is a header ending in ':'), else the
+    last line; with the count of further distinct errors."""
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     errors = list(dict.fromkeys(l[len("error:"):].strip() for l in lines if l.startswith("error:")))
+    for l in lines:
+        if l.startswith("{"):
+            try:
+                diags = json.loads(l).get("diagnostics", [])
+            except (ValueError, AttributeError):
+                continue
+            errors += [d.get("message", "") for d in diags if d.get("severity") == "error"]
+    errors = list(dict.fromkeys(errors))
     if errors:
         more = len(errors) - 1
         return errors[0][:400] + (" (+%d more)" % more if more else "")
@@ -171,6 +186,16 @@ def collect(results, jobs):
     return outs
 
 
+def is_integer(a):
+    return a.dtype.kind in "iub"
+
+
+def agreement(ref, test):
+    """The share of values of TEST equal to those of REF (integer outputs)."""
+    same = sum(int((r.reshape(-1) == t.reshape(-1)).sum()) for r, t in zip(ref, test))
+    return same / max(1, sum(r.size for r in ref))
+
+
 def sqnr(ref, test):
     num = sum(float((r.astype(np.float64) ** 2).sum()) for r in ref)
     den = sum(float(((r.astype(np.float64) - t.astype(np.float64).reshape(r.shape)) ** 2).sum())
@@ -255,16 +280,20 @@ class Driver:
             st[recipe] = Stage(not msg, msg, qdq=qdq)
         return st, time.time() - t0
 
-    def compare_float(self, m, stage, ref):
-        """Per output over the evaluation samples: max |qairt - ref| against (max - min) of the reference."""
+    def compare_float(self, m, stage, ref, report):
+        """Per output over the evaluation samples: max |qairt - ref| against (max - min) of the reference; an
+        integer output must equal the reference, read in the dtype REPORT (`qairt inspect --json`) gives it."""
         if not stage.ok:
             return
         if isinstance(ref, str):
             stage.ok, stage.msg = False, "float reference failed: " + ref
             return
         worst, tol = 0.0, FLOAT_TOL[m["format"]]
+        declared = {o["name"]: o["dtype"] for o in report.get("outputs", [])}
         for k, (name, _) in enumerate(ref[0]):
-            refs, ours = [r[k][1].astype(np.float64).reshape(-1) for r in ref], []
+            integer = is_integer(ref[0][k][1])
+            dtype = np.dtype(declared.get(name, ref[0][k][1].dtype.name)) if integer else np.dtype(np.float32)
+            refs, ours = [r[k][1].astype(np.int64 if integer else np.float64).reshape(-1) for r in ref], []
             for i, r in enumerate(refs):
                 f = os.path.join(self.folder(m), "run", "Result_%d" % i, raw_name(name))
                 if not os.path.exists(f):
@@ -272,12 +301,19 @@ class Driver:
                     stage.ok = False
                     stage.msg = "output '%s' missing from qairt run (wrote %s)" % (name, ", ".join(got))
                     return
-                ours.append(np.fromfile(f, np.float32))
+                ours.append(np.fromfile(f, dtype))
                 if ours[-1].size != r.size:
                     stage.ok = False
-                    stage.msg = "output '%s': %d values, reference has %d" % (name, ours[-1].size, r.size)
+                    stage.msg = "output '%s': %d %s values, reference has %d" % (name, ours[-1].size, dtype, r.size)
                     return
             r, o = np.concatenate(refs), np.concatenate(ours)
+            if integer:
+                bad = np.flatnonzero(r != o.astype(np.int64))
+                if bad.size and stage.ok:
+                    stage.ok = False
+                    stage.msg = "output '%s': %d of %d integer values differ from the reference (first: %d, not %d)" % (
+                        name, bad.size, r.size, o[bad[0]], r[bad[0]])
+                continue
             rng = float(r.max() - r.min())
             if rng == 0:
                 stage.ok, stage.msg = False, "output '%s' is constant in the reference: the check is vacuous" % name
@@ -320,18 +356,29 @@ class Driver:
             if isinstance(outs[opt], str):
                 stage.ok, stage.msg = False, "Q-DQ model in onnxruntime (optimizations %s): %s" % (opt, outs[opt])
                 return
-        worst = None
+        worst, agree = None, None
         for k, (name, _) in enumerate(ref[0]):
             # By name, else by position: an export may name a graph output after the tensor it aliases.
             got = [dict(o).get(name, o[k][1] if k < len(o) else None) for o in outs["disabled"]]
             if any(g is None or g.size != r[k][1].size for g, r in zip(got, ref)):
                 stage.ok, stage.msg = False, "Q-DQ output '%s' missing or of another size" % name
                 return
+            if is_integer(ref[0][k][1]):
+                a = agreement([r[k][1] for r in ref], got)
+                if agree is None or a < agree[0]:
+                    agree = (a, name)
+                continue
             s = sqnr([r[k][1] for r in ref], got)
             worst = s if worst is None else min(worst, s)
         stage.values["sqnr"] = worst
-        if worst < SQNR_FLOOR[recipe]:
+        if agree is not None:
+            stage.values["agree"] = agree[0]
+        if worst is not None and worst < SQNR_FLOOR[recipe]:
             stage.ok, stage.msg = False, "output SQNR %.1f dB < %.0f dB" % (worst, SQNR_FLOOR[recipe])
+        elif agree is not None and agree[0] < AGREEMENT_FLOOR:
+            stage.ok = False
+            stage.msg = "output '%s': %.0f%% of integer values equal the float reference's < %.0f%%" % (
+                agree[1], 100 * agree[0], 100 * AGREEMENT_FLOOR)
 
     # -- the whole run ------------------------------------------------------------------------------------------
     def run(self):
@@ -365,7 +412,8 @@ class Driver:
         t1 = time.time()
         jobs, all_jobs = {}, []
         for m in models:
-            self.compare_float(m, stages[m["name"]]["float"], refs[m["name"]])
+            self.compare_float(m, stages[m["name"]]["float"], refs[m["name"]],
+                               stages[m["name"]]["import"].values.get("report", {}))
             for recipe in RECIPES:
                 st = stages[m["name"]].get(recipe)
                 if st and st.ok:
@@ -389,9 +437,12 @@ class Driver:
         if stage is None:
             return "—"
         v = stage.values.get(key) if key else None
+        text = None if v is None else fmt % v
+        if key == "sqnr" and stage.values.get("agree") is not None:  # integer outputs: the share that agrees
+            text = ("%s, " % text if text else "") + "ids %.0f%%" % (100 * stage.values["agree"])
         if not stage.ok:
-            return "**fail**" + (" (" + fmt % v + ")" if v is not None else "")
-        return "ok" if v is None else fmt % v
+            return "**fail**" + (" (" + text + ")" if text else "")
+        return "ok" if text is None else text
 
     def report(self, models, stages, seconds, timing):
         failures = []
@@ -429,12 +480,15 @@ class Driver:
             f.write("* **import**: `qairt inspect`.\n"
                     "* **float error**: `qairt run` against onnxruntime-node (Arm NN CpuRef for TFLite), the worst "
                     "max |difference| / (max - min of the reference) over outputs and samples; must be <= 1e-4 "
-                    "(1e-3 against Arm NN, whose summation order qairt does not copy).\n"
+                    "(1e-3 against Arm NN, whose summation order qairt does not copy); integer outputs (class "
+                    "ids, topk indices) must equal the reference.\n"
                     "* **W8A16 htp_v73**: 16-bit activations, 8-bit per-channel weights, 32-bit biases; output "
                     "SQNR (dB, worst output) of the `--export_qdq_onnx` model run in onnxruntime-node against the "
-                    "float reference; must reach %.0f dB.\n"
+                    "float reference; must reach %.0f dB. Integer outputs are scored by the share of ids equal to "
+                    "the float reference's (\"ids\"), which must reach %.0f%%.\n"
                     "* **W4 LPBQ A16 htp_v75** (transformer families): 4-bit LPBQ weights in blocks of 64, 16-bit "
-                    "activations; must reach %.0f dB.\n\n" % (SQNR_FLOOR["w8a16"], SQNR_FLOOR["lpbq"]))
+                    "activations; must reach %.0f dB.\n\n" % (SQNR_FLOOR["w8a16"], 100 * AGREEMENT_FLOOR,
+                                                               SQNR_FLOOR["lpbq"]))
             f.write("%d of %d models pass every stage.\n\n" % (ok_models, len(models)))
             f.write("| model | family | source | opset | import | float error | W8A16 htp_v73 SQNR | "
                     "W4 LPBQ A16 htp_v75 SQNR |\n|---|---|---|---|---|---|---|---|\n")
