@@ -69,6 +69,16 @@ void WarnSaturation(Session& s, const Tensor& t, const void* src, uint64_t count
 
 }  // namespace
 
+// Has +-Inf but no NaN.
+static bool InfiniteWithoutNan(const float* x, uint64_t n) {
+  bool inf = false;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) return false;
+    inf = inf || std::isinf(x[i]);
+  }
+  return inf;
+}
+
 Status QuantizeStaticTensors(Session& s) {
   Graph& g = s.graph();
   for (TensorId id = 0; id < g.tensor_count(); ++id) {
@@ -136,7 +146,17 @@ Status QuantizeStaticTensors(Session& s) {
     }
     if (need->effective_bitwidth() == 32 && src_dtype == DType::kFloat32) WarnSaturation(s, t, src, *count, *need);
     quant::QuantizeOptions qo;
+    // An infinite constant without NaN (an attention mask's -inf fill)
+    // saturates to its grid's end, as calibration's range for it intends;
+    // NaN in static data stays an error.
+    std::vector<std::string> saturated;
+    if (src_dtype == DType::kFloat32 && InfiniteWithoutNan(static_cast<const float*>(src), *count)) {
+      qo.nonfinite = quant::NonFinitePolicy::kWarnNanAsZero;
+      qo.warnings = &saturated;
+    }
     auto q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
+    if (!saturated.empty())
+      s.Trace("[STATIC] {}: infinite values saturated to the ends of its grid", t.name);
     if (!q.ok()) {
       s.Error(q.status().message());
       continue;

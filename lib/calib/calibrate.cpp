@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <mutex>
 #include <thread>
@@ -152,8 +153,43 @@ namespace {
 struct ActStats {
   float min = std::numeric_limits<float>::infinity();
   float max = -std::numeric_limits<float>::infinity();
+  bool low_sentinel = false, high_sentinel = false;  // mask sentinels seen (below)
   std::vector<uint64_t> hist;
 };
+
+// Attention masks write "minus infinity" as -inf or as float32's lowest value
+// (HF's finfo.min, -3.4e38). A range through such values leaves no resolution
+// for the ones that matter (every real score rounds to one step of 5e33), and
+// the Q-DQ model's DequantizeLinear overflows it to -inf (then 0 x -inf: NaN).
+// So |x| >= kMaskSentinel is a sentinel, not data: ranges leave it out and
+// reach kMaskDepth beyond the real values, so a sentinel saturates to a value
+// that still vanishes after softmax (e^-20 ~ 2e-9 of the largest score).
+constexpr float kMaskSentinel = 1e30f;
+constexpr float kMaskDepth = 20.0f;
+
+bool IsSentinel(float v) { return !(std::fabs(v) < kMaskSentinel) && !std::isnan(v); }
+
+// Min/max of the values that are not sentinels; flags for the sentinels seen.
+void RealMinMax(const float* x, size_t n, ActStats* s) {
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (IsSentinel(v)) {
+      (v < 0 ? s->low_sentinel : s->high_sentinel) = true;
+      continue;
+    }
+    s->min = std::min(s->min, v);
+    s->max = std::max(s->max, v);
+  }
+}
+
+// The range a tensor with sentinels is quantized over (see kMaskSentinel).
+std::pair<float, float> RangeWithSentinels(const ActStats& s) {
+  float lo = s.min, hi = s.max;
+  if (!(hi >= lo)) lo = hi = 0.0f;  // sentinels only (a -inf fill constant)
+  if (s.low_sentinel) lo = std::min(lo, hi - kMaskDepth);
+  if (s.high_sentinel) hi = std::max(hi, lo + kMaskDepth);
+  return {lo, hi};
+}
 
 DType ActDType(const Options& o) {
   const bool is_signed = o.act_schema == Symmetry::kSymmetric || o.act_schema == Symmetry::kStrictSymmetric;
@@ -365,8 +401,12 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
           // SIMD min/max of the kernels library (this runs on every activation).
           float lo, hi;
           kernels::MinMaxGrid(x, kernels::Grid::PerTensor({static_cast<int64_t>(n)}), &lo, &hi);
-          s.min = std::min(s.min, lo);
-          s.max = std::max(s.max, hi);
+          if (IsSentinel(lo) || IsSentinel(hi)) {
+            RealMinMax(x, n, &s);  // a masked tensor: the slow path, once per tensor and sample
+          } else {
+            s.min = std::min(s.min, lo);
+            s.max = std::max(s.max, hi);
+          }
         } else {
           const ActStats& r = stats[k];
           if (!(r.max > r.min)) return;
@@ -416,6 +456,8 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
         if (pass == 0) {
           stats[k].min = std::min(stats[k].min, partial[w][k].min);
           stats[k].max = std::max(stats[k].max, partial[w][k].max);
+          stats[k].low_sentinel = stats[k].low_sentinel || partial[w][k].low_sentinel;
+          stats[k].high_sentinel = stats[k].high_sentinel || partial[w][k].high_sentinel;
         } else {
           for (uint32_t b = 0; b < o.histogram_bins; ++b) stats[k].hist[b] += partial[w][k].hist[b];
         }
@@ -427,11 +469,17 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
   quant::EncodingRequest act_req;
   act_req.dtype = ActDType(o);
   act_req.symmetry = o.act_schema;
+  std::vector<std::string> masked;  // tensors holding mask sentinels
   for (size_t k = 0; k < acts.size(); ++k) {
     const Tensor& t = g.tensor(acts[k]);
-    if (!std::isfinite(stats[k].min) || !std::isfinite(stats[k].max)) {
+    const bool sentinels = stats[k].low_sentinel || stats[k].high_sentinel;
+    if (!sentinels && (!std::isfinite(stats[k].min) || !std::isfinite(stats[k].max))) {
       report->warnings.push_back(fmt::format("tensor '{}' was never computed (dead code?): no encoding", t.name));
       continue;
+    }
+    if (sentinels) {
+      masked.push_back(t.name);
+      std::tie(stats[k].min, stats[k].max) = RangeWithSentinels(stats[k]);
     }
     auto [a, b] = SearchRange(o.act_method, stats[k].hist, stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema,
                               o.percentile);
@@ -463,7 +511,16 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     if (p.lpbq) req.decompressed_bitwidth = 8;
     std::vector<int64_t> dims = t.shape.extents();
     Result<Encoding> enc = Status::Ok();
-    if (p.kind == EncodingKind::kPerTensor && o.param_method != Method::kMinMax && *count > 1) {
+    ActStats sentinel_scan;
+    if (p.activation_like && p.kind == EncodingKind::kPerTensor) RealMinMax(data, *count, &sentinel_scan);
+    if (sentinel_scan.low_sentinel || sentinel_scan.high_sentinel) {
+      // A mask fill constant (-inf, finfo.min): the range of its real values
+      // widened as for masked activations.
+      masked.push_back(t.name);
+      const auto [lo, hi] = RangeWithSentinels(sentinel_scan);
+      const float range[2] = {lo, hi};
+      enc = quant::ComputeEncoding(t.name, range, {2}, req);
+    } else if (p.kind == EncodingKind::kPerTensor && o.param_method != Method::kMinMax && *count > 1) {
       float lo = *std::min_element(data, data + *count), hi = *std::max_element(data, data + *count);
       std::vector<uint64_t> hist(o.histogram_bins);
       if (hi > lo) kernels::Histogram(data, *count, lo, hi, o.histogram_bins, hist.data());
@@ -481,6 +538,11 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     QAIRT_RETURN_IF_ERROR(out.SetEncoding(id, e));
     report->params.push_back(t.name);
   }
+  if (!masked.empty())
+    report->warnings.push_back(fmt::format(
+        "{} tensor{} hold attention-mask values (-inf or |x| >= 1e30, e.g. '{}'): their ranges leave them out and "
+        "reach {} below the real values, so the masked entries saturate there and still vanish after softmax",
+        masked.size(), masked.size() == 1 ? "" : "s", masked.front(), kMaskDepth));
   report->samples = samples.count;
   *graph = std::move(out);
   return Status::Ok();

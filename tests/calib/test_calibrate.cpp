@@ -222,6 +222,56 @@ TEST_CASE("LPBQ: a row no longer than a block is one block; a FullyConnected bia
   for (size_t c = 0; c < 16; ++c) CHECK(bias.encoding->scales[c] == xe.scales[0] * we.scales[c]);
 }
 
+TEST_CASE("attention-mask sentinels stay out of ranges; masked entries still vanish after softmax", "[calib]") {
+  // scores[1,4] -> Where(mask, scores, finfo.min) -> Softmax; and an additive
+  // -inf fill constant: x + Where(mask, 0, -inf).
+  Graph g("mask");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 4}).value();
+  std::vector<uint8_t> m = {1, 1, 0, 0};
+  const TensorId mask = g.AddConstant("mask", DType::kBool, Shape{1, 4}, StaticData::Copy(m.data(), 4)).value();
+  const TensorId lowest =
+      g.AddConstant("lowest", DType::kFloat32, Shape(std::vector<Dim>{}), Floats({std::numeric_limits<float>::lowest()})).value();
+  const TensorId ninf =
+      g.AddConstant("ninf", DType::kFloat32, Shape(std::vector<Dim>{}), Floats({-std::numeric_limits<float>::infinity()})).value();
+  const TensorId zero = g.AddConstant("zero", DType::kFloat32, Shape(std::vector<Dim>{}), Floats({0.0f})).value();
+  const OpId w = g.AddOp("ElementWiseSelect", "masked", {mask, x, lowest}, {"masked"}).value();
+  const OpId sm = g.AddOp("Softmax", "softmax", {g.op(w).outputs[0]}, {"probs"}, {{"axis", int64_t{-1}}}).value();
+  const OpId add_mask = g.AddOp("ElementWiseSelect", "additive", {mask, zero, ninf}, {"additive"}).value();
+  const OpId add = g.AddOp("ElementWiseAdd", "add", {x, g.op(add_mask).outputs[0]}, {"biased"}).value();
+  REQUIRE(g.MarkOutput(g.op(sm).outputs[0]).ok());
+  REQUIRE(g.MarkOutput(g.op(add).outputs[0]).ok());
+  Options o;
+  o.act_bitwidth = 16;
+  Report r;
+  SampleSource s;
+  s.count = 2;
+  s.load = [](size_t k) -> Result<std::vector<std::vector<uint8_t>>> {
+    std::vector<float> v = {1.0f + static_cast<float>(k), -2.0f, 0.5f, 3.0f};
+    std::vector<uint8_t> b(16);
+    std::memcpy(b.data(), v.data(), 16);
+    return std::vector<std::vector<uint8_t>>{b};
+  };
+  {
+    const Status st = Calibrate(&g, s, o, &r);
+    INFO(st.message());
+    REQUIRE(st.ok());
+  }
+  // Real values of 'masked' are x[0..1] in [-2, 2]: the range reaches 20 below
+  // the largest, not down to -3.4e38.
+  const auto [lo, hi] = RealRange(*g.tensor(g.op(w).outputs[0]).encoding);
+  CHECK(hi == Approx(2.0).margin(1e-3));
+  CHECK(lo == Approx(-18.0).margin(1e-2));
+  // The -inf fill constant gets a finite range; the additive mask [-20, 0].
+  REQUIRE(g.tensor(ninf).encoding);
+  CHECK(std::isfinite(g.tensor(ninf).encoding->scales[0]));
+  const auto [alo, ahi] = RealRange(*g.tensor(g.op(add_mask).outputs[0]).encoding);
+  CHECK(alo == Approx(-20.0).margin(1e-2));
+  CHECK(ahi == Approx(0.0).margin(1e-3));
+  bool warned = false;
+  for (const auto& wmsg : r.warnings) warned = warned || wmsg.find("attention-mask") != std::string::npos;
+  CHECK(warned);
+}
+
 TEST_CASE("input_list: every problem names the line, the input and the file", "[calib]") {
   const std::string dir = "/tmp/qairt_calib_test_" + std::to_string(::getpid());
   std::string cmd = "mkdir -p " + dir;

@@ -186,5 +186,7 @@ inline std::shared_ptr<const StaticData> VectorData(std::vector<float>&& v) {
   return StaticData::Adopt(std::move(bytes));
 }
 std::vector<float> ReadAsFloats(const Value& v);  // any numeric constant, converted
+// A lowering's last Emit as its status.
+inline Status Done(const Result<std::vector<TensorId>>& r) { return r.ok() ? Status::Ok() : r.status(); }
 
 }  // namespace qairt::onnx_import

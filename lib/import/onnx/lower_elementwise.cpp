@@ -159,8 +159,13 @@ Status LowerIdentity(NodeContext& ctx) {
   if (ctx.op_type() == "Dropout" && ctx.has_output(1) && ctx.importer().ConsumerCount(ctx.output_name(1)) > 0)
     return ctx.Fail("outputs[1]", "Dropout's mask output is read by another node; that is not supported");
   if (ctx.op_type() == "Dropout" && ctx.has_input(2)) {
+    // Training mode with ratio 0 is still the identity (torch exports
+    // F.dropout(p=0.0) so even in eval mode: torchvision's Swin).
     auto training = ctx.in_ints(2);
-    if (!training || training->size() != 1 || (*training)[0] != 0)
+    const auto ratio = ctx.has_input(1) ? ctx.in_floats(1) : std::optional<std::vector<double>>(std::vector<double>{0.5});
+    const bool identity = training && training->size() == 1 &&
+                          ((*training)[0] == 0 || (ratio && ratio->size() == 1 && (*ratio)[0] == 0.0));
+    if (!identity)
       return ctx.Fail("inputs[2]", "Dropout in training mode (random masks) is not supported; export the model in "
                       "inference mode (model.eval())");
   }

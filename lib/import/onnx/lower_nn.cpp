@@ -3,6 +3,8 @@
 // cells, resizing.
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "import/onnx/importer.h"
 
@@ -242,42 +244,174 @@ Status LowerMatMul(NodeContext& ctx) {
   return out.ok() ? Status::Ok() : out.status();
 }
 
-// Einsum: the batched-matmul spellings exporters produce.
+// Einsum with two operands and an explicit output: any contraction that is a
+// batched matrix product once its letters are grouped. Letters in both
+// operands and the output are batch dims, in both operands only contracted,
+// in one operand and the output that operand's free dims, in one operand only
+// summed first. Each operand is transposed to [batch, free, contracted] (or
+// [batch, contracted, free]) and reshaped to 3 groups, one MatMul, then the
+// product is reshaped and transposed to the output's order.
+// One operand: the letters missing from the output summed, the rest transposed.
+Status LowerEinsumUnary(NodeContext& ctx, const std::string& a, const std::string& o, const std::string& eq) {
+  if (std::set<char>(a.begin(), a.end()).size() != a.size())
+    return ctx.Fail("equation", "Einsum '{}' repeats a letter (diagonals are not supported)", eq);
+  Ints axes;
+  std::string kept;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (o.find(a[i]) == std::string::npos) axes.push_back(static_cast<int64_t>(i));
+    else kept += a[i];
+  }
+  for (char c : o)
+    if (kept.find(c) == std::string::npos) return ctx.Fail("equation", "Einsum '{}': output letter '{}' is not an input letter", eq, c);
+  Ints perm;
+  for (char c : o) perm.push_back(static_cast<int64_t>(kept.find(c)));
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+  if (axes.empty()) return Done(ctx.Emit(identity ? "Reshape" : "Transpose", {ctx.in_tensor(0)},
+                                         identity ? AttributeMap{{"shape", ctx.in(0).shape.extents()}}
+                                                  : AttributeMap{{"perm", perm}}));
+  if (identity) return Done(ctx.Emit("ReduceSum", {ctx.in_tensor(0)}, {{"axes", axes}, {"keepdims", int64_t{0}}}));
+  auto s = ctx.EmitTemp("ReduceSum", "sum", {ctx.in_tensor(0)}, {{"axes", axes}, {"keepdims", int64_t{0}}});
+  if (!s.ok()) return s.status();
+  return Done(ctx.Emit("Transpose", {s.value()}, {{"perm", perm}}));
+}
+
 Status LowerEinsum(NodeContext& ctx) {
   std::string eq = ctx.String("equation", "");
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
-  const size_t arrow = eq.find("->"), comma = eq.find(',');
-  if (ctx.num_inputs() != 2 || arrow == std::string::npos || comma == std::string::npos || comma > arrow)
-    return ctx.Fail("equation", "only two-operand Einsum with an explicit output is supported, got '{}'", eq);
-  const std::string a = eq.substr(0, comma), b = eq.substr(comma + 1, arrow - comma - 1), o = eq.substr(arrow + 2);
-  if (a.size() < 2 || a.size() != b.size() || a.size() != o.size())
-    return ctx.Fail("equation", "Einsum '{}' is not a batched matrix product", eq);
-  const size_t r = a.size();
-  const std::string batch = a.substr(0, r - 2);
-  if (b.substr(0, r - 2) != batch || o.substr(0, r - 2) != batch)
-    return ctx.Fail("equation", "Einsum '{}' is not a batched matrix product", eq);
-  const char i = a[r - 2], j = a[r - 1];
-  bool ta = false, tb = false;
-  char k;
-  // a = (i, j) with j contracted, or (j, i) transposed.
-  if (o[r - 2] == i) {
-    k = o[r - 1];
-    if (!(b[r - 2] == j && b[r - 1] == k) && !(b[r - 2] == k && b[r - 1] == j))
-      return ctx.Fail("equation", "Einsum '{}' is not supported", eq);
-    tb = b[r - 2] == k;
-  } else if (o[r - 2] == j) {
-    ta = true;
-    k = o[r - 1];
-    if (!(b[r - 2] == i && b[r - 1] == k) && !(b[r - 2] == k && b[r - 1] == i))
-      return ctx.Fail("equation", "Einsum '{}' is not supported", eq);
-    tb = b[r - 2] == k;
-  } else {
-    return ctx.Fail("equation", "Einsum '{}' is not supported", eq);
+  if (eq.find('.') != std::string::npos)
+    return ctx.Fail("equation", "Einsum with an ellipsis is not supported, got '{}'", eq);
+  // Implicit output: the letters that appear once, in alphabetical order.
+  if (eq.find("->") == std::string::npos) {
+    std::map<char, int> count;
+    for (char c : eq)
+      if (c != ',') ++count[c];
+    std::string implicit;
+    for (const auto& [c, n] : count)
+      if (n == 1) implicit += c;
+    eq += "->" + implicit;
   }
-  auto out = ctx.Emit("MatMul", {ctx.in_tensor(0), ctx.in_tensor(1)},
-                      {{"transpose_in0", int64_t{ta}}, {"transpose_in1", int64_t{tb}}});
-  return out.ok() ? Status::Ok() : out.status();
+  const size_t arrow = eq.find("->"), comma = eq.find(',');
+  if (ctx.num_inputs() == 1 && comma == std::string::npos)
+    return LowerEinsumUnary(ctx, eq.substr(0, arrow), eq.substr(arrow + 2), eq);
+  if (ctx.num_inputs() != 2 || comma == std::string::npos || comma > arrow)
+    return ctx.Fail("equation", "Einsum '{}' with {} operands is not supported (one or two are)", eq, ctx.num_inputs());
+  std::string a = eq.substr(0, comma), b = eq.substr(comma + 1, arrow - comma - 1);
+  const std::string o = eq.substr(arrow + 2);
+  auto unique = [](const std::string& s) { return std::set<char>(s.begin(), s.end()).size() == s.size(); };
+  if (!unique(a) || !unique(b) || !unique(o))
+    return ctx.Fail("equation", "Einsum '{}' repeats a letter within an operand (diagonals are not supported)", eq);
+  for (char c : o)
+    if (a.find(c) == std::string::npos && b.find(c) == std::string::npos)
+      return ctx.Fail("equation", "Einsum '{}': output letter '{}' is in no operand", eq, c);
+  const Shape& as = ctx.in(0).shape;
+  const Shape& bs = ctx.in(1).shape;
+  if (!as.fully_known() || !bs.fully_known() || as.rank() != a.size() || bs.rank() != b.size())
+    return ctx.Fail("inputs", "Einsum '{}' needs static operand shapes of the equation's ranks, got {} and {}", eq,
+                    as.ToString(), bs.ToString());
+  std::map<char, int64_t> dim;
+  for (size_t i = 0; i < a.size(); ++i) dim[a[i]] = as[i].value;
+  for (size_t i = 0; i < b.size(); ++i) {
+    auto it = dim.find(b[i]);
+    if (it != dim.end() && it->second != bs[i].value)
+      return ctx.Fail("inputs", "Einsum '{}': letter '{}' is {} in one operand and {} in the other", eq, b[i],
+                      it->second, bs[i].value);
+    dim[b[i]] = bs[i].value;
+  }
+  auto in = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+  std::string batch, contract, afree, bfree;
+  for (char c : o) {
+    if (in(a, c) && in(b, c)) batch += c;
+    else if (in(a, c)) afree += c;
+    else bfree += c;
+  }
+  for (char c : a)
+    if (in(b, c) && !in(o, c)) contract += c;
+
+  // Letters of one operand only, not in the output: summed over first.
+  auto sum_only = [&](size_t idx, std::string& letters, const std::string& other) -> Result<TensorId> {
+    TensorId t = ctx.in_tensor(idx);
+    Ints axes;
+    std::string kept;
+    for (size_t i = 0; i < letters.size(); ++i) {
+      if (!in(other, letters[i]) && !in(o, letters[i])) axes.push_back(static_cast<int64_t>(i));
+      else kept += letters[i];
+    }
+    if (axes.empty()) return t;
+    auto r = ctx.EmitTemp("ReduceSum", idx == 0 ? "sum_a" : "sum_b", {t}, {{"axes", axes}, {"keepdims", int64_t{0}}});
+    letters = kept;
+    return r;
+  };
+  auto ta = sum_only(0, a, b);
+  if (!ta.ok()) return ta.status();
+  auto tb = sum_only(1, b, a);
+  if (!tb.ok()) return tb.status();
+
+  auto product = [&](const std::string& s) {
+    int64_t n = 1;
+    for (char c : s) n *= dim[c];
+    return n;
+  };
+  // Transposes `t` (letters `from`) to the letter order `to`, then reshapes
+  // it to `shape`; each step only when it changes something.
+  auto arrange = [&](TensorId t, const std::string& from, const std::string& to, const Ints& shape,
+                     const std::string& tag) -> Result<TensorId> {
+    Ints perm;
+    for (char c : to) perm.push_back(static_cast<int64_t>(from.find(c)));
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (!identity) {
+      auto r = ctx.EmitTemp("Transpose", tag + "_t", {t}, {{"perm", perm}});
+      if (!r.ok()) return r;
+      t = r.value();
+    }
+    Ints natural;
+    for (char c : to) natural.push_back(dim[c]);
+    if (natural != shape) {
+      auto r = ctx.EmitTemp("Reshape", tag + "_r", {t}, {{"shape", shape}});
+      if (!r.ok()) return r;
+      t = r.value();
+    }
+    return t;
+  };
+  Ints shape_a, shape_b;
+  for (char c : batch) {
+    shape_a.push_back(dim[c]);
+    shape_b.push_back(dim[c]);
+  }
+  shape_a.push_back(product(afree));
+  shape_a.push_back(product(contract));
+  shape_b.push_back(product(contract));
+  shape_b.push_back(product(bfree));
+  auto xa = arrange(ta.value(), a, batch + afree + contract, shape_a, "a");
+  if (!xa.ok()) return xa.status();
+  auto xb = arrange(tb.value(), b, batch + contract + bfree, shape_b, "b");
+  if (!xb.ok()) return xb.status();
+
+  // [batch, M, N] -> the output: reshape to [batch, afree, bfree], transpose to o.
+  const std::string grouped = batch + afree + bfree;
+  Ints out_grouped;
+  for (char c : grouped) out_grouped.push_back(dim[c]);
+  Ints mm_shape = shape_a;
+  mm_shape.back() = product(bfree);
+  Ints perm;
+  for (char c : o) perm.push_back(static_cast<int64_t>(grouped.find(c)));
+  bool perm_identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) perm_identity = perm_identity && perm[i] == static_cast<int64_t>(i);
+  const bool reshape_out = out_grouped != mm_shape;
+  if (!reshape_out && perm_identity) return Done(ctx.Emit("MatMul", {xa.value(), xb.value()}));
+  auto mm = ctx.EmitTemp("MatMul", "matmul", {xa.value(), xb.value()});
+  if (!mm.ok()) return mm.status();
+  TensorId t = mm.value();
+  if (reshape_out && perm_identity) return Done(ctx.Emit("Reshape", {t}, {{"shape", out_grouped}}));
+  if (reshape_out) {
+    auto r = ctx.EmitTemp("Reshape", "out_r", {t}, {{"shape", out_grouped}});
+    if (!r.ok()) return r.status();
+    t = r.value();
+  }
+  return Done(ctx.Emit("Transpose", {t}, {{"perm", perm}}));
 }
+
 
 // A 1-D window op as its 2-D form over [N, C, 1, L]: ExpandDims, the op,
 // Squeeze (QNN has no 1-D pooling; the vendor converter rewrites it so).

@@ -8,7 +8,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-Status Done(const Result<std::vector<TensorId>>& r) { return r.ok() ? Status::Ok() : r.status(); }
 
 // Axes from the attribute (old opsets) or from a constant input (new ones).
 std::optional<Ints> AxesFrom(NodeContext& ctx, size_t input, int64_t since_opset, bool* present) {
