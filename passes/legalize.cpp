@@ -1,9 +1,11 @@
 // Legalization for a target: ops the target has no kernel for, rewritten into
 // equivalent ops it has, as the vendor converter does before quantization.
-// QNN's HTP has no 1-D convolution: a Conv1d over [N, C, L] runs as a Conv2d
-// over [N, C, 1, L] between an ExpandDims and a Squeeze, its weight viewed as
-// [O, I, 1, K] (same bytes, same name, same encoding: per-channel axis 0 and
-// block axes are unchanged by the inserted unit axis).
+//  * QNN's HTP has no 1-D convolution: a Conv1d over [N, C, L] runs as a
+//    Conv2d over [N, C, 1, L] between an ExpandDims and a Squeeze, its weight
+//    viewed as [O, I, 1, K] (same bytes, same name, same encoding: per-channel
+//    axis 0 and block axes are unchanged by the inserted unit axis).
+//  * ReduceSumSquare (ONNX ReduceL2/ReduceSumSquare, F.normalize) runs as an
+//    ElementWiseMultiply of x by itself and a ReduceSum.
 #include "passes/legalize.h"
 
 #include <fmt/format.h>
@@ -46,11 +48,37 @@ bool Has(const target::Target& t, std::string_view op) {
 
 }  // namespace
 
+// ReduceSumSquare(x) = ReduceSum(x * x), same axes and keepdims. The square
+// is a new activation (calibration sees it when it runs after this).
+bool SumOfSquares(rewrite::GraphEdit& edit, const Graph& g, OpId id, const target::Target& target,
+                  LegalizeReport* report) {
+  const Op& op = g.op(id);
+  if (op.type != "ReduceSumSquare" || Has(target, op.type) || !Has(target, "ReduceSum") ||
+      !Has(target, "ElementWiseMultiply") || op.inputs.empty() || op.outputs.size() != 1)
+    return false;
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const TensorId sq = edit.NewActivation(edit.UniqueName(x.name + "_squared"));
+  rewrite::NewOp mul{"ElementWiseMultiply", edit.UniqueName(op.name + "_square"), {op.inputs[0], op.inputs[0]}, {sq},
+                     {}, op.source_name, op.source_op_type};
+  std::vector<TensorId> inputs = op.inputs;
+  inputs[0] = sq;
+  rewrite::NewOp sum{"ReduceSum", op.name, inputs, op.outputs, op.attrs, op.source_name, op.source_op_type};
+  edit.Drop(id);
+  edit.InsertAt(id, std::move(mul));
+  edit.InsertAt(id, std::move(sum));
+  ++report->changed;
+  ++report->by_type["ReduceSumSquare -> ElementWiseMultiply + ReduceSum"];
+  report->notes.push_back(fmt::format("'{}' (ReduceSumSquare) runs as ElementWiseMultiply + ReduceSum: {} has no "
+                                      "ReduceSumSquare kernel", op.name, target.name));
+  return true;
+}
+
 Status LegalizeForTarget(Graph* graph, const target::Target& target, LegalizeReport* report) {
   *report = LegalizeReport{};
   rewrite::GraphEdit edit(*graph);
   const Graph& g = *graph;
   for (OpId id = 0; id < g.op_count(); ++id) {
+    if (SumOfSquares(edit, g, id, target, report)) continue;
     const Op& op = g.op(id);
     const bool conv = op.type == "Conv1d", tconv = op.type == "TransposeConv1d";
     if ((!conv && !tconv) || Has(target, op.type) || op.inputs.size() < 2 || op.outputs.size() != 1) continue;

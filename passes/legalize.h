@@ -21,7 +21,8 @@ struct LegalizeReport {
 };
 
 // Rewrites, in place, the ops of `graph` that `target` cannot run but can run
-// in an equivalent form (today: Conv1d / TransposeConv1d as their 2-D ops).
+// in an equivalent form (Conv1d / TransposeConv1d as their 2-D ops,
+// ReduceSumSquare as a square and a ReduceSum).
 // Ops with no such form are left for kernel selection to report.
 Status LegalizeForTarget(Graph* graph, const target::Target& target, LegalizeReport* report);
 // "legalized for htp_v73: 2 Conv1d -> Conv2d ops (...)", or "" when nothing changed.

@@ -131,3 +131,32 @@ TEST_CASE("a target with the 1-D kernel keeps Conv1d", "[passes][legalize]") {
 }  // namespace
 }  // namespace qairt
 
+
+namespace qairt {
+namespace {
+
+TEST_CASE("ReduceSumSquare runs as a square and a ReduceSum where the target lacks it", "[passes][legalize]") {
+  auto htp = target::LoadBuiltinTarget("htp_v73");
+  REQUIRE(htp.ok());
+  Graph g("l2");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{2, 5}).value();
+  auto r = g.AddOp("ReduceSumSquare", "sumsq", {x}, {"y"},
+                   {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+  REQUIRE(r.ok());
+  REQUIRE(g.MarkOutput(g.op(r.value()).outputs[0]).ok());
+  const std::vector<float> xs = Ramp(10, 0.77f, -0.3f);
+  const auto before = Run(g, xs);
+  pass::LegalizeReport report;
+  REQUIRE(pass::LegalizeForTarget(&g, *htp.value(), &report).ok());
+  CHECK(report.changed == 1);
+  CHECK(CountType(g, "ReduceSumSquare") == 0);
+  CHECK(CountType(g, "ElementWiseMultiply") == 1);
+  CHECK(CountType(g, "ReduceSum") == 1);
+  CHECK(g.tensor(g.outputs()[0]).name == "y");
+  const auto after = Run(g, xs);
+  REQUIRE(after[0].size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(after[0][i] == Approx(before[0][i]));
+}
+
+}  // namespace
+}  // namespace qairt
