@@ -160,3 +160,70 @@ TEST_CASE("ReduceSumSquare runs as a square and a ReduceSum where the target lac
 
 }  // namespace
 }  // namespace qairt
+
+namespace qairt {
+namespace {
+
+// X[seq=3, batch=2, I=4] through an Lstm or Gru of hidden size 5.
+Graph RecurrentGraph(const std::string& type, const std::string& direction, bool linear_before_reset, bool with_state) {
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1, G = type == "Lstm" ? 4 : 3, H = 5, I = 4;
+  Graph g(type);
+  auto x = g.AddInput("x", DType::kFloat32, Shape{3, 2, I}).value();
+  auto w = g.AddConstant("W", DType::kFloat32, Shape{dirs, G * H, I}, Floats(Ramp(dirs * G * H * I, 0.31f, 0.0f))).value();
+  auto r = g.AddConstant("R", DType::kFloat32, Shape{dirs, G * H, H}, Floats(Ramp(dirs * G * H * H, 0.17f, 0.0f))).value();
+  auto b = g.AddConstant("B", DType::kFloat32, Shape{dirs, 2 * G * H}, Floats(Ramp(dirs * 2 * G * H, 0.53f, 0.1f))).value();
+  std::vector<TensorId> in = {x, w, r, b, kInvalidId};
+  if (with_state) {
+    in.push_back(g.AddConstant("h0", DType::kFloat32, Shape{dirs, 2, H}, Floats(Ramp(dirs * 2 * H, 0.9f, 0.0f))).value());
+    if (type == "Lstm")
+      in.push_back(g.AddConstant("c0", DType::kFloat32, Shape{dirs, 2, H}, Floats(Ramp(dirs * 2 * H, 1.3f, 0.0f))).value());
+  }
+  AttributeMap attrs = {{"hidden_size", H}, {"direction", direction}};
+  if (type == "Gru") attrs["linear_before_reset"] = int64_t{linear_before_reset ? 1 : 0};
+  std::vector<std::string> outs = {"y", "y_h"};
+  if (type == "Lstm") outs.push_back("y_c");
+  auto op = g.AddOp(type, "rnn", in, outs, attrs);
+  REQUIRE(op.ok());
+  for (TensorId t : g.op(op.value()).outputs) REQUIRE(g.MarkOutput(t).ok());
+  REQUIRE(g.Validate().empty());
+  return g;
+}
+
+TEST_CASE("Lstm and Gru are unrolled over their time steps for HTP, computing the same", "[passes][legalize]") {
+  auto htp = target::LoadBuiltinTarget("htp_v73");
+  REQUIRE(htp.ok());
+  struct Case {
+    std::string type, direction;
+    bool lbr, state;
+  };
+  for (const Case& c : {Case{"Lstm", "forward", false, false}, Case{"Lstm", "bidirectional", false, true},
+                        Case{"Lstm", "reverse", false, true}, Case{"Gru", "forward", false, true},
+                        Case{"Gru", "bidirectional", true, false}}) {
+    INFO(c.type << " " << c.direction << (c.lbr ? " linear_before_reset" : "") << (c.state ? " with state" : ""));
+    Graph g = RecurrentGraph(c.type, c.direction, c.lbr, c.state);
+    const std::vector<float> x = Ramp(24, 0.41f, -0.2f);
+    const auto before = Run(g, x);
+    pass::LegalizeReport report;
+    REQUIRE(pass::LegalizeForTarget(&g, *htp.value(), &report).ok());
+    CHECK(report.changed == 1);
+    CHECK(CountType(g, c.type) == 0);
+    CHECK(g.Validate().empty());
+    const auto after = Run(g, x);
+    REQUIRE(after.size() == before.size());
+    for (size_t o = 0; o < after.size(); ++o) {
+      CHECK(g.tensor(g.outputs()[o]).name == std::vector<std::string>{"y", "y_h", "y_c"}[o]);
+      REQUIRE(after[o].size() == before[o].size());
+      for (size_t i = 0; i < after[o].size(); ++i) CHECK(after[o][i] == Approx(before[o][i]).margin(1e-5));
+    }
+  }
+  // A CPU target runs the op itself.
+  auto cpu = target::LoadBuiltinTarget("cpu");
+  REQUIRE(cpu.ok());
+  Graph g = RecurrentGraph("Lstm", "forward", false, false);
+  pass::LegalizeReport report;
+  REQUIRE(pass::LegalizeForTarget(&g, *cpu.value(), &report).ok());
+  CHECK(report.changed == 0);
+}
+
+}  // namespace
+}  // namespace qairt
