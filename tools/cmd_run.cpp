@@ -277,6 +277,28 @@ bool ReadInputList(const std::string& list, const std::vector<qairt_exec_tensor_
       }
       std::error_code ec;
       const auto size = fs::file_size(paths[k], ec);
+      // A converted model's int32 input (narrowed from int64, as the vendor
+      // converter does) still takes the model's own int64 raw files.
+      const bool wide = !ec && inputs[k].dtype == QAIRT_DTYPE_INT32 && size == 2 * inputs[k].byte_size;
+      if (wide) {
+        std::vector<int64_t> v(inputs[k].byte_size / 4);
+        if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(size))) {
+          std::fprintf(stderr, "qairt run: cannot read %s\n", paths[k].c_str());
+          return false;
+        }
+        sample.data[k].resize(inputs[k].byte_size);
+        for (size_t i = 0; i < v.size(); ++i) {
+          if (v[i] < INT32_MIN || v[i] > INT32_MAX) {
+            std::fprintf(stderr, "qairt run: %s line %zu: %s element %zu is %lld, outside int32 (input '%s' was "
+                         "narrowed from int64; --keep_int64_inputs keeps it)\n", list.c_str(), line_no,
+                         paths[k].c_str(), i, static_cast<long long>(v[i]), inputs[k].name);
+            return false;
+          }
+          const auto x = static_cast<int32_t>(v[i]);
+          std::memcpy(sample.data[k].data() + 4 * i, &x, 4);
+        }
+        continue;
+      }
       if (ec || size != inputs[k].byte_size) {
         std::fprintf(stderr,
                      "qairt run: %s line %zu: %s holds %llu bytes but input '%s' (%s) needs %llu bytes\n", list.c_str(),
