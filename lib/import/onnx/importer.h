@@ -116,7 +116,7 @@ bool TryFoldWithoutExecutor(NodeContext& ctx);
 bool ShouldFoldByExecution(const NodeContext& ctx);
 // The largest constant folding creates; bigger results stay ops (or, where no
 // op can express them, are an error naming the node).
-inline constexpr uint64_t kMaxFoldedBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxFoldedBytes = uint64_t{256} << 20;
 
 class Importer {
  public:
