@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "help.h"
 
 using qairt_cli::ParseDims;
 using qairt_cli::ParseInt;
@@ -97,7 +98,8 @@ int RunCompare(int argc, char** argv) {
       if (i < argc && (a == "--float" || a == "--quantized" || a == "--input_list" || a == "-d" ||
                        a == "--input_dim" || a == "--define_symbol"))
         return 2;  // value() printed the message
-      std::fprintf(stderr, "qairt compare: unknown argument '%s'\n", a.c_str());
+      std::fprintf(stderr, "qairt compare: unknown argument '%s'%s\n", a.c_str(),
+                   qairt_cli::SuggestFlag("compare", a).c_str());
       return 2;
     }
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "help.h"
 
 namespace {
 
@@ -221,7 +222,7 @@ int RunEncodings(int argc, char** argv) {
     } else if (arg[0] != '-' && a.file.empty()) {
       a.file = arg;
     } else {
-      return Usage(("unknown argument '" + arg + "'").c_str());
+      return Usage(("unknown argument '" + arg + "'" + qairt_cli::SuggestFlag("encodings", arg)).c_str());
     }
     if (!ok) return Usage((arg + " needs a value").c_str());
   }

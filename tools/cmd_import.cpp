@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "help.h"
 
 using qairt_cli::IsTflitePath;
 using qairt_cli::ParseDims;
@@ -119,29 +120,15 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
     } else if (!convert && a->model.empty() && arg[0] != '-') {
       a->model = arg;
     } else {
-      std::fprintf(stderr, "qairt %s: unknown argument '%s'\n", argv[0], arg.c_str());
+      std::fprintf(stderr, "qairt %s: unknown argument '%s'%s\n", argv[0], arg.c_str(),
+                   qairt_cli::SuggestFlag(argv[0], arg).c_str());
       return 2;
     }
   }
   if (convert && (a->process.print_pipeline || a->process.list_rewrites)) return 0;
   if (a->model.empty()) {
-    std::fprintf(stderr, convert ? "usage: qairt convert -i MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
-                                   "[--quantization_overrides FILE] [--ignore_quantization_overrides] [--keep_int64_inputs] "
-                                   "(--target NAME | --target_backend HTP|LPAI|CPU|AIC [--target_arch vNN] | "
-                                   "--target_soc_model SOC) [--float_bitwidth 16|32] [--act_bitwidth 8|16] "
-                                   "[--weights_bitwidth 4|8|16] [--bias_bitwidth 8|32] [--quantizer_log FILE "
-                                   "--quantizer_log_level NONE|INFO|TRACE] [--export_encodings FILE "
-                                   "[--encodings_format 2.0.0|1.0.0|0.6.1]] [--export_qdq_onnx FILE [--qdq_opset 13|21]] "
-                                   "[--input_list LIST [--eval_input_list LIST] [--act_quantizer_calibration "
-                                   "min-max|sqnr|mse|percentile] [--param_quantizer_calibration METHOD] "
-                                   "[--act_quantizer_schema|--param_quantizer_schema asymmetric|symmetric|"
-                                   "unsignedsymmetric] [--percentile_calibration_value P] "
-                                   "[--use_per_channel_quantization] [--use_per_row_quantization] "
-                                   "[--weights_block_size N [--use_lpbq]] [--input_encoding NAME other]... "
-                                   "[--num_threads N] [--no_progress] [--mixed_precision off|budget=DB|percent=P]] [--no_rewrites] [--verify_rewrites] "
-                                   "[--disable_rewrite NAME]... [--list_rewrites] [--stop_after PASS] [--print_pipeline] "
-                                   "(-o OUT.qairt | --dry_run [--json])\n"
-                                 : "usage: qairt inspect MODEL [-d NAME DIMS]... [--define_symbol NAME VALUE]... [--json]\n");
+    // analyze shares this parser: argv[0] names the command whose usage is due.
+    qairt_cli::PrintCommandUsage(argv[0], stderr);
     return 2;
   }
   return 0;

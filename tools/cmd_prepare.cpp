@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "help.h"
 #include "qairt/qairt.h"
 #include "qairt/qairt_prepare.h"
 
@@ -134,7 +135,8 @@ int RunPrepare(int argc, char** argv) {
       if (a != "--input_network" && a != "-i" && a != "-o" && a != "--output_dir" && a != "--target" &&
           a != "--specializations" && a != "--input_list" && a != "--fp32_nodes" && a != "--supported_ops" &&
           a != "--define_symbol" && a != "-d" && a != "--input_dim")
-        std::fprintf(stderr, "qairt prepare: unknown option '%s'\n", a.c_str());
+        std::fprintf(stderr, "qairt prepare: unknown option '%s'%s\n", a.c_str(),
+                     qairt_cli::SuggestFlag("prepare", a).c_str());
       std::fputs(kUsage, stderr);
       return 2;
     }

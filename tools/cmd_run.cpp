@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "help.h"
 
 namespace fs = std::filesystem;
 
@@ -107,7 +108,8 @@ int Parse(int argc, char** argv, RunArgs* a) {
     } else if (a->model.empty() && !arg.empty() && arg[0] != '-') {
       a->model = arg;
     } else {
-      std::fprintf(stderr, "qairt run: unknown argument '%s'\n%s", arg.c_str(), kUsage);
+      std::fprintf(stderr, "qairt run: unknown argument '%s'%s\n%s", arg.c_str(),
+                   qairt_cli::SuggestFlag("run", arg).c_str(), kUsage);
       return 2;
     }
   }

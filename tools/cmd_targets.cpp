@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "help.h"
+
 namespace {
 
 constexpr const char* kUsage =
@@ -242,7 +244,7 @@ int RunTargets(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      return Usage((std::string("unknown option ") + argv[i]).c_str());
+      return Usage((std::string("unknown option ") + argv[i] + qairt_cli::SuggestFlag("targets", argv[i])).c_str());
     } else {
       pos.push_back(argv[i]);
     }

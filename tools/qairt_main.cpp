@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "commands.h"
+#include "help.h"
 
 namespace {
 
@@ -55,7 +57,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"ops", PrintOps, "list the op types of the IR (QNN names)"},
     {"dtypes", PrintDTypes, "list the element types with their TRACE-log tokens"},
     {"inspect", RunInspect, "MODEL|FILE.qairt: inputs, outputs, ops, parameters, encodings, dynamic dims; a container's target and options"},
-    {"convert", RunConvert, "-i MODEL [--quantization_overrides F] --target T [--quantizer_log F --quantizer_log_level L] -o OUT.qairt | --dry_run [--json]"},
+    {"convert", RunConvert, "-i MODEL --target T [--input_list LIST] [--quantization_overrides F] [--quantizer_log F --quantizer_log_level L] -o OUT.qairt | --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
     {"analyze", RunAnalyze, "-i MODEL --input_list LIST [--target T] [calibration options] [--no_rewrites] [--json] [--plot F.svg]: per-layer quantization sensitivity"},
@@ -68,11 +70,35 @@ constexpr qairt_cli::Command kCommands[] = {
 void PrintUsage(FILE* out) {
   std::fputs("usage: qairt <command> [options]\n\ncommands:\n", out);
   for (const auto& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+  std::fputs("\nqairt help COMMAND (or qairt COMMAND --help) lists a command's options with their defaults.\n", out);
 }
 
-int PrintHelp(int, char**) {
-  PrintUsage(stdout);
-  return 0;
+// " (did you mean 'convert'?)" for a misspelled command, "" otherwise.
+std::string SuggestCommand(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& c : kCommands) names.emplace_back(c.name);
+  const std::string guess = qairt_cli::ClosestName(name, names);
+  return guess.empty() ? std::string() : " (did you mean '" + guess + "'?)";
+}
+
+// `qairt help` lists the commands; `qairt help CMD` prints CMD's help.
+int PrintHelp(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stdout);
+    return 0;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h") name = "help";
+  if (name == "--version") name = "version";
+  for (const auto& c : kCommands)
+    if (name == c.name) {
+      if (qairt_cli::PrintCommandHelp(name, stdout)) return 0;
+      std::fprintf(stdout, "usage: qairt %s %s\n", c.name, c.summary);  // a command without a help table
+      return 0;
+    }
+  std::fprintf(stderr, "qairt help: unknown command '%s'%s\n\n", name.c_str(), SuggestCommand(name).c_str());
+  PrintUsage(stderr);
+  return 2;
 }
 
 }  // namespace
@@ -90,9 +116,20 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   if (command == "--version") command = "version";
   if (command == "--help" || command == "-h") command = "help";
-  for (const auto& c : kCommands)
-    if (command == c.name) return c.run(argc - 1, argv + 1);
-  std::fprintf(stderr, "qairt: unknown command '%s'\n\n", command.c_str());
+  for (const auto& c : kCommands) {
+    if (command != c.name) continue;
+    // -h/--help anywhere in a command's arguments answers before its parser
+    // runs, so no parser has to know about it (`help` reads its own argument).
+    if (command != "help")
+      for (int i = 2; i < argc; ++i)
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+          char name[] = "help";
+          char* help_argv[] = {name, argv[1], nullptr};
+          return PrintHelp(2, help_argv);
+        }
+    return c.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "qairt: unknown command '%s'%s\n\n", command.c_str(), SuggestCommand(command).c_str());
   PrintUsage(stderr);
   return 2;
 }
