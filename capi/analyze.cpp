@@ -32,7 +32,9 @@ namespace {
 // The struct as ABI 1.5 defined it (ending at num_enabled); later fields read
 // as their defaults for callers compiled against it.
 constexpr size_t kRewriteOptionsV1Size = offsetof(qairt_rewrite_options, num_enabled) + sizeof(size_t);
-constexpr size_t kAnalysisOptionsV1Size = sizeof(qairt_analysis_options);
+// Frozen at the 1.5 layout (ends at mixed_value): a later field must not
+// reject callers compiled against it.
+constexpr size_t kAnalysisOptionsV1Size = offsetof(qairt_analysis_options, mixed_value) + sizeof(double);
 
 qairt::Result<calib::SampleSource> SamplesOf(const qairt::Graph& g, const char* input_list,
                                              std::shared_ptr<calib::InputList>* keep) {

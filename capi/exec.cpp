@@ -1,6 +1,7 @@
 // C ABI of the reference executor (include/qairt/qairt_exec.h).
 #include "qairt/qairt_exec.h"
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,9 +21,11 @@ using qairt::capi::InvalidArg;
 
 namespace {
 
-constexpr size_t kOptionsV1 = sizeof(qairt_executor_options);
-constexpr size_t kInfoV1 = sizeof(qairt_exec_tensor_info);
-constexpr size_t kStatsV1 = sizeof(qairt_exec_stats);
+// The 1.x layouts, frozen by their last field (later fields must not reject
+// callers compiled against them).
+constexpr size_t kOptionsV1 = offsetof(qairt_executor_options, reserved) + sizeof(uint32_t);
+constexpr size_t kInfoV1 = offsetof(qairt_exec_tensor_info, byte_size) + sizeof(uint64_t);
+constexpr size_t kStatsV1 = offsetof(qairt_exec_stats, static_borrowed_bytes) + sizeof(uint64_t);
 
 qairt_status_t* Info(const qairt_executor_t* e, size_t index, bool input, qairt_exec_tensor_info* out) {
   if (!e) return InvalidArg("executor must not be NULL");

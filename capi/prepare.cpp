@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +22,8 @@ using qairt::capi::InvalidArg;
 namespace {
 
 // The 1.5 layout is the first: every field is known to every caller.
-constexpr size_t kOptionsV1 = sizeof(qairt_prepare_options);
+// The 1.5 layout, frozen by its last field.
+constexpr size_t kOptionsV1 = offsetof(qairt_prepare_options, reserved) + sizeof(uint32_t);
 constexpr size_t kFindingV1 = sizeof(qairt_prepare_finding);
 constexpr uint32_t kKnownFlags = QAIRT_PREPARE_CLIP_FP16_CONSTANTS | QAIRT_PREPARE_FIX_ADDITIVE_MASKS |
                                  QAIRT_PREPARE_FORCE | QAIRT_PREPARE_NAMED_SPECIALIZATIONS |
