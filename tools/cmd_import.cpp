@@ -174,19 +174,12 @@ bool TargetCheck(const qairt_graph_t* graph, const qairt_target_t* target, std::
   qairt_status_free(s);
   std::map<std::string, size_t> missing;  // op type -> op count
   size_t ops_checked = 0;
-  for (size_t i = 0; i < qairt_graph_op_count(graph); ++i) {
-    qairt_op_info op;
-    std::memset(&op, 0, sizeof op);
-    op.struct_size = sizeof op;
-    if (qairt_status_t* e = qairt_graph_op_info(graph, static_cast<qairt_op_id>(i), &op)) {
-      qairt_status_free(e);
-      continue;
-    }
-    ++ops_checked;
+  for (const auto& [type, n] : OpTypeCounts(graph)) {
+    ops_checked += n;
     size_t count = 0;
-    qairt_status_t* e = qairt_target_kernel_count(target, op.type, &count);
+    qairt_status_t* e = qairt_target_kernel_count(target, type.c_str(), &count);
     qairt_status_free(e);
-    if (count == 0) ++missing[op.type];
+    if (count == 0) missing[type] = n;
   }
   const char* name = info.name ? info.name : "?";
   *text = "target: " + std::string(name);

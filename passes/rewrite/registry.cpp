@@ -41,6 +41,14 @@ bool Selected(const RewriteInfo& info, const Options& options) {
          std::find(options.enabled.begin(), options.enabled.end(), info.name) != options.enabled.end();
 }
 
+// Why a selected rewrite does not run ("" when it does): it would create an
+// op the target cannot run.
+std::string SkipReason(const RewriteInfo& info, const Options& options) {
+  if (info.produces && options.target_has_op && !options.target_has_op(info.produces))
+    return fmt::format("the target has no {} kernels", info.produces);
+  return {};
+}
+
 // The default: each rewrite is exact by construction (and by its unit
 // tests), so it is applied without running the model; only a rewritten
 // graph that fails validation is undone.
@@ -51,8 +59,8 @@ Status ApplyUnverified(Graph* graph, std::span<const RewriteInfo> registry, cons
     Outcome out;
     out.name = info.name;
     out.cosine = std::numeric_limits<double>::quiet_NaN();
-    if (info.produces && options.target_has_op && !options.target_has_op(info.produces)) {
-      out.skipped = fmt::format("the target has no {} kernels", info.produces);
+    out.skipped = SkipReason(info, options);
+    if (!out.skipped.empty()) {
       report->rewrites.push_back(std::move(out));
       continue;
     }
@@ -126,8 +134,8 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
     if (!Selected(info, options)) continue;
     Outcome out;
     out.name = info.name;
-    if (info.produces && options.target_has_op && !options.target_has_op(info.produces)) {
-      out.skipped = fmt::format("the target has no {} kernels", info.produces);
+    out.skipped = SkipReason(info, options);
+    if (!out.skipped.empty()) {
       report->rewrites.push_back(std::move(out));
       continue;
     }
