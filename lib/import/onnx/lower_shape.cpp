@@ -280,9 +280,11 @@ Status LowerTopK(NodeContext& ctx) {
     if (!kv || kv->size() != 1) return ctx.Fail("inputs[1]", "TopK's K must be a scalar constant");
     k = (*kv)[0];
   }
-  if (ctx.Int("largest", 1) == 0) return ctx.Fail("largest", "TopK with largest=0 is not supported");
-  return Done(ctx.Emit("TopK", {ctx.in_tensor(0)},
-                       {{"k", k}, {"axis", ctx.Int("axis", -1)}, {"output_dtype", static_cast<int64_t>(DType::kInt64)}}));
+  const DType index = ctx.importer().options().int64_to_int32 ? DType::kInt32 : DType::kInt64;
+  AttributeMap attrs = {{"k", k}, {"axis", ctx.Int("axis", -1)}, {"output_dtype", static_cast<int64_t>(index)}};
+  if (ctx.Int("largest", 1) == 0) attrs["largest"] = int64_t{0};
+  if (ctx.Int("sorted", 1) == 0) attrs["sorted"] = int64_t{0};
+  return Done(ctx.Emit("TopK", {ctx.in_tensor(0)}, attrs));
 }
 
 Status LowerArg(NodeContext& ctx) {

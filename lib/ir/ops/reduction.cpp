@@ -66,7 +66,7 @@ void InferTopK(InferContext& ctx) {
     }
   }
   SetOutput(ctx, 0, x.dtype, shape);
-  SetOutput(ctx, 1, DType::kInt32, shape);
+  SetOutput(ctx, 1, IndexDType(ctx).value_or(DType::kInt32), shape);
 }
 
 void InferCumulativeSum(InferContext& ctx) {
@@ -91,7 +91,7 @@ void RegisterReductionOps(std::vector<OpSchema>* out) {
       {"ReduceSumSquare", 1, 2, 1, 1, InferReduce, kReduceSummary},
       {"Argmax", 1, 1, 1, 1, InferArgReduce, "x -> int32 indices; axis (0), keepdims (1), output_dtype?"},
       {"Argmin", 1, 1, 1, 1, InferArgReduce, "x -> int32 indices; axis (0), keepdims (1), output_dtype?"},
-      {"TopK", 1, 2, 2, 2, InferTopK, "x, k?(static) -> values, indices (int32); k (required), axis (-1), largest, sorted"},
+      {"TopK", 1, 2, 2, 2, InferTopK, "x, k?(static) -> values, indices (int32, or output_dtype); k (required), axis (-1), largest, sorted"},
       {"CumulativeSum", 1, 1, 1, 1, InferCumulativeSum, "x; axis (0), exclusive, reverse"},
   };
   out->insert(out->end(), std::begin(schemas), std::end(schemas));
