@@ -164,9 +164,9 @@ bool FoldConstantOfShape(NodeContext& ctx) {
   const auto n = out.element_count();
   const auto bytes = n ? StorageBytes(dtype, *n) : std::nullopt;
   if (!bytes || value.size() != DTypeBits(dtype) / 8) return false;
-  if (*bytes > kMaxFoldedBytes) {
+  if (*bytes > kMaxFilledBytes) {
     (void)ctx.Fail("input", "the constant of shape {} would take {} bytes; an import-time constant is limited to {} "
-                   "bytes (fix the input dimensions with -d/--input_dim)", out.ToString(), *bytes, kMaxFoldedBytes);
+                   "bytes (fix the input dimensions with -d/--input_dim)", out.ToString(), *bytes, kMaxFilledBytes);
     return true;
   }
   std::vector<uint8_t> data(*bytes);

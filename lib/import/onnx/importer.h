@@ -117,6 +117,9 @@ bool ShouldFoldByExecution(const NodeContext& ctx);
 // The largest constant folding creates; bigger results stay ops (or, where no
 // op can express them, are an error naming the node).
 inline constexpr uint64_t kMaxFoldedBytes = uint64_t{256} << 20;
+// ConstantOfShape has no op to stay as: its fill is allowed to be larger
+// (generated weights of test models fill hundreds of MB).
+inline constexpr uint64_t kMaxFilledBytes = uint64_t{16} << 30;
 
 class Importer {
  public:
