@@ -394,3 +394,39 @@ TEST_CASE("If with a condition computed from the data selects between both branc
 
 }  // namespace
 }  // namespace qairt
+
+namespace qairt {
+namespace {
+
+TEST_CASE("a Conv over constants that absorbs its BatchNormalization is not folded away from under it", "[import][fold]") {
+  // x is a constant: the Conv has only constant inputs, and its lowering also
+  // takes the BatchNormalization after it.
+  OnnxModelBuilder b(13);
+  b.Init<float>("x", P::FLOAT, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  b.Init<float>("w", P::FLOAT, {1, 1, 1, 1}, {2.0f});
+  b.Init<float>("scale", P::FLOAT, {1}, {1.0f});
+  b.Init<float>("bias", P::FLOAT, {1}, {0.5f});
+  b.Init<float>("mean", P::FLOAT, {1}, {0.0f});
+  b.Init<float>("var", P::FLOAT, {1}, {1.0f});
+  b.Node("Conv", {"x", "w"}, {"c"}, "conv");
+  b.Node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"}, "bn");
+  b.Input("y", P::FLOAT, {1, 1, 3, 3});
+  b.Node("Add", {"y", "bn"}, {"z"}, "add");
+  b.Output("z", P::FLOAT, {1, 1, 3, 3});
+  OnnxImportReport report;
+  auto g = Import(b, &report);
+  INFO((g.ok() ? "" : g.status().message()));
+  REQUIRE(g.ok());
+  CHECK(g.value().Validate().empty());
+  auto ex = exec::Executor::Create(g.value());
+  REQUIRE(ex.ok());
+  std::vector<float> y(9, 1.0f);
+  auto out = ex.value()->Run({y.data()}, {36});
+  REQUIRE(out.ok());
+  std::vector<float> z(9);
+  std::memcpy(z.data(), out.value()[0].bytes.data(), 36);
+  for (size_t i = 0; i < 9; ++i) CHECK(z[i] == Approx(1.0f + 2.0f * static_cast<float>(i + 1) + 0.5f).epsilon(1e-4));
+}
+
+}  // namespace
+}  // namespace qairt

@@ -582,9 +582,13 @@ void Importer::LowerNode(const onnx::NodeProto& node, size_t index) {
   }
   const bool fold = ShouldFoldByExecution(ctx);
   const Graph::Checkpoint mark = graph_.Mark();
+  const size_t consumed = skip_.size();
   name_log_.clear();
   Status s = it->second(ctx);
-  if (s.ok() && fold && FoldEmitted(ctx, mark)) ++report_->constants_folded;
+  // A lowering that also took a later node (a Conv absorbing its
+  // BatchNormalization) bound that node's output to an emitted tensor: such
+  // a node is not folded, or the binding would outlive the ops taken back.
+  if (s.ok() && fold && skip_.size() == consumed && FoldEmitted(ctx, mark)) ++report_->constants_folded;
   name_log_.clear();
   if (!s.ok() && (report_->diagnostics.empty() || report_->diagnostics.back().message != s.message()))
     AddDiagnostic(Severity::kError, DiagKind::kAttribute, name, s.message());
