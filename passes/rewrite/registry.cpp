@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 
@@ -49,16 +50,18 @@ std::string SkipReason(const RewriteInfo& info, const Options& options) {
   return {};
 }
 
-// The default: each rewrite is exact by construction (and by its unit
-// tests), so it is applied without running the model; only a rewritten
-// graph that fails validation is undone.
-Status ApplyUnverified(Graph* graph, std::span<const RewriteInfo> registry, const Options& options, Report* report) {
+// Applies each selected rewrite to a copy of the graph; `accept` decides
+// whether a rewrite that fired is kept (it records why not in the outcome
+// and the report).
+using Accept = std::function<bool(const RewriteInfo&, const Graph& candidate, Outcome* out)>;
+Status ApplyEach(Graph* graph, std::span<const RewriteInfo> registry, const Options& options, Report* report,
+                 const Accept& accept) {
   Graph current = *graph;
   for (const RewriteInfo& info : registry) {
     if (!Selected(info, options)) continue;
     Outcome out;
     out.name = info.name;
-    out.cosine = std::numeric_limits<double>::quiet_NaN();
+    if (!options.verify) out.cosine = std::numeric_limits<double>::quiet_NaN();
     out.skipped = SkipReason(info, options);
     if (!out.skipped.empty()) {
       report->rewrites.push_back(std::move(out));
@@ -66,15 +69,17 @@ Status ApplyUnverified(Graph* graph, std::span<const RewriteInfo> registry, cons
     }
     Graph candidate = current;
     auto fired = info.run(&candidate, &out.notes);
-    if (!fired.ok() || (fired.value() && HasErrors(candidate.Validate()))) {
+    if (!fired.ok()) {
+      // A rewrite that cannot build its graph is a defect of the rewrite,
+      // not of the model: report it and go on without it.
       out.rolled_back = true;
       report->warnings.push_back(fmt::format("rewrite '{}' failed and was skipped: {}", info.name,
-                                             fired.ok() ? "the rewritten graph is invalid" : fired.status().message()));
+                                             fired.status().message()));
       report->rewrites.push_back(std::move(out));
       continue;
     }
     out.fired = fired.value();
-    if (out.fired) current = std::move(candidate);
+    if (out.fired && accept(info, candidate, &out)) current = std::move(candidate);
     report->rewrites.push_back(std::move(out));
   }
   report->ops_after = current.op_count();
@@ -104,7 +109,18 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   }
   report->ops_before = graph->op_count();
   report->verified = options.verify;
-  if (!options.verify) return ApplyUnverified(graph, registry, options, report);
+  if (!options.verify) {
+    // The default: each rewrite is exact by construction (and by its unit
+    // tests), so it is applied without running the model; only a rewritten
+    // graph that fails validation is undone.
+    return ApplyEach(graph, registry, options, report, [&](const RewriteInfo& info, const Graph& g, Outcome* out) {
+      if (!HasErrors(g.Validate())) return true;
+      out->rolled_back = true;
+      report->warnings.push_back(
+          fmt::format("rewrite '{}' failed and was skipped: the rewritten graph is invalid", info.name));
+      return false;
+    });
+  }
   calib::SampleSource samples = options.samples.count > options.max_samples && options.max_samples > 0
                                     ? calib::Slice(options.samples, 0, options.max_samples)
                                     : options.samples;
@@ -129,53 +145,26 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
     }
     return Status(reference.status().code(), "rewrite verification (original graph): " + reference.status().message());
   }
-  Graph current = *graph;
-  for (const RewriteInfo& info : registry) {
-    if (!Selected(info, options)) continue;
-    Outcome out;
-    out.name = info.name;
-    out.skipped = SkipReason(info, options);
-    if (!out.skipped.empty()) {
-      report->rewrites.push_back(std::move(out));
-      continue;
+  return ApplyEach(graph, registry, options, report, [&](const RewriteInfo& info, const Graph& candidate, Outcome* out) {
+    const Diagnostics diags = candidate.Validate();
+    auto got = HasErrors(diags) ? Result<calib::SampleOutputs>(InvalidArgument("the rewritten graph is invalid"))
+                                : calib::RunSamples(candidate, samples, false, options.num_threads);
+    if (!got.ok()) {
+      out->rolled_back = true;
+      out->cosine = 0;
+      report->warnings.push_back(fmt::format("rewrite '{}' rolled back: {}", info.name, got.status().message()));
+      return false;
     }
-    Graph candidate = current;
-    auto fired = info.run(&candidate, &out.notes);
-    if (!fired.ok()) {
-      // A rewrite that cannot build its graph is a defect of the rewrite,
-      // not of the model: report it and go on without it.
-      out.rolled_back = true;
-      report->warnings.push_back(fmt::format("rewrite '{}' failed and was skipped: {}", info.name,
-                                             fired.status().message()));
-      report->rewrites.push_back(std::move(out));
-      continue;
+    out->cosine = calib::Worst(reference.value(), got.value()).cosine;
+    if (!(out->cosine >= options.min_cosine)) {
+      out->rolled_back = true;
+      report->warnings.push_back(fmt::format(
+          "rewrite '{}' rolled back: output cosine {:.7f} vs the original is below {:.7f} on {} sample(s)", info.name,
+          out->cosine, options.min_cosine, samples.count));
+      return false;
     }
-    out.fired = fired.value();
-    if (out.fired) {
-      const Diagnostics diags = candidate.Validate();
-      auto got = HasErrors(diags) ? Result<calib::SampleOutputs>(InvalidArgument("the rewritten graph is invalid"))
-                                  : calib::RunSamples(candidate, samples, false, options.num_threads);
-      if (!got.ok()) {
-        out.rolled_back = true;
-        out.cosine = 0;
-        report->warnings.push_back(fmt::format("rewrite '{}' rolled back: {}", info.name, got.status().message()));
-      } else {
-        out.cosine = calib::Worst(reference.value(), got.value()).cosine;
-        if (!(out.cosine >= options.min_cosine)) {
-          out.rolled_back = true;
-          report->warnings.push_back(fmt::format(
-              "rewrite '{}' rolled back: output cosine {:.7f} vs the original is below {:.7f} on {} sample(s)",
-              info.name, out.cosine, options.min_cosine, samples.count));
-        } else {
-          current = std::move(candidate);
-        }
-      }
-    }
-    report->rewrites.push_back(std::move(out));
-  }
-  report->ops_after = current.op_count();
-  *graph = std::move(current);
-  return Status::Ok();
+    return true;
+  });
 }
 
 std::string ReportText(const Report& r, bool with_notes) {
