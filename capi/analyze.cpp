@@ -132,7 +132,6 @@ int qairt_rewrite_on_by_default(size_t i) {
 qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_options* options,
                                     qairt_analysis_report_t** out_report) {
   QAIRT_CAPI_BEGIN
-  if (out_report) *out_report = nullptr;
   if (!graph) return InvalidArg("graph must not be NULL");
   qairt_rewrite_options r;
   qairt_rewrite_options_init(&r);
@@ -194,7 +193,6 @@ void qairt_analysis_options_init(qairt_analysis_options* o) {
 qairt_status_t* qairt_analyze_sensitivity(const qairt_graph_t* float_graph, const char* input_list,
                                           const qairt_analysis_options* options, qairt_analysis_report_t** out_report) {
   QAIRT_CAPI_BEGIN
-  if (out_report) *out_report = nullptr;
   if (!float_graph) return InvalidArg("float_graph must not be NULL");
   if (!input_list) return InvalidArg("input_list must not be NULL");
   analyze::Options o;
@@ -216,7 +214,6 @@ qairt_status_t* qairt_analyze_sensitivity(const qairt_graph_t* float_graph, cons
 qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_list,
                                       const qairt_analysis_options* options, qairt_analysis_report_t** out_report) {
   QAIRT_CAPI_BEGIN
-  if (out_report) *out_report = nullptr;
   if (!graph) return InvalidArg("graph must not be NULL");
   if (!input_list) return InvalidArg("input_list must not be NULL");
   analyze::MixedOptions m;
@@ -264,7 +261,7 @@ qairt_status_t* qairt_analysis_report_summary(const qairt_analysis_report_t* r, 
     s.units = r->mixed.units;
     s.boundaries = r->mixed.boundaries;
   }
-  return qairt::capi::WriteVersionedStruct(s, sizeof s, "qairt_analysis_summary", out);
+  return qairt::capi::WriteVersionedStruct(s, QAIRT_STRUCT_V1_SIZE(qairt_analysis_summary, boundaries), "qairt_analysis_summary", out);
   QAIRT_CAPI_END
 }
 
@@ -298,7 +295,7 @@ qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* r, siz
   } else {
     it.name = r->mixed.promoted[i].c_str();
   }
-  return qairt::capi::WriteVersionedStruct(it, sizeof it, "qairt_analysis_item", out);
+  return qairt::capi::WriteVersionedStruct(it, QAIRT_STRUCT_V1_SIZE(qairt_analysis_item, value_high), "qairt_analysis_item", out);
   QAIRT_CAPI_END
 }
 

@@ -88,7 +88,7 @@ qairt_status_t* FillAccuracy(const calib::Accuracy& a, qairt_accuracy* out) {
   full.cosine = a.cosine;
   full.max_abs = a.max_abs;
   full.argmax_agree = a.argmax_agree;
-  return qairt::capi::WriteVersionedStruct(full, sizeof full, "qairt_accuracy", out);
+  return qairt::capi::WriteVersionedStruct(full, QAIRT_STRUCT_V1_SIZE(qairt_accuracy, argmax_agree), "qairt_accuracy", out);
 }
 
 }  // namespace
@@ -121,7 +121,6 @@ qairt_status_t* qairt_calibrate_input_list(qairt_graph_t* graph, const char* inp
                                            const qairt_calibration_options* options,
                                            qairt_calibration_report_t** out_report) {
   QAIRT_CAPI_BEGIN
-  if (out_report) *out_report = nullptr;
   if (!graph) return InvalidArg("graph must not be NULL");
   if (!input_list) return InvalidArg("input_list must not be NULL");
   calib::Options o;
@@ -142,7 +141,6 @@ qairt_status_t* qairt_calibrate_buffers(qairt_graph_t* graph, size_t num_samples
                                         const size_t* sizes, const qairt_calibration_options* options,
                                         qairt_calibration_report_t** out_report) {
   QAIRT_CAPI_BEGIN
-  if (out_report) *out_report = nullptr;
   if (!graph) return InvalidArg("graph must not be NULL");
   if (num_samples && (!buffers || !sizes)) return InvalidArg("buffers and sizes must not be NULL");
   calib::Options o;
@@ -203,7 +201,6 @@ qairt_status_t* qairt_compare_input_list_progress(const qairt_graph_t* float_gra
                                                   void* progress_user_data, qairt_compare_report_t** out_report) {
   QAIRT_CAPI_BEGIN
   if (!out_report) return InvalidArg("out_report must not be NULL");
-  *out_report = nullptr;
   if (!float_graph || !quantized || !input_list) return InvalidArg("graphs and input_list must not be NULL");
   if (flags & ~QAIRT_COMPARE_PER_LAYER) return InvalidArg("flags: unknown bits {:#x}", flags);
   auto specs = calib::GraphInputSpecs(float_graph->graph);

@@ -73,6 +73,11 @@ struct Options;
 namespace qairt::capi {
 qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out);
 
+// The size of a versioned struct as its first ABI release defined it: the end
+// of its last field then. The minimum struct_size a function accepts is frozen
+// at this value, so a struct that grows keeps accepting its older callers.
+#define QAIRT_STRUCT_V1_SIZE(type, last_v1_field) (offsetof(type, last_v1_field) + sizeof(((type*)nullptr)->last_v1_field))
+
 // Copies a caller's versioned struct into a zeroed full-size local, so fields
 // an older caller does not know about read as 0. Fails if struct_size is
 // smaller than the 1.0 layout.

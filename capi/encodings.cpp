@@ -25,7 +25,7 @@ bool ValidVersion(uint32_t v) { return v <= QAIRT_ENCODINGS_VERSION_2_0_0; }
 qairt_status_t* ReadLoadOptions(const qairt_encodings_load_options* in, enc::ReadOptions* out) {
   if (!in) return nullptr;
   qairt_encodings_load_options o;
-  if (auto* s = capi::ReadVersionedStruct(in, sizeof(qairt_encodings_load_options), "qairt_encodings_load_options", &o))
+  if (auto* s = capi::ReadVersionedStruct(in, QAIRT_STRUCT_V1_SIZE(qairt_encodings_load_options, max_bytes), "qairt_encodings_load_options", &o))
     return s;
   if (o.flags & ~QAIRT_ENCODINGS_LOAD_STRICT)
     return InvalidArg("qairt_encodings_load_options.flags has unknown bits 0x{:x}", o.flags);
@@ -70,7 +70,7 @@ qairt_status_t* ReadWriteOptions(const qairt_encodings_write_options* in, enc::W
   if (!in) return nullptr;
   qairt_encodings_write_options o;
   if (auto* s =
-          capi::ReadVersionedStruct(in, sizeof(qairt_encodings_write_options), "qairt_encodings_write_options", &o))
+          capi::ReadVersionedStruct(in, QAIRT_STRUCT_V1_SIZE(qairt_encodings_write_options, reserved), "qairt_encodings_write_options", &o))
     return s;
   if (o.flags || o.reserved) return InvalidArg("qairt_encodings_write_options: flags and reserved must be 0");
   if (!ValidVersion(o.version)) return InvalidArg("qairt_encodings_write_options.version {} is not known", o.version);
@@ -124,7 +124,7 @@ qairt_status_t* qairt_encodings_diagnostics_get(const qairt_encodings_diagnostic
   full.field = d.field.c_str();
   full.message = d.message.c_str();
   full.suggestion = d.suggestion.c_str();
-  return capi::WriteVersionedStruct(full, sizeof(qairt_encodings_diagnostic), "qairt_encodings_diagnostic",
+  return capi::WriteVersionedStruct(full, QAIRT_STRUCT_V1_SIZE(qairt_encodings_diagnostic, suggestion), "qairt_encodings_diagnostic",
                                     out_diagnostic);
   QAIRT_CAPI_END
 }
@@ -222,7 +222,7 @@ qairt_status_t* qairt_encodings_apply(const qairt_encodings_t* encodings, qairt_
   enc::ApplyOptions ao;
   if (options) {
     qairt_encodings_apply_options o;
-    if (auto* s = capi::ReadVersionedStruct(options, sizeof(qairt_encodings_apply_options),
+    if (auto* s = capi::ReadVersionedStruct(options, QAIRT_STRUCT_V1_SIZE(qairt_encodings_apply_options, flags),
                                             "qairt_encodings_apply_options", &o))
       return s;
     constexpr uint32_t kKnown = QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED | QAIRT_ENCODINGS_APPLY_KEEP_GOING |

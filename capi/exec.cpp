@@ -62,7 +62,6 @@ qairt_status_t* qairt_executor_create(const qairt_graph_t* graph, const qairt_ex
                                       qairt_executor_t** out_executor) {
   QAIRT_CAPI_BEGIN
   if (!out_executor) return InvalidArg("out_executor must not be NULL");
-  *out_executor = nullptr;
   if (!graph) return InvalidArg("graph must not be NULL");
   qairt_executor_options opts;
   qairt_executor_options_init(&opts);

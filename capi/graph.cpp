@@ -10,12 +10,12 @@ using capi::InvalidArg;
 namespace {
 
 // Sizes of the 1.0 layouts: the minimum struct_size accepted.
-constexpr size_t kGraphOptionsV1 = sizeof(qairt_graph_options);
-constexpr size_t kTensorDescV1 = sizeof(qairt_tensor_desc);
-constexpr size_t kOpDescV1 = sizeof(qairt_op_desc);
-constexpr size_t kTensorInfoV1 = sizeof(qairt_tensor_info);
-constexpr size_t kOpInfoV1 = sizeof(qairt_op_info);
-constexpr size_t kDiagnosticV1 = sizeof(qairt_diagnostic);
+constexpr size_t kGraphOptionsV1 = QAIRT_STRUCT_V1_SIZE(qairt_graph_options, name);
+constexpr size_t kTensorDescV1 = QAIRT_STRUCT_V1_SIZE(qairt_tensor_desc, reserved);
+constexpr size_t kOpDescV1 = QAIRT_STRUCT_V1_SIZE(qairt_op_desc, source_op_type);
+constexpr size_t kTensorInfoV1 = QAIRT_STRUCT_V1_SIZE(qairt_tensor_info, static_data_size);
+constexpr size_t kOpInfoV1 = QAIRT_STRUCT_V1_SIZE(qairt_op_info, num_attrs);
+constexpr size_t kDiagnosticV1 = QAIRT_STRUCT_V1_SIZE(qairt_diagnostic, message);
 
 // Hostile-input guard: no real tensor has more dims than this.
 constexpr size_t kMaxRank = 64;

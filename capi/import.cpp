@@ -21,7 +21,7 @@ qairt_status_t* ReadOptions(const qairt_import_options* in, OnnxImportOptions* o
   *require_static = false;
   if (!in) return nullptr;
   qairt_import_options o;
-  if (auto* s = capi::ReadVersionedStruct(in, sizeof(qairt_import_options), "qairt_import_options", &o)) return s;
+  if (auto* s = capi::ReadVersionedStruct(in, QAIRT_STRUCT_V1_SIZE(qairt_import_options, input_dims), "qairt_import_options", &o)) return s;
   if (o.flags & ~(QAIRT_IMPORT_NO_BATCHNORM_FOLD | QAIRT_IMPORT_REQUIRE_STATIC | QAIRT_IMPORT_INT64_TO_INT32))
     return InvalidArg("qairt_import_options.flags has unknown bits 0x{:x}", o.flags);
   out->fold_batchnorm = !(o.flags & QAIRT_IMPORT_NO_BATCHNORM_FOLD);

@@ -24,7 +24,7 @@ namespace {
 // The 1.5 layout is the first: every field is known to every caller.
 // The 1.5 layout, frozen by its last field.
 constexpr size_t kOptionsV1 = offsetof(qairt_prepare_options, reserved) + sizeof(uint32_t);
-constexpr size_t kFindingV1 = sizeof(qairt_prepare_finding);
+constexpr size_t kFindingV1 = QAIRT_STRUCT_V1_SIZE(qairt_prepare_finding, message);
 constexpr uint32_t kKnownFlags = QAIRT_PREPARE_CLIP_FP16_CONSTANTS | QAIRT_PREPARE_FIX_ADDITIVE_MASKS |
                                  QAIRT_PREPARE_FORCE | QAIRT_PREPARE_NAMED_SPECIALIZATIONS |
                                  QAIRT_PREPARE_NO_DESCRIPTOR_CHECK;
@@ -48,7 +48,6 @@ void qairt_prepare_options_init(qairt_prepare_options* options) {
 
 qairt_status_t* qairt_prepare_run(const qairt_prepare_options* options, qairt_prepare_report_t** out_report) {
   QAIRT_CAPI_BEGIN
-  if (out_report) *out_report = nullptr;
   qairt_prepare_options o;
   if (auto* s = qairt::capi::ReadVersionedStruct(options, kOptionsV1, "qairt_prepare_options", &o)) return s;
   if (o.flags & ~kKnownFlags) return InvalidArg("qairt_prepare_options.flags has unknown bits 0x{:x}", o.flags & ~kKnownFlags);

@@ -52,11 +52,9 @@ qairt_status_t* qairt_process(qairt_graph_t* graph, const qairt_process_options*
                               qairt_process_result_t** out_result) {
   QAIRT_CAPI_BEGIN
   if (!out_result) return InvalidArg("out_result must not be NULL");
-  *out_result = nullptr;
   if (!graph) return InvalidArg("graph must not be NULL");
   qairt_process_options o;
-  if (auto* s = qairt::capi::ReadVersionedStruct(options, offsetof(qairt_process_options, stop_after) +
-                                                               sizeof(const char*),
+  if (auto* s = qairt::capi::ReadVersionedStruct(options, QAIRT_STRUCT_V1_SIZE(qairt_process_options, stop_after),
                                                  "qairt_process_options", &o))
     return s;
   if (!o.target) return InvalidArg("qairt_process_options.target must not be NULL");

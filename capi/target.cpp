@@ -45,12 +45,12 @@ target::TargetPtr TargetOf(const qairt_target_t* t) { return t ? t->target : nul
 
 namespace {
 
-constexpr size_t kTargetInfoV1 = sizeof(qairt_target_info);
-constexpr size_t kSocV1 = sizeof(qairt_target_soc);
-constexpr size_t kSuperGroupV1 = sizeof(qairt_super_group);
-constexpr size_t kKernelInfoV1 = sizeof(qairt_kernel_info);
-constexpr size_t kKernelSlotV1 = sizeof(qairt_kernel_slot);
-constexpr size_t kFixedEncodingV1 = sizeof(qairt_fixed_encoding);
+constexpr size_t kTargetInfoV1 = QAIRT_STRUCT_V1_SIZE(qairt_target_info, num_sources);
+constexpr size_t kSocV1 = QAIRT_STRUCT_V1_SIZE(qairt_target_soc, reserved);
+constexpr size_t kSuperGroupV1 = QAIRT_STRUCT_V1_SIZE(qairt_super_group, note);
+constexpr size_t kKernelInfoV1 = QAIRT_STRUCT_V1_SIZE(qairt_kernel_info, note);
+constexpr size_t kKernelSlotV1 = QAIRT_STRUCT_V1_SIZE(qairt_kernel_slot, note);
+constexpr size_t kFixedEncodingV1 = QAIRT_STRUCT_V1_SIZE(qairt_fixed_encoding, scale);
 
 qairt_status_t* Emit(Result<tg::TargetPtr> r, qairt_target_t** out) {
   if (!r.ok()) return capi::FromStatus(r.status());

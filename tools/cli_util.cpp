@@ -61,7 +61,9 @@ void Progress::Callback(void* self, const char* phase, size_t done, size_t total
 
 void Progress::Update(const char* phase, size_t done, size_t total) {
   if (!enabled_ || total == 0) return;
-  if (phase_ != phase) {  // a new pass starts from 0%
+  if (phase_ != phase) {  // a new pass starts from 0%, on a new line
+    if (drawn_) std::fputc('\n', stderr);
+    drawn_ = false;
     phase_ = phase;
     next_line_ = 0;
   }
@@ -69,14 +71,15 @@ void Progress::Update(const char* phase, size_t done, size_t total) {
   if (tty_) {
     constexpr size_t kWidth = 30;
     const size_t fill = done * kWidth / total;
-    std::fprintf(stderr, "\r%s %-10s [%s%s] %zu/%zu", label_, phase, std::string(fill, '#').c_str(),
+    std::fprintf(stderr, "\r%s%s%-10s [%s%s] %zu/%zu", label_ ? label_ : "", label_ ? " " : "", phase,
+                 std::string(fill, '#').c_str(),
                  std::string(kWidth - fill, '.').c_str(), done, total);
     std::fflush(stderr);
     drawn_ = true;
     return;
   }
   if (pct < next_line_ && done != total) return;
-  std::fprintf(stderr, "%s: %s %zu/%zu (%zu%%)\n", label_, phase, done, total, pct);
+  std::fprintf(stderr, "%s%s%s %zu/%zu (%zu%%)\n", label_ ? label_ : "", label_ ? ": " : "", phase, done, total, pct);
   next_line_ = (pct / 10 + 1) * 10;
 }
 

@@ -26,6 +26,7 @@ bool ParseDims(const std::string& s, std::vector<int64_t>* out);
 // when disabled. Pass Progress::Callback with the object as user data.
 class Progress {
  public:
+  // `label` NULL: the phase names itself ("calibration: ranges").
   Progress(const char* label, bool enabled);
   ~Progress();  // ends a drawn bar with a newline
   static void Callback(void* self, const char* phase, size_t done, size_t total);

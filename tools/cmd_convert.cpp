@@ -1,12 +1,10 @@
-// `qairt convert` without --dry_run: target-specific processing of the
-// imported graph, the quantizer log and stats, the .qairt container and the
-// final encodings. Uses only the public C API.
-#include <qairt/qairt_container.h>
-#include <qairt/qairt_encodings.h>
-#include <qairt/qairt_export.h>
-#include <qairt/qairt_process.h>
+// `qairt convert` options and, without --dry_run, the conversion itself
+// (qairt_convert_graph), and `qairt analyze`. Uses only the public C API.
 #include <qairt/qairt_analyze.h>
 #include <qairt/qairt_calib.h>
+#include <qairt/qairt_convert.h>
+#include <qairt/qairt_encodings.h>
+#include <qairt/qairt_process.h>
 
 #include <cerrno>
 #include <cmath>
@@ -445,7 +443,8 @@ int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_tar
 }
 
 int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
-                    const std::string& output_path) {
+                    const std::string& output_path, const std::string& overrides) {
+  // The library checks the options too; here they are named as flags.
   if (output_path.empty() && p.stop_after.empty()) {
     std::fprintf(stderr, "qairt convert: -o OUT.qairt is required (or --dry_run)\n");
     return 2;
@@ -467,219 +466,60 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     std::fprintf(stderr, "qairt convert: --mixed_precision needs --input_list (the samples it measures on)\n");
     return 2;
   }
-  // The float graph as imported is the accuracy reference (rewrites and
-  // calibration change `graph`).
-  qairt_graph_t* float_graph = nullptr;
-  if (!p.input_list.empty()) {
-    if (qairt_status_t* s = qairt_graph_clone(graph, &float_graph)) {
-      std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(s));
-      qairt_status_free(s);
-      return 1;
-    }
-  }
-  std::string rewrite_log;
-  if (p.rewrites && !RunRewrites(p, graph, target, &rewrite_log)) {
-    qairt_graph_destroy(float_graph);
-    return 1;
-  }
-  // Calibration fills every tensor the overrides/Q-DQ nodes left without an
-  // encoding (mixed precision: choosing each unit's precision as it does).
-  if (!p.input_list.empty()) {
-    std::vector<const char*> floats;
-    qairt_calibration_options c = CalibrationOptions(p, &floats);
-    qairt_status_t* cs = nullptr;
-    if (p.mixed_mode != QAIRT_MIXED_OFF) {
-      qairt_analysis_options a;
-      qairt_analysis_options_init(&a);
-      a.calibration = &c;
-      a.target = target;
-      a.mixed_mode = p.mixed_mode;
-      a.mixed_value = p.mixed_value;
-      a.num_threads = p.num_threads;
-      qairt_analysis_report_t* mr = nullptr;
-      cs = qairt_mixed_precision(graph, p.input_list.c_str(), &a, &mr);
-      if (!cs) {
-        std::fputs(Render(mr, QAIRT_ANALYSIS_TEXT).c_str(), stdout);
-        for (size_t i = 0; i < qairt_analysis_report_warning_count(mr); ++i)
-          std::fprintf(stderr, "warning: %s\n", qairt_analysis_report_warning(mr, i));
-        rewrite_log += "======== MIXED PRECISION ========\n" + Render(mr, QAIRT_ANALYSIS_TEXT);
-      }
-      qairt_analysis_report_destroy(mr);
-    } else {
-      qairt_calibration_report_t* cr = nullptr;
-      {
-        Progress bar("calibration", p.progress);
-        c.progress = Progress::Callback;
-        c.progress_user_data = &bar;
-        cs = qairt_calibrate_input_list(graph, p.input_list.c_str(), &c, &cr);
-      }
-      if (!cs) {
-        std::printf("calibration: %zu samples, %zu activation and %zu parameter encodings computed\n",
-                    qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
-                    qairt_calibration_report_param_count(cr));
-        for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
-          std::fprintf(stderr, "warning: %s\n", qairt_calibration_report_warning(cr, i));
-      }
-      qairt_calibration_report_destroy(cr);
-    }
-    if (qairt_status_t* s = cs) {
-      std::fprintf(stderr, "qairt convert: calibration: %s\n", qairt_status_message(s));
-      qairt_status_free(s);
-      qairt_graph_destroy(float_graph);
-      return 1;
-    }
-  }
-  qairt_process_options o;
-  qairt_process_options_init(&o);
+  auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
+  std::vector<const char*> floats, disabled;
+  const qairt_calibration_options c = CalibrationOptions(p, &floats);
+  for (const auto& d : p.disabled_rewrites) disabled.push_back(d.c_str());
+  qairt_convert_options o;
+  qairt_convert_options_init(&o);
   o.target = target;
+  o.flags = (p.rewrites ? 0u : QAIRT_CONVERT_NO_REWRITES) | (p.verify_rewrites ? QAIRT_CONVERT_VERIFY_REWRITES : 0u) |
+            (p.quantized_io ? QAIRT_CONVERT_QUANTIZED_IO : 0u);
   o.float_bitwidth = p.float_bitwidth;
   o.act_bitwidth = p.act_bitwidth;
   o.weights_bitwidth = p.weights_bitwidth;
   o.bias_bitwidth = p.bias_bitwidth;
   o.log_level = p.log_level;
-  o.stop_after = p.stop_after.empty() ? nullptr : p.stop_after.c_str();
-  if (p.quantized_io) o.flags |= QAIRT_PROCESS_QUANTIZED_IO;
-  qairt_process_result_t* result = nullptr;
-  if (qairt_status_t* s = qairt_process(graph, &o, &result)) {
+  o.num_threads = p.num_threads;
+  o.stop_after = or_null(p.stop_after);
+  o.quantization_overrides = or_null(overrides);
+  o.input_list = or_null(p.input_list);
+  o.eval_input_list = or_null(p.eval_input_list);
+  o.calibration = &c;
+  o.mixed_mode = p.mixed_mode;
+  o.mixed_value = p.mixed_value;
+  o.disabled_rewrites = disabled.data();
+  o.num_disabled_rewrites = disabled.size();
+  o.output_path = or_null(output_path);
+  o.qdq_onnx_path = or_null(p.export_qdq_onnx);
+  o.qdq_opset = p.qdq_opset;
+  o.encodings_path = or_null(p.export_encodings);
+  o.encodings_version = p.encodings_format;
+  o.quantizer_log_path = or_null(p.log_path);
+  qairt_convert_result_t* r = nullptr;
+  qairt_status_t* s = nullptr;
+  {
+    Progress bar(nullptr, p.progress);
+    o.progress = Progress::Callback;
+    o.progress_user_data = &bar;
+    s = qairt_convert_graph(graph, &o, &r);
+  }
+  if (s) {
     std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(s));
     qairt_status_free(s);
-    qairt_graph_destroy(float_graph);
-    return 1;
+    return 2;
   }
-  int rc = 0;
-  // The log is written even when processing failed: it is how to find out why.
-  if (!p.log_path.empty()) {
-    std::string error;
-    std::string log = qairt_process_result_log(result);
-    if (p.log_level == QAIRT_QUANTIZER_LOG_TRACE && !rewrite_log.empty()) log += rewrite_log;
-    if (!WriteTextAtomically(p.log_path, log, &error)) {
-      std::fprintf(stderr, "qairt convert: cannot write the quantizer log: %s\n", error.c_str());
-      rc = 1;
-    }
-  }
-  if (p.log_level != QAIRT_QUANTIZER_LOG_TRACE) std::fputs(qairt_process_result_stats(result), stdout);
-  for (size_t i = 0; i < qairt_process_result_warning_count(result); ++i)
-    std::fprintf(stderr, "warning: %s\n", qairt_process_result_warning(result, i));
-  const size_t errors = qairt_process_result_error_count(result);
+  // The cause first: errors, then warnings, then what was done.
+  const size_t errors = qairt_convert_result_error_count(r);
   if (errors) {
-    std::fprintf(stderr, "qairt convert: %zu error(s) in target-specific processing (first one first):\n", errors);
-    for (size_t i = 0; i < errors; ++i) std::fprintf(stderr, "  error: %s\n", qairt_process_result_error(result, i));
-    rc = 1;
+    std::fprintf(stderr, "qairt convert: failed with %zu error(s) (first one first):\n", errors);
+    for (size_t i = 0; i < errors; ++i) std::fprintf(stderr, "  error: %s\n", qairt_convert_result_error(r, i));
   }
-  // Every artifact records the options: processing's resolved ones, then the
-  // calibration settings when an input_list was given (source: user).
-  size_t num_processing_options = 0;
-  const qairt_container_option* processing_options = qairt_process_result_options(result, &num_processing_options);
-  std::vector<qairt_container_option> options(processing_options, processing_options + num_processing_options);
-  std::vector<std::pair<std::string, std::string>> calibration_options;
-  if (!p.input_list.empty()) {
-    static const char* const kMethods[] = {"min-max", "sqnr", "mse", "percentile"};
-    static const char* const kSchemas[] = {"asymmetric", "symmetric", "strictsymmetric", "unsignedsymmetric"};
-    auto pick = [](const char* const* names, size_t n, uint32_t v) { return v < n ? names[v] : "?"; };
-    calibration_options = {
-        {"input_list", p.input_list},
-        {"act_quantizer_calibration", pick(kMethods, 4, p.act_method)},
-        {"param_quantizer_calibration", pick(kMethods, 4, p.param_method)},
-        {"act_quantizer_schema", pick(kSchemas, 4, p.act_schema)},
-        {"param_quantizer_schema", pick(kSchemas, 4, p.param_schema)},
-        {"use_per_channel_quantization", p.per_channel ? "true" : "false"},
-        {"use_per_row_quantization", p.per_row ? "true" : "false"},
-        {"weights_block_size", std::to_string(p.block_size)},
-        {"use_lpbq", p.lpbq ? "true" : "false"},
-    };
-    if (p.act_method == QAIRT_CALIBRATION_PERCENTILE || p.param_method == QAIRT_CALIBRATION_PERCENTILE)
-      calibration_options.emplace_back("percentile_calibration_value", std::to_string(p.percentile));
-    for (const auto& f : p.float_inputs) calibration_options.emplace_back("input_encoding." + f, "other");
-    if (p.mixed_mode != QAIRT_MIXED_OFF) calibration_options.emplace_back("mixed_precision", p.mixed_precision);
-  }
-  {
-    std::string rewrites = p.rewrites ? "on" : "off";
-    for (const auto& d : p.disabled_rewrites) rewrites += (d == p.disabled_rewrites.front() ? ", disabled: " : ", ") + d;
-    calibration_options.emplace_back("rewrites", rewrites);
-  }
-  for (const auto& [key, value] : calibration_options)
-    options.push_back({key.c_str(), value.c_str(),
-                       key == "rewrites" && p.rewrites && p.disabled_rewrites.empty() ? QAIRT_OPTION_SOURCE_DEFAULT
-                                                                                        : QAIRT_OPTION_SOURCE_USER,
-                       0});
-  if (rc == 0 && !output_path.empty()) {
-    qairt_container_write_options w;
-    qairt_container_write_options_init(&w);
-    qairt_target_info info;
-    std::memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    qairt_status_free(qairt_target_get_info(target, &info));
-    w.target_name = info.name;
-    w.options = options.data();
-    w.num_options = options.size();
-    w.op_annotations = qairt_process_result_op_annotations(result, &w.num_op_annotations);
-    w.tensor_notes = qairt_process_result_tensor_notes(result, &w.num_tensor_notes);
-    if (qairt_status_t* s = qairt_container_write_file(graph, output_path.c_str(), &w)) {
-      std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(s));
-      qairt_status_free(s);
-      rc = 1;
-    }
-  }
-  if (rc == 0 && !p.export_qdq_onnx.empty()) {
-    // The Q-DQ model carries the options (with the target) as metadata.
-    std::vector<std::string> keys;
-    keys.reserve(options.size());
-    std::vector<qairt_onnx_metadata_prop> props;
-    for (const qairt_container_option& opt : options) {
-      keys.push_back(std::string("qairt.") + opt.key);
-      props.push_back({nullptr, opt.value});
-    }
-    for (size_t k = 0; k < options.size(); ++k) props[k].key = keys[k].c_str();
-    qairt_onnx_export_options e;
-    qairt_onnx_export_options_init(&e);
-    e.opset = p.qdq_opset;
-    if (p.qdq_opset == 13) e.flags |= QAIRT_EXPORT_QDQ_MS_DOMAIN;
-    e.num_metadata_props = props.size();
-    e.metadata_props = props.data();
-    if (qairt_status_t* s = qairt_export_onnx_file(graph, p.export_qdq_onnx.c_str(), &e)) {
-      std::fprintf(stderr, "qairt convert: --export_qdq_onnx: %s\n", qairt_status_message(s));
-      qairt_status_free(s);
-      if (!output_path.empty()) std::remove(output_path.c_str());  // all outputs or none
-      rc = 1;
-    }
-  }
-  if (rc == 0 && !p.export_encodings.empty()) {
-    qairt_encodings_write_options w;
-    qairt_encodings_write_options_init(&w);
-    if (p.encodings_format) w.version = p.encodings_format;
-    if (qairt_status_t* s = qairt_encodings_write_file(nullptr, graph, p.export_encodings.c_str(), &w, nullptr)) {
-      std::fprintf(stderr, "qairt convert: --export_encodings: %s\n", qairt_status_message(s));
-      qairt_status_free(s);
-      std::remove(output_path.c_str());  // all outputs or none
-      if (!p.export_qdq_onnx.empty()) std::remove(p.export_qdq_onnx.c_str());
-      rc = 1;
-    }
-  }
-  // Accuracy on the evaluation (or calibration) set, from the processed graph.
-  const std::string& eval = !p.eval_input_list.empty() ? p.eval_input_list : p.input_list;
-  if (rc == 0 && float_graph && !eval.empty()) {
-    qairt_compare_report_t* cmp = nullptr;
-    qairt_status_t* cs = nullptr;
-    {
-      Progress bar("accuracy", p.progress);
-      cs = qairt_compare_input_list_progress(float_graph, graph, eval.c_str(), 0, Progress::Callback, &bar, &cmp);
-    }
-    if (qairt_status_t* s = cs) {
-      std::fprintf(stderr, "qairt convert: accuracy: %s\n", qairt_status_message(s));
-      qairt_status_free(s);
-    } else {
-      size_t len = 0;
-      qairt_status_free(qairt_compare_report_render(cmp, QAIRT_COMPARE_SUMMARY, nullptr, 0, &len));
-      std::string line(len + 1, '\0');
-      qairt_status_free(qairt_compare_report_render(cmp, QAIRT_COMPARE_SUMMARY, line.data(), line.size(), &len));
-      line.resize(len);
-      std::printf("%s\n", line.c_str());
-      qairt_compare_report_destroy(cmp);
-    }
-  }
-  qairt_graph_destroy(float_graph);
-  qairt_process_result_destroy(result);
-  return rc;
+  for (size_t i = 0; i < qairt_convert_result_warning_count(r); ++i)
+    std::fprintf(stderr, "warning: %s\n", qairt_convert_result_warning(r, i));
+  std::fputs(qairt_convert_result_summary(r), stdout);
+  qairt_convert_result_destroy(r);
+  return errors ? 1 : 0;
 }
 
 }  // namespace qairt_cli

@@ -295,6 +295,20 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   qairt_import_report_t* report = nullptr;
   qairt_status_t* s = (IsTflitePath(a.model.c_str()) ? qairt_import_tflite_file : qairt_import_onnx_file)(
       a.model.c_str(), &opts, &graph, &report);
+  if (process && !analyze && graph && !s) {
+    // Import succeeded: the library's convert pipeline does the rest; the
+    // import report only matters when something failed.
+    std::string overrides = a.overrides;
+    if (!overrides.empty() && a.ignore_overrides) {
+      std::printf("quantization overrides: %s ignored (--ignore_quantization_overrides)\n", overrides.c_str());
+      overrides.clear();
+    }
+    const int rc = qairt_cli::ProcessAndWrite(a.process, graph, target, a.output_path, overrides);
+    qairt_target_destroy(target);
+    qairt_import_report_destroy(report);
+    qairt_graph_destroy(graph);
+    return rc;
+  }
   int rc = 0;
   std::string target_text, target_json, legal_text;
   if (graph && target) {
@@ -330,17 +344,6 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   if (analyze && rc == 0 && graph && !s) {
     if (!enc_text.empty()) std::fputs(enc_text.c_str(), stdout);
     rc = qairt_cli::AnalyzeAndReport(a.process, graph, target, a.json);
-    qairt_target_destroy(target);
-    qairt_import_report_destroy(report);
-    qairt_graph_destroy(graph);
-    return rc;
-  }
-  if (process && rc == 0 && graph && !s) {
-    // Import succeeded: processing and the outputs; the import report only
-    // matters when something failed.
-    if (!enc_text.empty()) std::fputs(enc_text.c_str(), stdout);
-    if (!legal_text.empty()) std::fputs(legal_text.c_str(), stdout);
-    rc = qairt_cli::ProcessAndWrite(a.process, graph, target, a.output_path);
     qairt_target_destroy(target);
     qairt_import_report_destroy(report);
     qairt_graph_destroy(graph);

@@ -56,9 +56,11 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p);
 // an unknown backend or arch prints an error and returns "?".
 std::string TargetFromBackend(const ProcessArgs& p);
 
-// Processes `graph` for `target` and writes the outputs. Returns the exit code.
+// Converts the imported `graph` for `target` (qairt_convert_graph: legalize,
+// `overrides` unless empty, rewrites, calibration, processing, outputs) and
+// prints the result. Returns the exit code.
 int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
-                    const std::string& output_path);
+                    const std::string& output_path, const std::string& overrides);
 
 // Prints the registered passes; returns the exit code.
 int PrintPipeline();

@@ -27,7 +27,10 @@
  *    qairt_status_free(). Messages name the file, tensor, op or field at fault.
  *  - No C++ exception, abort() or exit() ever crosses this boundary, and the
  *    library never writes to stdout/stderr.
- *  - On error, out parameters and caller buffers are left untouched.
+ *  - On error, out parameters and caller buffers are left untouched. The one
+ *    exception is documented where it applies: the import functions deliver
+ *    their out_report on failure too, since the report explains the failure.
+ *    tests/abi/test_bad_arguments.py checks this for every function.
  *
  * ---------------------------------------------------------------------------
  * Ownership
@@ -60,7 +63,7 @@
 #include <stdint.h>
 
 #define QAIRT_ABI_MAJOR 1
-#define QAIRT_ABI_MINOR 6
+#define QAIRT_ABI_MINOR 7
 #define QAIRT_ABI_VERSION ((QAIRT_ABI_MAJOR << 16) | QAIRT_ABI_MINOR)
 
 #if defined(_WIN32)

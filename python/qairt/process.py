@@ -124,22 +124,27 @@ def process(graph, target: Target, *, float_bitwidth: int = 0, act_bitwidth: int
     h = ResultP()
     _fn["qairt_process"](graph.handle, ctypes.byref(o), ctypes.byref(h))
     try:
-        r = ProcessResult()
-        r.errors = [_dec(_fn["qairt_process_result_error"](h, i))
-                    for i in range(_fn["qairt_process_result_error_count"](h))]
-        r.warnings = [_dec(_fn["qairt_process_result_warning"](h, i))
-                      for i in range(_fn["qairt_process_result_warning_count"](h))]
-        r.log = _dec(_fn["qairt_process_result_log"](h))
-        r.stats = _dec(_fn["qairt_process_result_stats"](h))
-        n = c_size_t(0)
-        p = _fn["qairt_process_result_options"](h, ctypes.byref(n))
-        r.options = [ContainerOption(_dec(p[i].key), _dec(p[i].value), _SOURCES.get(p[i].source, "?"))
-                     for i in range(n.value)]
-        p = _fn["qairt_process_result_op_annotations"](h, ctypes.byref(n))
-        r.op_annotations = [OpAnnotation(_dec(p[i].op_name), _dec(p[i].kernel), int(p[i].super_group),
-                                         bool(p[i].adapted)) for i in range(n.value)]
-        p = _fn["qairt_process_result_tensor_notes"](h, ctypes.byref(n))
-        r.tensor_notes = [TensorNote(_dec(p[i].tensor_name), _dec(p[i].reasons)) for i in range(n.value)]
-        return r
+        return _read_result(h)
     finally:
         _fn["qairt_process_result_destroy"](h)
+
+
+def _read_result(h) -> ProcessResult:
+    """Reads a qairt_process_result_t* (not destroyed here: qairt.convert's is borrowed)."""
+    r = ProcessResult()
+    r.errors = [_dec(_fn["qairt_process_result_error"](h, i))
+                for i in range(_fn["qairt_process_result_error_count"](h))]
+    r.warnings = [_dec(_fn["qairt_process_result_warning"](h, i))
+                  for i in range(_fn["qairt_process_result_warning_count"](h))]
+    r.log = _dec(_fn["qairt_process_result_log"](h))
+    r.stats = _dec(_fn["qairt_process_result_stats"](h))
+    n = c_size_t(0)
+    p = _fn["qairt_process_result_options"](h, ctypes.byref(n))
+    r.options = [ContainerOption(_dec(p[i].key), _dec(p[i].value), _SOURCES.get(p[i].source, "?"))
+                 for i in range(n.value)]
+    p = _fn["qairt_process_result_op_annotations"](h, ctypes.byref(n))
+    r.op_annotations = [OpAnnotation(_dec(p[i].op_name), _dec(p[i].kernel), int(p[i].super_group),
+                                     bool(p[i].adapted)) for i in range(n.value)]
+    p = _fn["qairt_process_result_tensor_notes"](h, ctypes.byref(n))
+    r.tensor_notes = [TensorNote(_dec(p[i].tensor_name), _dec(p[i].reasons)) for i in range(n.value)]
+    return r

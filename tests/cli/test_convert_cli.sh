@@ -65,7 +65,7 @@ done
 # Errors: exit 1, every error listed, nothing left at the output paths.
 check "v68 without encodings fails" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v68 \
   -o "$tmp/bad.qairt" --export_encodings "$tmp/bad.json" --quantizer_log "$tmp/bad.txt" --quantizer_log_level TRACE
-contains "accumulated errors" "$tmp/err" "error: No accuracy preserving kernels found for"
+contains "accumulated errors" "$tmp/err" "error: processing: No accuracy preserving kernels found for"
 contains "FP16 audit" "$tmp/err" "FP16 audit: target 'htp_v68' has no float compute"
 [ ! -e "$tmp/bad.qairt" ] && [ ! -e "$tmp/bad.json" ] || { echo "FAIL: outputs left behind after errors"; fail=1; }
 [ -s "$tmp/bad.txt" ] || { echo "FAIL: the TRACE log is not written when processing fails"; fail=1; }

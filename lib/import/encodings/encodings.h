@@ -1,6 +1,6 @@
 // Quantization encodings files: QAIRT 2.0.0, AIMET 1.0.0 and the AIMET legacy
 // family (0.4.0 / 0.5.0 / 0.6.1, also the classic `--quantization_overrides`
-// format). Reading (reader.cpp, simdjson on-demand), applying to a graph
+// format). Reading (reader*.cpp, simdjson on-demand), applying to a graph
 // (apply.cpp) and diagnostics rendering (diagnostics.cpp). The writer lives in
 // lib/export/encodings.
 //

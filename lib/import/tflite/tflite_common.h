@@ -1,6 +1,6 @@
 // Internal to the TFLite importer: operator codes, tensor types and the
 // checks shared by the verifier (tflite_verify.cpp) and the lowering
-// (tflite_importer.cpp).
+// (tflite_importer.cpp, tflite_values.cpp, lower_*.cpp).
 #pragma once
 
 #include <algorithm>

@@ -1,0 +1,535 @@
+// The convert pipeline (include/qairt/qairt_convert.h), composed from the
+// other entry points of the C ABI so that each stage has exactly the
+// behaviour its own function documents.
+#include "qairt/qairt_convert.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "capi/capi_internal.h"
+#include "qairt/qairt_container.h"
+#include "qairt/qairt_export.h"
+#include "support/atomic_file.h"
+
+struct qairt_convert_result_t {
+  std::string summary;
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+  std::string log;
+  qairt_process_result_t* process = nullptr;
+  qairt_compare_report_t* accuracy = nullptr;
+  ~qairt_convert_result_t() {
+    qairt_process_result_destroy(process);
+    qairt_compare_report_destroy(accuracy);
+  }
+};
+
+using qairt::capi::InvalidArg;
+
+namespace {
+
+// Takes the message of `s` (and frees it); "" for success.
+std::string Consume(qairt_status_t* s) {
+  if (!s) return {};
+  std::string m = qairt_status_message(s);
+  qairt_status_free(s);
+  return m;
+}
+
+template <typename Fill>
+std::string QueryThenFill(Fill fill) {
+  size_t len = 0;
+  if (qairt_status_t* s = fill(nullptr, 0, &len)) {
+    qairt_status_free(s);
+    return {};
+  }
+  std::string text(len + 1, '\0');
+  qairt_status_free(fill(text.data(), text.size(), &len));
+  text.resize(len);
+  return text;
+}
+
+std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t format) {
+  return QueryThenFill([&](char* b, size_t c, size_t* l) { return qairt_analysis_report_render(r, format, b, c, l); });
+}
+
+std::map<std::string, size_t> OpTypeCounts(const qairt_graph_t* graph) {
+  std::map<std::string, size_t> counts;
+  for (size_t i = 0; i < qairt_graph_op_count(graph); ++i) {
+    qairt_op_info op;
+    std::memset(&op, 0, sizeof op);
+    op.struct_size = sizeof op;
+    if (qairt_status_t* e = qairt_graph_op_info(graph, static_cast<qairt_op_id>(i), &op)) {
+      qairt_status_free(e);
+      continue;
+    }
+    ++counts[op.type];
+  }
+  return counts;
+}
+
+std::string TargetName(const qairt_target_t* target) {
+  qairt_target_info info;
+  std::memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  qairt_status_free(qairt_target_get_info(target, &info));
+  return info.name ? info.name : "?";
+}
+
+class Pipeline {
+ public:
+  Pipeline(qairt_graph_t* graph, const qairt_convert_options& o, qairt_convert_result_t* r)
+      : graph_(graph), o_(o), r_(r) {}
+  ~Pipeline() { qairt_graph_destroy(float_graph_); }
+
+  void Run();
+
+ private:
+  bool Fail(const char* stage, const std::string& message) {
+    r_->errors.push_back(std::string(stage) + ": " + message);
+    return false;
+  }
+  bool Legalize();
+  bool ApplyOverrides();
+  bool CheckKernels();
+  bool Rewrite();
+  bool Calibrate();
+  bool Process();
+  std::vector<std::pair<std::string, std::string>> RecordedOptions() const;
+  bool WriteOutputs();
+  void Evaluate();
+  qairt_calibration_options CalibrationOptions() const;
+
+  // Progress of one stage: the caller's callback sees "<stage>: <phase>".
+  struct StageProgress {
+    const Pipeline* pipeline;
+    const char* stage;
+    static void Callback(void* self, const char* phase, size_t done, size_t total) {
+      const auto* p = static_cast<const StageProgress*>(self);
+      const std::string named = std::string(p->stage) + ": " + (phase ? phase : "");
+      p->pipeline->o_.progress(p->pipeline->o_.progress_user_data, named.c_str(), done, total);
+    }
+  };
+  mutable StageProgress calibration_progress_{this, "calibration"};
+  StageProgress accuracy_progress_{this, "accuracy"};
+
+  qairt_graph_t* graph_;
+  const qairt_convert_options& o_;
+  qairt_convert_result_t* r_;
+  qairt_graph_t* float_graph_ = nullptr;  // the accuracy reference
+  std::string detail_log_;                // rewrites / mixed precision, for the TRACE log
+  std::vector<const char*> float_inputs_;
+};
+
+bool Pipeline::Legalize() {
+  const std::map<std::string, size_t> before = OpTypeCounts(graph_);
+  size_t changed = 0;
+  if (std::string e = Consume(qairt_graph_legalize(graph_, o_.target, &changed)); !e.empty())
+    return Fail("legalize", e);
+  if (!changed) return true;
+  const std::map<std::string, size_t> after = OpTypeCounts(graph_);
+  std::string gone;
+  for (const auto& [type, n] : before)
+    if (!after.count(type)) gone += (gone.empty() ? "" : ", ") + type;
+  r_->summary += fmt::format(
+      "legalized: {} ops the target has no kernel for ({}) rewritten into equivalent ones "
+      "(Conv1d -> ExpandDims + Conv2d + Squeeze)\n",
+      changed, gone);
+  return true;
+}
+
+bool Pipeline::ApplyOverrides() {
+  if (!o_.quantization_overrides) return true;
+  const std::string path = o_.quantization_overrides;
+  qairt_encodings_diagnostics_t* diags = nullptr;
+  if (std::string e = Consume(qairt_encodings_diagnostics_create(&diags)); !e.empty())
+    return Fail("quantization overrides", e);
+  qairt_encodings_t* enc = nullptr;
+  qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
+  if (enc) qairt_status_free(qairt_encodings_apply(enc, graph_, nullptr, diags));
+  const size_t errors = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_ERROR);
+  const std::string text = QueryThenFill([&](char* b, size_t c, size_t* l) {
+    return qairt_encodings_diagnostics_render(diags, QAIRT_REPORT_TEXT, b, c, l);
+  });
+  const size_t applied = errors ? 0 : qairt_encodings_entry_count(enc);
+  qairt_encodings_destroy(enc);
+  qairt_encodings_diagnostics_destroy(diags);
+  if (errors) return Fail("quantization overrides", fmt::format("{}: {} error(s), nothing applied\n{}", path, errors, text));
+  r_->summary += fmt::format("quantization overrides: {}: {} encodings applied\n{}", path, applied, text);
+  return true;
+}
+
+// Every op type must have at least one kernel on the target: a model that
+// cannot run there fails here, before calibration spends time on it.
+bool Pipeline::CheckKernels() {
+  std::string missing;
+  for (const auto& [type, n] : OpTypeCounts(graph_)) {
+    size_t count = 0;
+    qairt_status_free(qairt_target_kernel_count(o_.target, type.c_str(), &count));
+    if (count == 0) missing += fmt::format("{}{} ({} ops)", missing.empty() ? "" : ", ", type, n);
+  }
+  if (missing.empty()) return true;
+  return Fail("target", fmt::format("{} has no kernel for {}", TargetName(o_.target), missing));
+}
+
+bool Pipeline::Rewrite() {
+  if (o_.flags & QAIRT_CONVERT_NO_REWRITES) return true;
+  qairt_rewrite_options ro;
+  qairt_rewrite_options_init(&ro);
+  ro.target = o_.target;
+  ro.input_list = o_.input_list;
+  ro.disabled = o_.disabled_rewrites;
+  ro.num_disabled = o_.num_disabled_rewrites;
+  // Per-row weights need FullyConnected on HTP (its MatMul takes per-tensor
+  // weights only): projections by static weights become FullyConnected.
+  static const char* const kPerRowRewrites[] = {"matmul-to-fully-connected"};
+  if (o_.calibration && (o_.calibration->flags & QAIRT_CALIBRATION_PER_ROW)) {
+    ro.enabled = kPerRowRewrites;
+    ro.num_enabled = 1;
+  }
+  ro.num_threads = o_.num_threads;
+  // The rewrites are exact by construction: running the model to check them
+  // is work the user asks for, not a hidden cost of every conversion.
+  if (!(o_.flags & QAIRT_CONVERT_VERIFY_REWRITES)) ro.flags |= QAIRT_REWRITE_NO_VERIFY;
+  qairt_analysis_report_t* rr = nullptr;
+  if (std::string e = Consume(qairt_rewrite_graph(graph_, &ro, &rr)); !e.empty()) return Fail("rewrites", e);
+  r_->summary += Render(rr, QAIRT_ANALYSIS_TEXT);
+  for (size_t i = 0; i < qairt_analysis_report_warning_count(rr); ++i)
+    r_->warnings.push_back(qairt_analysis_report_warning(rr, i));
+  detail_log_ += "======== REWRITES ========\n" + Render(rr, QAIRT_ANALYSIS_TEXT_DETAILED);
+  qairt_analysis_report_destroy(rr);
+  return true;
+}
+
+qairt_calibration_options Pipeline::CalibrationOptions() const {
+  qairt_calibration_options c;
+  qairt_calibration_options_init(&c);
+  if (o_.calibration) {
+    // Copied field by field up to the caller's struct_size (validated by the caller of Run).
+    std::memcpy(&c, o_.calibration, std::min<size_t>(o_.calibration->struct_size, sizeof c));
+    c.struct_size = sizeof c;
+  }
+  c.num_threads = o_.num_threads;
+  c.progress = o_.progress ? StageProgress::Callback : nullptr;
+  c.progress_user_data = &calibration_progress_;
+  return c;
+}
+
+bool Pipeline::Calibrate() {
+  if (!o_.input_list) return true;
+  qairt_calibration_options c = CalibrationOptions();
+  if (o_.mixed_mode != QAIRT_MIXED_OFF) {
+    qairt_analysis_options a;
+    qairt_analysis_options_init(&a);
+    a.calibration = &c;
+    a.target = o_.target;
+    a.mixed_mode = o_.mixed_mode;
+    a.mixed_value = o_.mixed_value;
+    a.num_threads = o_.num_threads;
+    qairt_analysis_report_t* mr = nullptr;
+    if (std::string e = Consume(qairt_mixed_precision(graph_, o_.input_list, &a, &mr)); !e.empty())
+      return Fail("calibration", e);
+    r_->summary += Render(mr, QAIRT_ANALYSIS_TEXT);
+    for (size_t i = 0; i < qairt_analysis_report_warning_count(mr); ++i)
+      r_->warnings.push_back(qairt_analysis_report_warning(mr, i));
+    detail_log_ += "======== MIXED PRECISION ========\n" + Render(mr, QAIRT_ANALYSIS_TEXT);
+    qairt_analysis_report_destroy(mr);
+    return true;
+  }
+  qairt_calibration_report_t* cr = nullptr;
+  if (std::string e = Consume(qairt_calibrate_input_list(graph_, o_.input_list, &c, &cr)); !e.empty())
+    return Fail("calibration", e);
+  r_->summary += fmt::format("calibration: {} samples, {} activation and {} parameter encodings computed\n",
+                             qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
+                             qairt_calibration_report_param_count(cr));
+  for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
+    r_->warnings.push_back(qairt_calibration_report_warning(cr, i));
+  qairt_calibration_report_destroy(cr);
+  return true;
+}
+
+bool Pipeline::Process() {
+  qairt_process_options po;
+  qairt_process_options_init(&po);
+  po.target = o_.target;
+  po.float_bitwidth = o_.float_bitwidth;
+  po.act_bitwidth = o_.act_bitwidth;
+  po.weights_bitwidth = o_.weights_bitwidth;
+  po.bias_bitwidth = o_.bias_bitwidth;
+  po.log_level = o_.log_level;
+  po.stop_after = o_.stop_after;
+  if (o_.flags & QAIRT_CONVERT_QUANTIZED_IO) po.flags |= QAIRT_PROCESS_QUANTIZED_IO;
+  if (std::string e = Consume(qairt_process(graph_, &po, &r_->process)); !e.empty()) return Fail("processing", e);
+  const qairt_process_result_t* pr = r_->process;
+  r_->log = qairt_process_result_log(pr);
+  if (o_.log_level == QAIRT_QUANTIZER_LOG_TRACE) r_->log += detail_log_;
+  if (o_.log_level != QAIRT_QUANTIZER_LOG_TRACE) r_->summary += qairt_process_result_stats(pr);
+  for (size_t i = 0; i < qairt_process_result_warning_count(pr); ++i)
+    r_->warnings.push_back(qairt_process_result_warning(pr, i));
+  for (size_t i = 0; i < qairt_process_result_error_count(pr); ++i)
+    r_->errors.push_back(std::string("processing: ") + qairt_process_result_error(pr, i));
+  return qairt_process_result_error_count(pr) == 0;
+}
+
+// Every artifact records the options after processing's resolved ones: the
+// calibration settings when there are samples, and whether rewrites ran.
+std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (o_.input_list) {
+    const qairt_calibration_options c = CalibrationOptions();
+    static const char* const kMethods[] = {"min-max", "sqnr", "mse", "percentile"};
+    static const char* const kSchemas[] = {"asymmetric", "symmetric", "strictsymmetric", "unsignedsymmetric"};
+    auto pick = [](const char* const* names, size_t n, uint32_t v) { return v < n ? names[v] : "?"; };
+    auto flag = [&](uint32_t f) { return (c.flags & f) ? "true" : "false"; };
+    out = {
+        {"input_list", o_.input_list},
+        {"act_quantizer_calibration", pick(kMethods, 4, c.act_method)},
+        {"param_quantizer_calibration", pick(kMethods, 4, c.param_method)},
+        {"act_quantizer_schema", pick(kSchemas, 4, c.act_schema)},
+        {"param_quantizer_schema", pick(kSchemas, 4, c.param_schema)},
+        {"use_per_channel_quantization", flag(QAIRT_CALIBRATION_PER_CHANNEL)},
+        {"use_per_row_quantization", flag(QAIRT_CALIBRATION_PER_ROW)},
+        {"weights_block_size", std::to_string(c.block_size)},
+        {"use_lpbq", flag(QAIRT_CALIBRATION_LPBQ)},
+    };
+    if (c.act_method == QAIRT_CALIBRATION_PERCENTILE || c.param_method == QAIRT_CALIBRATION_PERCENTILE)
+      out.emplace_back("percentile_calibration_value", std::to_string(c.percentile));
+    for (size_t i = 0; i < c.num_float_inputs; ++i)
+      out.emplace_back(std::string("input_encoding.") + c.float_inputs[i], "other");
+    if (o_.mixed_mode == QAIRT_MIXED_BUDGET) out.emplace_back("mixed_precision", fmt::format("budget={}", o_.mixed_value));
+    if (o_.mixed_mode == QAIRT_MIXED_PERCENT) out.emplace_back("mixed_precision", fmt::format("percent={}", o_.mixed_value));
+  }
+  std::string rewrites = (o_.flags & QAIRT_CONVERT_NO_REWRITES) ? "off" : "on";
+  for (size_t i = 0; i < o_.num_disabled_rewrites; ++i)
+    rewrites += std::string(i == 0 ? ", disabled: " : ", ") + o_.disabled_rewrites[i];
+  out.emplace_back("rewrites", rewrites);
+  return out;
+}
+
+bool Pipeline::WriteOutputs() {
+  const qairt_process_result_t* pr = r_->process;
+  size_t num_resolved = 0;
+  const qairt_container_option* resolved = qairt_process_result_options(pr, &num_resolved);
+  std::vector<qairt_container_option> options(resolved, resolved + num_resolved);
+  const auto recorded = RecordedOptions();
+  const bool rewrites_default = !(o_.flags & QAIRT_CONVERT_NO_REWRITES) && o_.num_disabled_rewrites == 0;
+  for (const auto& [key, value] : recorded)
+    options.push_back({key.c_str(), value.c_str(),
+                       key == "rewrites" && rewrites_default ? QAIRT_OPTION_SOURCE_DEFAULT : QAIRT_OPTION_SOURCE_USER,
+                       0});
+  std::vector<const char*> written;  // all outputs or none
+  auto undo = [&](const char* stage, const std::string& error) {
+    for (const char* path : written) std::remove(path);
+    return Fail(stage, error);
+  };
+  if (o_.output_path) {
+    const std::string name = TargetName(o_.target);
+    qairt_container_write_options w;
+    qairt_container_write_options_init(&w);
+    w.target_name = name.c_str();
+    w.options = options.data();
+    w.num_options = options.size();
+    w.op_annotations = qairt_process_result_op_annotations(pr, &w.num_op_annotations);
+    w.tensor_notes = qairt_process_result_tensor_notes(pr, &w.num_tensor_notes);
+    if (std::string e = Consume(qairt_container_write_file(graph_, o_.output_path, &w)); !e.empty())
+      return undo("output", e);
+    written.push_back(o_.output_path);
+  }
+  if (o_.qdq_onnx_path) {
+    // The Q-DQ model carries the options (with the target) as metadata.
+    std::vector<std::string> keys;
+    keys.reserve(options.size());
+    std::vector<qairt_onnx_metadata_prop> props;
+    for (const qairt_container_option& opt : options) {
+      keys.push_back(std::string("qairt.") + opt.key);
+      props.push_back({nullptr, opt.value});
+    }
+    for (size_t k = 0; k < options.size(); ++k) props[k].key = keys[k].c_str();
+    qairt_onnx_export_options e;
+    qairt_onnx_export_options_init(&e);
+    e.opset = o_.qdq_opset;
+    if (o_.qdq_opset == 13) e.flags |= QAIRT_EXPORT_QDQ_MS_DOMAIN;
+    e.num_metadata_props = props.size();
+    e.metadata_props = props.data();
+    if (std::string err = Consume(qairt_export_onnx_file(graph_, o_.qdq_onnx_path, &e)); !err.empty())
+      return undo("output", std::string(o_.qdq_onnx_path) + ": " + err);
+    written.push_back(o_.qdq_onnx_path);
+  }
+  if (o_.encodings_path) {
+    qairt_encodings_write_options w;
+    qairt_encodings_write_options_init(&w);
+    if (o_.encodings_version) w.version = o_.encodings_version;
+    if (std::string e = Consume(qairt_encodings_write_file(nullptr, graph_, o_.encodings_path, &w, nullptr));
+        !e.empty())
+      return undo("output", std::string(o_.encodings_path) + ": " + e);
+    written.push_back(o_.encodings_path);
+  }
+  return true;
+}
+
+// Accuracy on the evaluation (or calibration) samples, from the processed
+// graph against the float graph as imported.
+void Pipeline::Evaluate() {
+  const char* eval = o_.eval_input_list ? o_.eval_input_list : o_.input_list;
+  if (!float_graph_ || !eval) return;
+  qairt_compare_report_t* cmp = nullptr;
+  if (std::string e = Consume(qairt_compare_input_list_progress(
+          float_graph_, graph_, eval, 0, o_.progress ? StageProgress::Callback : nullptr, &accuracy_progress_, &cmp));
+      !e.empty()) {
+    r_->warnings.push_back("accuracy: " + e);
+    return;
+  }
+  r_->accuracy = cmp;
+  r_->summary += QueryThenFill([&](char* b, size_t c, size_t* l) {
+    return qairt_compare_report_render(cmp, QAIRT_COMPARE_SUMMARY, b, c, l);
+  }) + "\n";
+}
+
+void Pipeline::Run() {
+  if (!Legalize() || !ApplyOverrides() || !CheckKernels()) return;
+  // The float graph as imported is the accuracy reference (rewrites and
+  // calibration change the graph).
+  if (o_.input_list || o_.eval_input_list) {
+    if (std::string e = Consume(qairt_graph_clone(graph_, &float_graph_)); !e.empty()) {
+      Fail("accuracy", e);
+      return;
+    }
+  }
+  if (!Rewrite() || !Calibrate()) return;
+  const bool processed = Process();
+  // The log is written even when processing failed: it is how to find out why.
+  if (o_.quantizer_log_path && r_->process) {
+    if (auto st = qairt::WriteFileAtomically(o_.quantizer_log_path, r_->log, "quantizer log"); !st.ok())
+      Fail("output", st.message());
+  }
+  if (!processed || !r_->errors.empty()) return;
+  if (WriteOutputs()) Evaluate();
+}
+
+qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_options* o) {
+  if (auto* s = qairt::capi::ReadVersionedStruct(
+          options, QAIRT_STRUCT_V1_SIZE(qairt_convert_options, progress_user_data), "qairt_convert_options", o))
+    return s;
+  constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES | QAIRT_CONVERT_QUANTIZED_IO;
+  if (!o->target) return InvalidArg("qairt_convert_options.target must not be NULL");
+  if (o->flags & ~kKnownFlags) return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);
+  if (o->reserved || o->reserved2) return InvalidArg("qairt_convert_options.reserved fields must be 0");
+  if (!o->output_path && !o->stop_after)
+    return InvalidArg("qairt_convert_options.output_path is required (or stop_after for a partial run)");
+  if (o->log_level > QAIRT_QUANTIZER_LOG_TRACE)
+    return InvalidArg("qairt_convert_options.log_level: {} is not a qairt_quantizer_log_level", o->log_level);
+  if (o->log_level != QAIRT_QUANTIZER_LOG_NONE && !o->quantizer_log_path)
+    return InvalidArg("qairt_convert_options.log_level needs quantizer_log_path");
+  if (o->quantizer_log_path && o->log_level == QAIRT_QUANTIZER_LOG_NONE)
+    return InvalidArg("qairt_convert_options.quantizer_log_path needs log_level INFO or TRACE");
+  if (o->mixed_mode > QAIRT_MIXED_PERCENT)
+    return InvalidArg("qairt_convert_options.mixed_mode: {} is not a qairt_mixed_mode", o->mixed_mode);
+  if (o->mixed_mode != QAIRT_MIXED_OFF && !o->input_list)
+    return InvalidArg("qairt_convert_options.mixed_mode needs input_list (the samples it measures on)");
+  if (o->mixed_mode != QAIRT_MIXED_OFF && !std::isfinite(o->mixed_value))
+    return InvalidArg("qairt_convert_options.mixed_value must be finite");
+  if (o->qdq_opset != 0 && o->qdq_opset != 13 && o->qdq_opset != 21)
+    return InvalidArg("qairt_convert_options.qdq_opset: {} (must be 0, 13 or 21)", o->qdq_opset);
+  if (o->num_disabled_rewrites && !o->disabled_rewrites)
+    return InvalidArg("qairt_convert_options.disabled_rewrites must not be NULL when num_disabled_rewrites > 0");
+  for (size_t i = 0; i < o->num_disabled_rewrites; ++i) {
+    const char* name = o->disabled_rewrites[i];
+    bool known = false;
+    for (size_t k = 0; name && k < qairt_rewrite_count(); ++k) known = known || std::strcmp(qairt_rewrite_name(k), name) == 0;
+    if (!known) return InvalidArg("qairt_convert_options.disabled_rewrites[{}]: unknown rewrite '{}'", i, name ? name : "(null)");
+  }
+  if (o->calibration && o->calibration->struct_size < offsetof(qairt_calibration_options, progress))
+    return InvalidArg("qairt_convert_options.calibration: struct_size {} is too small (call qairt_calibration_options_init)",
+                      o->calibration->struct_size);
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+void qairt_convert_options_init(qairt_convert_options* options) {
+  if (!options) return;
+  std::memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+  options->num_threads = 1;
+}
+
+qairt_status_t* qairt_convert_graph(qairt_graph_t* graph, const qairt_convert_options* options,
+                                    qairt_convert_result_t** out_result) {
+  QAIRT_CAPI_BEGIN
+  if (!out_result) return InvalidArg("out_result must not be NULL");
+  if (!graph) return InvalidArg("graph must not be NULL");
+  qairt_convert_options o;
+  if (auto* s = ReadOptions(options, &o)) return s;
+  auto result = std::make_unique<qairt_convert_result_t>();
+  Pipeline(graph, o, result.get()).Run();
+  *out_result = result.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_convert_file(const char* model_path, const qairt_import_options* import_options,
+                                   const qairt_convert_options* options, qairt_convert_result_t** out_result) {
+  QAIRT_CAPI_BEGIN
+  if (!out_result) return InvalidArg("out_result must not be NULL");
+  if (!model_path) return InvalidArg("model_path must not be NULL");
+  qairt_convert_options o;
+  if (auto* s = ReadOptions(options, &o)) return s;
+  qairt_import_options defaults;
+  qairt_import_options_init(&defaults);
+  defaults.flags |= QAIRT_IMPORT_REQUIRE_STATIC | QAIRT_IMPORT_INT64_TO_INT32;
+  const std::string path = model_path;
+  const bool tflite = path.size() >= 7 && path.compare(path.size() - 7, 7, ".tflite") == 0;
+  qairt_graph_t* graph = nullptr;
+  qairt_import_report_t* report = nullptr;
+  qairt_status_t* is = (tflite ? qairt_import_tflite_file : qairt_import_onnx_file)(
+      model_path, import_options ? import_options : &defaults, &graph, &report);
+  auto result = std::make_unique<qairt_convert_result_t>();
+  if (is) {
+    std::string text = report ? QueryThenFill([&](char* b, size_t c, size_t* l) {
+      return qairt_import_report_text(report, b, c, l);
+    }) : std::string();
+    result->errors.push_back("import: " + Consume(is) + (text.empty() ? "" : "\n" + text));
+  } else {
+    Pipeline(graph, o, result.get()).Run();
+  }
+  qairt_import_report_destroy(report);
+  qairt_graph_destroy(graph);
+  *out_result = result.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+void qairt_convert_result_destroy(qairt_convert_result_t* result) { delete result; }
+
+const char* qairt_convert_result_summary(const qairt_convert_result_t* result) {
+  return result ? result->summary.c_str() : "";
+}
+size_t qairt_convert_result_error_count(const qairt_convert_result_t* result) {
+  return result ? result->errors.size() : 0;
+}
+const char* qairt_convert_result_error(const qairt_convert_result_t* result, size_t index) {
+  return result && index < result->errors.size() ? result->errors[index].c_str() : nullptr;
+}
+size_t qairt_convert_result_warning_count(const qairt_convert_result_t* result) {
+  return result ? result->warnings.size() : 0;
+}
+const char* qairt_convert_result_warning(const qairt_convert_result_t* result, size_t index) {
+  return result && index < result->warnings.size() ? result->warnings[index].c_str() : nullptr;
+}
+const char* qairt_convert_result_log(const qairt_convert_result_t* result) { return result ? result->log.c_str() : ""; }
+const qairt_process_result_t* qairt_convert_result_process(const qairt_convert_result_t* result) {
+  return result ? result->process : nullptr;
+}
+const qairt_compare_report_t* qairt_convert_result_accuracy(const qairt_convert_result_t* result) {
+  return result ? result->accuracy : nullptr;
+}
+
+}  // extern "C"

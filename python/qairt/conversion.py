@@ -1,0 +1,319 @@
+"""The whole conversion in one call (include/qairt/qairt_convert.h), as
+``qairt convert`` runs it::
+
+    import qairt
+    r = qairt.convert("model.onnx", "htp_v73", "model.qairt", input_list="calib/input_list.txt",
+                      act_bitwidth=16, export_encodings="model.json", export_qdq_onnx="model.qdq.onnx")
+    if not r.ok:
+        print(r.errors[0])      # "<stage>: ...", e.g. "quantization overrides: ..."
+    print(r.summary)            # what the CLI prints on stdout
+
+The pipeline: legalize for the target -> quantization overrides -> kernel
+check -> rewrites -> calibration (or mixed precision) -> target-specific
+processing -> outputs (.qairt container, Q-DQ ONNX, encodings, quantizer log)
+-> accuracy on the evaluation samples. The same options as the CLI's give
+byte-identical outputs (the CLI calls the same C function).
+
+Bad options raise (InvalidArgumentError, from the library's status; nothing
+is written then). Everything that depends on the model or the data is
+reported in the result's ``errors`` instead, and then no output exists except
+the quantizer log. Outputs are all or none.
+
+The functions of qairt_convert.h (libqairt ABI 1.7) are resolved on the first
+call, so the rest of the package keeps working with an older library; with
+one, ``convert`` raises UnsupportedError.
+"""
+
+import ctypes
+import math
+import os
+from ctypes import POINTER, c_char_p, c_double, c_int64, c_size_t, c_uint32, c_void_p
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from . import _ffi, calib, errors
+from .graph import Graph
+from .targets import Target, TargetP
+
+_P = POINTER
+
+# The ABI minor version qairt_convert.h was added with. The package as a whole
+# needs _ffi.ABI_MINOR; only this module needs 7, checked on first use.
+ABI_MINOR = 7
+
+# qairt_convert_options.flags
+NO_REWRITES = 1      # QAIRT_CONVERT_NO_REWRITES
+VERIFY_REWRITES = 2  # QAIRT_CONVERT_VERIFY_REWRITES
+QUANTIZED_IO = 4     # QAIRT_CONVERT_QUANTIZED_IO
+
+LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
+MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
+ENCODINGS_VERSIONS = {"2.0.0": 3, "1.0.0": 2, "0.6.1": 1}         # qairt_encodings_version (0 = 2.0.0)
+
+
+class ConvertOptions(ctypes.Structure):
+    """qairt_convert_options (qairt_convert.h), field for field."""
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("target", TargetP),
+        ("float_bitwidth", c_uint32),
+        ("act_bitwidth", c_uint32),
+        ("weights_bitwidth", c_uint32),
+        ("bias_bitwidth", c_uint32),
+        ("log_level", c_uint32),
+        ("num_threads", c_uint32),
+        ("stop_after", c_char_p),
+        ("quantization_overrides", c_char_p),
+        ("input_list", c_char_p),
+        ("eval_input_list", c_char_p),
+        ("calibration", _P(calib.CalibrationOptions)),
+        ("mixed_mode", c_uint32),
+        ("reserved", c_uint32),
+        ("mixed_value", c_double),
+        ("disabled_rewrites", _P(c_char_p)),
+        ("num_disabled_rewrites", c_size_t),
+        ("output_path", c_char_p),
+        ("qdq_onnx_path", c_char_p),
+        ("qdq_opset", c_int64),
+        ("encodings_path", c_char_p),
+        ("encodings_version", c_uint32),
+        ("reserved2", c_uint32),
+        ("quantizer_log_path", c_char_p),
+        ("progress", calib.ProgressFn),
+        ("progress_user_data", c_void_p),
+    ]
+
+
+class _ResultHandle(ctypes.Structure):
+    """Opaque qairt_convert_result_t."""
+
+
+ResultP = _P(_ResultHandle)
+
+_DECLS = [
+    ("qairt_convert_options_init", None, [_P(ConvertOptions)]),
+    ("qairt_convert_graph", _ffi.StatusP, [_ffi.GraphP, _P(ConvertOptions), _P(ResultP)]),
+    ("qairt_convert_file", _ffi.StatusP, [c_char_p, _P(_ffi.ImportOptions), _P(ConvertOptions), _P(ResultP)]),
+    ("qairt_convert_result_destroy", None, [ResultP]),
+    ("qairt_convert_result_summary", c_char_p, [ResultP]),
+    ("qairt_convert_result_error_count", c_size_t, [ResultP]),
+    ("qairt_convert_result_error", c_char_p, [ResultP, c_size_t]),
+    ("qairt_convert_result_warning_count", c_size_t, [ResultP]),
+    ("qairt_convert_result_warning", c_char_p, [ResultP, c_size_t]),
+    ("qairt_convert_result_log", c_char_p, [ResultP]),
+    # Borrowed qairt_process_result_t* (read with qairt.process, imported on demand).
+    ("qairt_convert_result_process", c_void_p, [ResultP]),
+    ("qairt_convert_result_accuracy", calib.CompareP, [ResultP]),
+]
+# Functions of qairt_convert.h declared here (tests compare them with the
+# header and capi/convert.exports).
+DECLARED = tuple(d[0] for d in _DECLS)
+
+_fn = None
+_dec = _ffi.decode
+
+
+def _functions():
+    """The declared functions of qairt_convert.h, resolved on first use."""
+    global _fn
+    if _fn is None:
+        try:
+            _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
+        except AttributeError as e:
+            abi = _ffi.qairt_abi_version()
+            raise errors.UnsupportedError(
+                "qairt.convert needs libqairt ABI %d.%d (qairt_convert.h); %s has ABI %d.%d: %s"
+                % (_ffi.ABI_MAJOR, ABI_MINOR, _ffi.library_path, abi >> 16, abi & 0xFFFF, e),
+                code=errors.UNSUPPORTED) from None
+    return _fn
+
+
+@dataclass
+class ConvertResult:
+    """What a conversion did: ``summary`` is what the CLI prints on stdout,
+    ``errors`` each start with their stage ("import: ", "quantization
+    overrides: ", "target: ", "rewrites: ", "calibration: ", "processing: ",
+    "output: "), first one first; ``log`` is the quantizer log ("" at NONE).
+    ``process`` is the processing result (a qairt.process.ProcessResult, None
+    when the conversion stopped before processing); ``accuracy`` the
+    comparison on the evaluation samples (a qairt.calib.CompareReport, None
+    without samples or when the comparison failed: a warning says why)."""
+    summary: str = ""
+    errors: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    log: str = ""
+    process: Optional[object] = None
+    accuracy: Optional[calib.CompareReport] = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the conversion succeeded (no errors)."""
+        return not self.errors
+
+
+def _invalid(message):
+    return errors.InvalidArgumentError(message, code=errors.INVALID_ARGUMENT)
+
+
+def _path(what, p):
+    """A path argument (str, bytes or os.PathLike) as the bytes the CLI would get; None stays NULL."""
+    if p is None:
+        return None
+    try:
+        return os.fsencode(p)
+    except TypeError:
+        raise _invalid("%s must be a path, got %s" % (what, type(p).__name__)) from None
+
+
+def _mixed(spec):
+    """(qairt_mixed_mode, value) of None, "off", "budget=DB", "percent=P" or a (mode, value) tuple."""
+    if spec is None:
+        return 0, 0.0
+    usage = "mixed_precision must be None, 'off', 'budget=<dB>', 'percent=<0..100>' or a (mode, value) tuple, got %r"
+    if isinstance(spec, str):
+        if spec == "off":
+            return 0, 0.0
+        mode, sep, text = spec.partition("=")
+        if not sep:
+            raise _invalid(usage % (spec,))
+        try:
+            value = float(text)
+        except ValueError:
+            raise _invalid(usage % (spec,)) from None
+    else:
+        try:
+            mode, value = spec
+            value = float(value)
+        except (TypeError, ValueError):
+            raise _invalid(usage % (spec,)) from None
+    if mode not in ("budget", "percent") or not math.isfinite(value) or \
+            (mode == "percent" and not 0 <= value <= 100):
+        raise _invalid(usage % (spec,))
+    return MIXED_MODES[mode], value
+
+
+def _encodings_version(v):
+    if v is None:
+        return 0
+    if isinstance(v, str):
+        if v not in ENCODINGS_VERSIONS:
+            raise _invalid("encodings_version must be one of %s, got %r" % (", ".join(ENCODINGS_VERSIONS), v))
+        return ENCODINGS_VERSIONS[v]
+    if isinstance(v, int) and not isinstance(v, bool) and v in (0, 1, 2, 3):
+        return v
+    raise _invalid("encodings_version must be '2.0.0', '1.0.0', '0.6.1' or a qairt_encodings_version, got %r" % (v,))
+
+
+def _read(fn, h) -> ConvertResult:
+    r = ConvertResult()
+    r.summary = _dec(fn["qairt_convert_result_summary"](h))
+    r.errors = [_dec(fn["qairt_convert_result_error"](h, i)) for i in range(fn["qairt_convert_result_error_count"](h))]
+    r.warnings = [_dec(fn["qairt_convert_result_warning"](h, i))
+                  for i in range(fn["qairt_convert_result_warning_count"](h))]
+    r.log = _dec(fn["qairt_convert_result_log"](h))
+    p = fn["qairt_convert_result_process"](h)
+    if p:
+        from . import process  # qairt_process.h (ABI 1.6)
+        r.process = process._read_result(ctypes.cast(p, process.ResultP))
+    a = fn["qairt_convert_result_accuracy"](h)
+    if a:
+        r.accuracy = calib.CompareReport(
+            outputs=calib._entries(a, "qairt_compare_report_output_count", "qairt_compare_report_output"),
+            layers=calib._entries(a, "qairt_compare_report_layer_count", "qairt_compare_report_layer"),
+            text=calib._render(a, 1), summary=calib._render(a, 3))
+    return r
+
+
+def convert(model, target, output=None, *, input_list=None, eval_input_list=None, quantization_overrides=None,
+            export_encodings=None, encodings_version=None, export_qdq_onnx=None, qdq_opset=0, quantizer_log=None,
+            log_level=None, act_bitwidth=0, weights_bitwidth=0, bias_bitwidth=0, float_bitwidth=0,
+            quantized_io=False, rewrites=True, verify_rewrites=False, disabled_rewrites=(),
+            act_method="min-max", param_method="min-max", act_schema="asymmetric", param_schema="symmetric",
+            per_channel=False, per_row=False, block_size=0, lpbq=False, percentile=99.99, float_inputs=(),
+            mixed_precision=None, num_threads=1, stop_after=None, progress=None) -> ConvertResult:
+    """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
+
+    model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
+    defaults: static shapes required, int64 inputs narrowed to int32) or a
+    qairt.Graph (converted in place). target: a built-in target name
+    ("htp_v73"), a descriptor file, or a qairt.Target. output: the .qairt
+    container (required unless stop_after).
+
+    The keywords are the CLI's options: input_list (--input_list; turns
+    calibration on), eval_input_list, quantization_overrides,
+    export_encodings + encodings_version ("2.0.0", "1.0.0", "0.6.1"),
+    export_qdq_onnx + qdq_opset (0 automatic, 13 or 21), quantizer_log +
+    log_level ("NONE", "INFO", "TRACE"; None = "NONE"), the bit widths (0 =
+    default), quantized_io, rewrites (False = --no_rewrites),
+    verify_rewrites, disabled_rewrites (names), the calibration settings of
+    qairt.calib.calibrate (act_method, param_method, act_schema,
+    param_schema, per_channel, per_row, block_size, lpbq, percentile,
+    float_inputs = --input_encoding NAME other), mixed_precision ("budget=25",
+    "percent=10" or ("budget", 25.0)), num_threads (0 = every core) and
+    stop_after (a pass of qairt.process.pipeline()). progress: optional
+    callable(phase, done, total), phase "<stage>: <step>".
+
+    Raises InvalidArgumentError for bad options (nothing written); errors of
+    the conversion itself are in the result (``ok`` is False, no outputs).
+    """
+    fn = _functions()
+    if isinstance(target, Target):
+        tgt = target
+    elif isinstance(target, (str, os.PathLike)):
+        tgt = Target.load(os.fspath(target))
+    else:
+        raise _invalid("target must be a target name, a descriptor path or a qairt.Target, got %s"
+                       % type(target).__name__)
+    if not isinstance(model, Graph) and not isinstance(model, (str, bytes, os.PathLike)):
+        raise _invalid("model must be a path or a qairt.Graph, got %s" % type(model).__name__)
+    if log_level is None:
+        log_level = "NONE"
+    if log_level not in LOG_LEVELS:
+        raise _invalid("log_level must be NONE, INFO or TRACE, got %r" % (log_level,))
+    if isinstance(disabled_rewrites, (str, bytes)):
+        raise _invalid("disabled_rewrites must be a list of rewrite names, got a string")
+    mixed_mode, mixed_value = _mixed(mixed_precision)
+
+    keep = []  # buffers the options point to
+    # The calibration settings as the CLI passes them: bit widths 0 = 8.
+    cal = calib._options(act_method, param_method, act_schema, param_schema, act_bitwidth or 8,
+                         weights_bitwidth or 8, per_channel, per_row, block_size, lpbq, percentile,
+                         list(float_inputs), num_threads, None, keep)
+    names = [_ffi.encode(n) for n in disabled_rewrites]
+    disabled = (c_char_p * max(1, len(names)))(*names)
+
+    o = ConvertOptions()
+    fn["qairt_convert_options_init"](ctypes.byref(o))
+    o.target = tgt._handle()
+    o.flags = (0 if rewrites else NO_REWRITES) | (VERIFY_REWRITES if verify_rewrites else 0) | \
+        (QUANTIZED_IO if quantized_io else 0)
+    o.float_bitwidth, o.act_bitwidth = float_bitwidth, act_bitwidth
+    o.weights_bitwidth, o.bias_bitwidth = weights_bitwidth, bias_bitwidth
+    o.log_level = LOG_LEVELS[log_level]
+    o.num_threads = num_threads
+    o.stop_after = _ffi.encode(stop_after)
+    o.quantization_overrides = _path("quantization_overrides", quantization_overrides)
+    o.input_list = _path("input_list", input_list)
+    o.eval_input_list = _path("eval_input_list", eval_input_list)
+    o.calibration = ctypes.pointer(cal)
+    o.mixed_mode, o.mixed_value = mixed_mode, mixed_value
+    o.disabled_rewrites, o.num_disabled_rewrites = disabled, len(names)
+    o.output_path = _path("output", output)
+    o.qdq_onnx_path = _path("export_qdq_onnx", export_qdq_onnx)
+    o.qdq_opset = qdq_opset
+    o.encodings_path = _path("export_encodings", export_encodings)
+    o.encodings_version = _encodings_version(encodings_version)
+    o.quantizer_log_path = _path("quantizer_log", quantizer_log)
+    callback = calib._progress_fn(progress)
+    o.progress = callback
+
+    h = ResultP()
+    if isinstance(model, Graph):
+        fn["qairt_convert_graph"](model.handle, ctypes.byref(o), ctypes.byref(h))
+    else:
+        fn["qairt_convert_file"](_path("model", model), None, ctypes.byref(o), ctypes.byref(h))
+    try:
+        return _read(fn, h)
+    finally:
+        fn["qairt_convert_result_destroy"](h)
