@@ -11,9 +11,9 @@
 #include "calib/calibrate.h"
 #include "calib/input_list.h"
 #include "capi/capi_internal.h"
-#include "pass/pass_manager.h"
+#include "passes/pass_manager.h"
 #include "passes/rewrite/rewrite.h"
-#include "target_descriptor.h"
+#include "target/target_descriptor.h"
 
 struct qairt_analysis_report_t {
   qairt_analysis_kind_t kind = 0;

@@ -3,8 +3,8 @@
 
 #include "capi/capi_internal.h"
 #include "support/atomic_file.h"
-#include "export/encodings/encodings_writer.h"
-#include "import/encodings/encodings.h"
+#include "encodings/encodings_writer.h"
+#include "encodings/encodings.h"
 
 struct qairt_encodings_t {
   qairt::encodings::File file;

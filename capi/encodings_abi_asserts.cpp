@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "capi/capi_internal.h"
-#include "import/encodings/encodings.h"
+#include "encodings/encodings.h"
 #include "qairt/qairt_encodings.h"
 
 namespace {

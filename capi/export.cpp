@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "capi/capi_internal.h"
-#include "export/onnx/onnx_export.h"
+#include "onnx/onnx_export.h"
 
 using namespace qairt;  // NOLINT: implementation file of the C boundary
 using capi::InvalidArg;

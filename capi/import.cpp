@@ -2,9 +2,9 @@
 #include "qairt/qairt_import.h"
 
 #include "capi/capi_internal.h"
-#include "import/onnx/import_report.h"
-#include "import/onnx/onnx_import.h"
-#include "import/tflite/tflite_import.h"
+#include "onnx/import_report.h"
+#include "onnx/onnx_import.h"
+#include "tflite/tflite_import.h"
 
 struct qairt_import_report_t {
   std::string json;

@@ -10,7 +10,7 @@
 
 #include "capi/capi_internal.h"
 #include "prepare/prepare.h"
-#include "target_descriptor.h"
+#include "target/target_descriptor.h"
 
 struct qairt_prepare_report_t {
   qairt::prepare::Report report;

@@ -2,9 +2,9 @@
 #include "qairt/qairt_process.h"
 
 #include "capi/capi_internal.h"
-#include "pass/pass_manager.h"
+#include "passes/pass_manager.h"
 #include "passes/legalize.h"
-#include "target_descriptor.h"
+#include "target/target_descriptor.h"
 
 struct qairt_process_result_t {
   qairt::pass::ProcessResult result;

@@ -7,7 +7,7 @@
 #include "capi/capi_internal.h"
 #include "ir/op_registry.h"
 #include "qairt/qairt_target.h"
-#include "target_descriptor.h"
+#include "target/target_descriptor.h"
 
 using namespace qairt;  // NOLINT: implementation file of the C boundary
 using capi::InvalidArg;

@@ -5,7 +5,7 @@
 
 #include "capi/capi_internal.h"
 #include "qairt/qairt_target.h"
-#include "target_descriptor.h"
+#include "target/target_descriptor.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 // the kernel's product rule is replaced, with a warning.
 #include <fmt/format.h>
 
-#include "pass/adapt.h"
-#include "pass/quant_log.h"
+#include "passes/adapt.h"
+#include "passes/quant_log.h"
 #include "passes/passes.h"
 #include "quant/quantize.h"
 

@@ -3,7 +3,7 @@
 // target's, fp16 unless --float_bitwidth 32). Biases without encodings are
 // fixed point instead: their encoding is computed later from the input and
 // weight scales. Integer and bool tensors (indices, shapes) need none.
-#include "pass/adapt.h"
+#include "passes/adapt.h"
 #include "passes/passes.h"
 
 namespace qairt::pass {

@@ -11,8 +11,8 @@
 // are pruned before they reach the graph.
 #include <fmt/format.h>
 
-#include "pass/adapt.h"
-#include "pass/quant_log.h"
+#include "passes/adapt.h"
+#include "passes/quant_log.h"
 #include "passes/passes.h"
 
 namespace qairt::pass {

@@ -10,7 +10,7 @@
 
 #include "ir/graph.h"
 #include "support/status.h"
-#include "target_descriptor.h"
+#include "target/target_descriptor.h"
 
 namespace qairt::pass {
 

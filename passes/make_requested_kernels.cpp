@@ -2,7 +2,7 @@
 // as they stand after propagation, super groups and float fallback. Biases
 // without encodings request the fixed-point bias type (s32, or s8 with
 // --bias_bitwidth 8). No TRACE tokens (spec).
-#include "pass/adapt.h"
+#include "passes/adapt.h"
 #include "passes/passes.h"
 
 namespace qairt::pass {

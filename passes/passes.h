@@ -2,7 +2,7 @@
 // per file, in the order registry.cpp runs them.
 #pragma once
 
-#include "pass/session.h"
+#include "passes/session.h"
 
 namespace qairt::pass {
 

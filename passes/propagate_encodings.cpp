@@ -7,8 +7,8 @@
 
 #include <map>
 
-#include "pass/adapt.h"
-#include "pass/quant_log.h"
+#include "passes/adapt.h"
+#include "passes/quant_log.h"
 #include "passes/passes.h"
 
 namespace qairt::pass {

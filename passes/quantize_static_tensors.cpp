@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "pass/adapt.h"
-#include "pass/quant_log.h"
+#include "passes/adapt.h"
+#include "passes/quant_log.h"
 #include "passes/passes.h"
 #include "quant/quantize.h"
 

@@ -1,7 +1,7 @@
 // The one place passes are registered, in the spec's order ("Target specific
 // processing": handle data movement ops, tag super groups, select op
 // precision, insert converts, quantize static tensors).
-#include "pass/pass_manager.h"
+#include "passes/pass_manager.h"
 #include "passes/passes.h"
 
 namespace qairt::pass {

@@ -14,8 +14,8 @@
 
 #include <cmath>
 
-#include "pass/adapt.h"
-#include "pass/quant_log.h"
+#include "passes/adapt.h"
+#include "passes/quant_log.h"
 #include "passes/passes.h"
 #include "ir/op_registry.h"
 #include "quant/quantize.h"

@@ -6,7 +6,7 @@
 // slope) without encodings get one computed from their data.
 #include <fmt/format.h>
 
-#include "pass/quant_log.h"
+#include "passes/quant_log.h"
 #include "passes/passes.h"
 #include "quant/quantize.h"
 

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "import/encodings/encodings.h"
+#include "encodings/encodings.h"
 
 using namespace qairt;  // NOLINT
 

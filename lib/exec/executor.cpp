@@ -11,6 +11,7 @@
 #include <map>
 
 #include "exec/kernel.h"
+#include "kernels/common/scalar.h"
 #include "kernels/threadpool.h"
 #include "quant/quantize.h"
 
@@ -49,51 +50,23 @@ int64_t Count(const std::vector<int64_t>& dims) {
   return n;
 }
 
+// fp16 <-> fp32 through the kernels' scalar conversion (kernels/common/scalar.h,
+// round to nearest even as F16C does) with the executor's NaN encoding on
+// top: a NaN becomes the canonical quiet NaN and a signalling fp16 NaN stays
+// signalling, where the kernels keep the payload and quiet it as the F16C
+// instructions do. The ONNX importer reads fp16 constants through these too.
 uint16_t FloatToHalfBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
-  if (absx < 0x38800000u) {                                               // subnormal half
-    float a;
-    std::memcpy(&a, &absx, 4);
-    const float scaled = a * 16777216.0f;  // 2^24: half subnormal unit
-    const auto q = static_cast<uint32_t>(std::nearbyint(scaled));
-    return static_cast<uint16_t>(sign | q);
-  }
-  const uint32_t mant_odd = (absx >> 13) & 1u;
-  absx += 0xfffu + mant_odd;  // round to nearest even
-  return static_cast<uint16_t>(sign | (((absx - 0x38000000u) >> 13) & 0x7fffu));
+  if (f != f) return static_cast<uint16_t>(((kernels::BitsOf(f) >> 16) & 0x8000u) | 0x7e00u);
+  return kernels::F32ToF16Bits(f);
 }
 
 float HalfBitsToFloat(uint16_t h) {
-  const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    const float v = static_cast<float>(mant) / 16777216.0f;
-    std::memcpy(&bits, &v, 4);
-    bits |= sign;
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  const float f = kernels::F16BitsToF32(h);
+  const bool signalling = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0 && (h & 0x200u) == 0;
+  return signalling ? kernels::FloatOf(kernels::BitsOf(f) & ~0x400000u) : f;
 }
 
 float HalfRound(float x) { return HalfBitsToFloat(FloatToHalfBits(x)); }
-
-static float BFloat16BitsToFloat(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
 
 // ---- Ctx --------------------------------------------------------------------------
 
@@ -165,7 +138,11 @@ const KernelTable& Kernels() {
   static const KernelTable table = [] {
     KernelTable t;
     RegisterElementwise(&t);
-    RegisterNn(&t);
+    RegisterConv(&t);
+    RegisterMatMul(&t);
+    RegisterPool(&t);
+    RegisterNorm(&t);
+    RegisterResize(&t);
     RegisterData(&t);
     RegisterRecurrent(&t);
     return t;
@@ -285,7 +262,7 @@ Status ConvertIn(DType src, const uint8_t* p, int64_t n, Store store, void* dst,
       for (int64_t k = 0; k < n; ++k) { uint16_t h; std::memcpy(&h, p + 2 * k, 2); put(k, HalfBitsToFloat(h)); }
       return Status::Ok();
     case DType::kBFloat16:
-      for (int64_t k = 0; k < n; ++k) { uint16_t h; std::memcpy(&h, p + 2 * k, 2); put(k, BFloat16BitsToFloat(h)); }
+      for (int64_t k = 0; k < n; ++k) { uint16_t h; std::memcpy(&h, p + 2 * k, 2); put(k, kernels::BF16BitsToF32(h)); }
       return Status::Ok();
     case DType::kFloat64:
       for (int64_t k = 0; k < n; ++k) { double v; std::memcpy(&v, p + 8 * k, 8); put(k, v); }

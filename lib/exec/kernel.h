@@ -104,7 +104,11 @@ using KernelFn = Status (*)(Ctx&);
 using KernelTable = std::unordered_map<std::string, KernelFn>;
 
 void RegisterElementwise(KernelTable* t);
-void RegisterNn(KernelTable* t);
+void RegisterConv(KernelTable* t);
+void RegisterMatMul(KernelTable* t);
+void RegisterPool(KernelTable* t);
+void RegisterNorm(KernelTable* t);
+void RegisterResize(KernelTable* t);
 void RegisterData(KernelTable* t);
 void RegisterRecurrent(KernelTable* t);
 const KernelTable& Kernels();

@@ -2,7 +2,7 @@
 // original; max |d| must stay within --tolerance.
 #include <algorithm>
 
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_import.h"
 #include "prepare/prepare_internal.h"
 
 namespace qairt::prepare::internal {

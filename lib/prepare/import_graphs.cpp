@@ -1,6 +1,6 @@
 // The IR of the original model, imported once per specialization with its
 // symbols bound (the importer checks that every shape is static).
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_import.h"
 #include "prepare/prepare_internal.h"
 
 namespace qairt::prepare::internal {

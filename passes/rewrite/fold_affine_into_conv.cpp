@@ -11,18 +11,16 @@
 // constant varies along. Runs to a fixed point (Mul then Add both fold).
 #include <fmt/format.h>
 
+#include "ir/batchnorm_fold.h"
 #include "passes/rewrite/graph_edit.h"
 #include "passes/rewrite/rewrites.h"
 
 namespace qairt::rewrite {
 namespace {
 
-struct Affine {
-  std::vector<float> scale, shift;  // y = x * scale[c] + shift[c]
-};
-
 // The affine map `op` applies to `t` (its input from the conv), if it is one.
-std::optional<Affine> AffineOf(const Graph& g, const Op& op, TensorId t, size_t rank, size_t axis, int64_t channels) {
+std::optional<ChannelAffine> AffineOf(const Graph& g, const Op& op, TensorId t, size_t rank, size_t axis,
+                                      int64_t channels) {
   const size_t n = static_cast<size_t>(channels);
   if (op.type == "Batchnorm") {
     if (op.inputs.empty() || op.inputs[0] != t || axis != 1) return std::nullopt;
@@ -34,17 +32,17 @@ std::optional<Affine> AffineOf(const Graph& g, const Op& op, TensorId t, size_t 
       if (!bb) return std::nullopt;
       b = *bb;
     }
-    return Affine{*s, b};
+    return ChannelAffine{*s, b};
   }
   const TensorId other = OtherInput(op, t);
   if (other == kInvalidId || op.inputs[0] == op.inputs[1]) return std::nullopt;
   auto c = PerChannelConstant(g, other, rank, axis, channels);
   if (!c) return std::nullopt;
   const bool t_first = op.inputs[0] == t;
-  if (op.type == "ElementWiseMultiply") return Affine{*c, std::vector<float>(n, 0.0f)};
-  if (op.type == "ElementWiseAdd") return Affine{std::vector<float>(n, 1.0f), *c};
+  if (op.type == "ElementWiseMultiply") return ChannelAffine{*c, std::vector<float>(n, 0.0f)};
+  if (op.type == "ElementWiseAdd") return ChannelAffine{std::vector<float>(n, 1.0f), *c};
   if (op.type == "ElementWiseDivide" && t_first) {
-    Affine a{std::vector<float>(n), std::vector<float>(n, 0.0f)};
+    ChannelAffine a{std::vector<float>(n), std::vector<float>(n, 0.0f)};
     for (size_t k = 0; k < n; ++k) {
       if ((*c)[k] == 0.0f) return std::nullopt;
       a.scale[k] = 1.0f / (*c)[k];
@@ -53,11 +51,11 @@ std::optional<Affine> AffineOf(const Graph& g, const Op& op, TensorId t, size_t 
   }
   if (op.type == "ElementWiseSubtract") {
     if (t_first) {
-      Affine a{std::vector<float>(n, 1.0f), *c};
+      ChannelAffine a{std::vector<float>(n, 1.0f), *c};
       for (float& v : a.shift) v = -v;
       return a;
     }
-    return Affine{std::vector<float>(n, -1.0f), *c};
+    return ChannelAffine{std::vector<float>(n, -1.0f), *c};
   }
   return std::nullopt;
 }
@@ -97,11 +95,7 @@ Result<bool> FoldOnce(Graph* graph, std::vector<std::string>* notes) {
     // The affine op must not broadcast the conv's output to a larger shape.
     if (g.tensor(aff_op.outputs[0]).shape != os) continue;
 
-    const size_t per = w->size() / static_cast<size_t>(channels);
-    for (size_t c = 0; c < static_cast<size_t>(channels); ++c) {
-      for (size_t k = 0; k < per; ++k) (*w)[c * per + k] *= aff->scale[c];
-      bias[c] = bias[c] * aff->scale[c] + aff->shift[c];
-    }
+    if (!FoldChannelAffineIntoConv(*aff, ConvWeightLayout{}, &*w, &bias)) continue;
     GraphEdit edit(g);
     NewOp folded{conv.type, conv.name, {conv.inputs[0]}, {aff_op.outputs[0]}, conv.attrs, conv.source_name,
                  conv.source_op_type};

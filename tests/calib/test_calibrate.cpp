@@ -11,8 +11,8 @@
 #include "calib/calibrate.h"
 #include "calib/compare.h"
 #include "calib/sample_eval.h"
-#include "pass/pass_manager.h"
-#include "target_descriptor.h"
+#include "passes/pass_manager.h"
+#include "target/target_descriptor.h"
 
 using namespace qairt;
 using namespace qairt::calib;

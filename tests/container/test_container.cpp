@@ -17,7 +17,7 @@
 #include "capi/capi_internal.h"
 #include "container/container_generated.h"
 #include "qairt/qairt_container.h"
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_import.h"
 
 namespace qairt::container {
 namespace {

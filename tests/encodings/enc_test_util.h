@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "export/encodings/encodings_writer.h"
-#include "import/encodings/encodings.h"
+#include "encodings/encodings_writer.h"
+#include "encodings/encodings.h"
 
 namespace qairt::encodings::testing {
 

@@ -12,7 +12,7 @@
 
 #include "common/model_builders.h"
 #include "encodings/enc_test_util.h"
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_import.h"
 #include "qairt/qairt_encodings.h"
 #include "support/json_writer.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "import/encodings/encodings.h"
-#include "import/encodings/number_array_scan.h"
+#include "encodings/encodings.h"
+#include "encodings/number_array_scan.h"
 
 namespace qairt::encodings {
 namespace {

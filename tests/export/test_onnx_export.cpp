@@ -1,4 +1,4 @@
-// ONNX export of the IR (lib/export/onnx) and its C API. Numerical
+// ONNX export of the IR (lib/onnx) and its C API. Numerical
 // equivalence with the source models is checked against onnxruntime in
 // tests/ort; here: structure, opset-dependent spellings, quantized weights,
 // errors, the atomic file write and the C boundary.
@@ -21,8 +21,8 @@
 
 #include "capi/capi_internal.h"
 #include "common/model_builders.h"
-#include "export/onnx/onnx_export.h"
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_export.h"
+#include "onnx/onnx_import.h"
 #include "passes/pass_test_util.h"
 
 namespace qairt {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "import/tflite/tflite_import.h"
+#include "tflite/tflite_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   qairt::OnnxImportOptions options;

@@ -9,13 +9,13 @@
 #include "container/container.h"
 #include "fuzz/fuzz_models.h"
 #include "hostile/hostile_util.h"
-#include "import/encodings/encodings.h"
-#include "import/onnx/onnx_import.h"
+#include "encodings/encodings.h"
+#include "onnx/onnx_import.h"
 #include "qairt/qairt_container.h"
 #include "qairt/qairt_encodings.h"
 #include "qairt/qairt_import.h"
 #include "qairt/qairt_target.h"
-#include "targets/src/target_descriptor.h"
+#include "lib/target/target_descriptor.h"
 
 using qairt::hostile::Sandbox;
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "exec/executor.h"
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_import.h"
 #include "onnx_model_builder.h"
 
 namespace qairt {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_import.h"
 #include "import/onnx_model_builder.h"
 
 namespace qairt {

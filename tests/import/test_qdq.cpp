@@ -2,7 +2,7 @@
 // -zero_point) and no Quantize/Dequantize ops left in the IR.
 #include <catch2/catch.hpp>
 
-#include "import/onnx/onnx_import.h"
+#include "onnx/onnx_import.h"
 #include "import/onnx_model_builder.h"
 
 namespace qairt {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "import/tflite/tflite_builder.h"
+#include "tflite/tflite_builder.h"
 
 namespace qairt {
 namespace {

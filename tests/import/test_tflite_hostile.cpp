@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <random>
 
-#include "import/tflite/tflite_builder.h"
-#include "import/tflite/tflite_import.h"
+#include "tflite/tflite_builder.h"
+#include "tflite/tflite_import.h"
 
 namespace qairt {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "exec/executor.h"
-#include "import/tflite/tflite_builder.h"
-#include "import/tflite/tflite_import.h"
+#include "tflite/tflite_builder.h"
+#include "tflite/tflite_import.h"
 #include "ir/op_registry.h"
 
 namespace qairt {

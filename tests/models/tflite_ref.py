@@ -24,7 +24,7 @@ import subprocess
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCHEMA = os.path.join(REPO, "lib", "import", "tflite", "schema", "tflite_subset.fbs")
+SCHEMA = os.path.join(REPO, "lib", "tflite", "schema", "tflite_subset.fbs")
 DEQUANTIZE, ADD, TRANSPOSE_CONV = 6, 0, 67
 # TfLitePadding (the C API enum of the custom options) -> the schema's Padding
 C_PADDING = {1: "SAME", 2: "VALID"}

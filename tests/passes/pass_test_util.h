@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "pass/pass_manager.h"
-#include "target_descriptor.h"
+#include "passes/pass_manager.h"
+#include "target/target_descriptor.h"
 
 namespace qairt::testing {
 

@@ -2,7 +2,7 @@
 // change, the INFO CSV rows, the TRACE tokens and the stats lines.
 #include <catch2/catch.hpp>
 
-#include "pass/adapt.h"
+#include "passes/adapt.h"
 #include "passes/pass_test_util.h"
 
 using namespace qairt;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "ir/graph.h"
-#include "pass/pass_manager.h"
+#include "passes/pass_manager.h"
 #include "pass_test_util.h"
 
 namespace qairt {

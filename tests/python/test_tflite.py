@@ -1,7 +1,7 @@
 """TFLite import through the Python binding (qairt.import_tflite).
 
 Int8/int16 fixtures are written as JSON and compiled with ``flatc -b`` against
-qairt's own schema subset (lib/import/tflite/schema/tflite_subset.fbs). Each
+qairt's own schema subset (lib/tflite/schema/tflite_subset.fbs). Each
 imports with exactly the encodings its quantization parameters give, and runs
 quantized in the reference executor within one LSB of an independent
 reference: Debian's Arm NN TFLite parser + CpuRef backend (python3-pyarmnn),
@@ -27,7 +27,7 @@ import numpy as np
 import qairt
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = REPO / "lib" / "import" / "tflite" / "schema" / "tflite_subset.fbs"
+SCHEMA = REPO / "lib" / "tflite" / "schema" / "tflite_subset.fbs"
 NPM = REPO / "third_party" / "npm" / "node_modules" / "@mediapipe"
 FLATC = shutil.which("flatc")
 

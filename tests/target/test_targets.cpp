@@ -12,10 +12,10 @@
 
 #include <flatbuffers/flatbuffers.h>
 
-#include "builtin_data.h"
+#include "target/builtin_data.h"
 #include "ir/op_registry.h"
 #include "qairt/qairt_target.h"
-#include "target_descriptor.h"
+#include "target/target_descriptor.h"
 #include "target_generated.h"
 
 namespace tg = qairt::target;

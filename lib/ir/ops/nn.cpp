@@ -90,8 +90,17 @@ Dim TransposeOutputDim(InferContext& ctx, const Dim& in, int64_t kernel, size_t 
     ctx.Error(DiagKind::kShapeMismatch, InputField(1), "kernel extent is 0");
     return Dim();
   }
-  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER")
-    return ComputedDim(ctx, CheckedMul(in.value, stride), "strides", "output size");
+  if (w.auto_pad == AutoPad::kSameUpper || w.auto_pad == AutoPad::kSameLower) {
+    const Dim out = ComputedDim(ctx, CheckedMul(in.value, stride), "strides", "output size");
+    // The executor pads by TransposeWindowPads, which must be computable for
+    // a graph that validates.
+    if (out.known() && !TransposeWindowPads(w.auto_pad, false, in.value, out.value, kernel, stride,
+                                            w.dilations[i], output_padding, {})) {
+      ctx.Error(DiagKind::kShapeMismatch, "strides", "padding for output size {} overflows", out.value);
+      return Dim();
+    }
+    return out;
+  }
   std::optional<int64_t> v = in.value == 0 ? std::optional<int64_t>(0) : CheckedMul(stride, in.value - 1);
   auto add = [&v](std::optional<int64_t> term) {
     if (v && term) v = CheckedAdd(*v, *term); else v = std::nullopt;
@@ -446,7 +455,7 @@ void RegisterNnOps(std::vector<OpSchema>* out) {
       {"Conv2d", 2, 3, 1, 1, InferConvN<2>, kConv},
       {"Conv3d", 2, 3, 1, 1, InferConvN<3>, kConv},
       {"DepthWiseConv2d", 2, 3, 1, 1, InferDepthWiseConv2d,
-       "x[N,C,H,W], weight[C*multiplier,1,kh,kw], bias?[C*multiplier]; strides, pads[begin..., end...], dilations (group = C implied)"},
+       "x[N,C,H,W], weight[C*multiplier,1,kh,kw], bias?[C*multiplier]; strides, pads[begin..., end...], dilations, auto_pad (group = C implied)"},
       {"TransposeConv1d", 2, 3, 1, 1, InferTransposeConvN<1>, kTransposeConv},
       {"TransposeConv2d", 2, 3, 1, 1, InferTransposeConvN<2>, kTransposeConv},
       {"TransposeConv3d", 2, 3, 1, 1, InferTransposeConvN<3>, kTransposeConv},

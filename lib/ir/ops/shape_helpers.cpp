@@ -342,6 +342,55 @@ void CheckIntegerInput(InferContext& ctx, size_t i, std::string_view role) {
     ctx.Error(DiagKind::kDTypeMismatch, InputField(i), "{} must be an integer tensor, got {}", role, DTypeName(d));
 }
 
+// ---- auto_pad ----------------------------------------------------------------------
+
+std::optional<AutoPad> ParseAutoPad(std::string_view s) {
+  if (s == "NOTSET") return AutoPad::kNotSet;
+  if (s == "SAME_UPPER") return AutoPad::kSameUpper;
+  if (s == "SAME_LOWER") return AutoPad::kSameLower;
+  if (s == "VALID") return AutoPad::kValid;
+  return std::nullopt;
+}
+
+int64_t SameOutputExtent(int64_t in, int64_t stride) { return in / stride + (in % stride != 0 ? 1 : 0); }
+
+DimPads SplitPadding(int64_t total, AutoPad mode) {
+  const int64_t half = total / 2 - (total < 0 && total % 2 != 0 ? 1 : 0);  // floor, without overflow
+  if (mode == AutoPad::kSameUpper) return {half, total - half};
+  return {total - half, half};
+}
+
+std::optional<DimPads> WindowPads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                                  DimPads explicit_pads) {
+  if (mode == AutoPad::kNotSet) return explicit_pads;
+  if (mode == AutoPad::kValid) return DimPads{};
+  if (in < 0 || kernel < 1 || stride < 1 || dilation < 1) return std::nullopt;
+  const int64_t out = SameOutputExtent(in, stride);
+  // (out - 1) * stride < in + stride: only the window's extent can overflow.
+  auto total = CheckedMul(kernel - 1, dilation);
+  if (total) total = CheckedAdd(*total, (out - 1) * stride + 1 - in);
+  if (!total) return std::nullopt;
+  return SplitPadding(std::max<int64_t>(0, *total), mode);
+}
+
+std::optional<DimPads> TransposeWindowPads(AutoPad mode, bool has_output_shape, int64_t in, int64_t out,
+                                           int64_t kernel, int64_t stride, int64_t dilation, int64_t output_padding,
+                                           DimPads explicit_pads) {
+  const bool same = mode == AutoPad::kSameUpper || mode == AutoPad::kSameLower;
+  if (!has_output_shape && !same) return mode == AutoPad::kValid ? DimPads{} : explicit_pads;
+  // The same terms as the output size from explicit pads (TransposeOutputDim).
+  std::optional<int64_t> total = in == 0 ? std::optional<int64_t>(0) : CheckedMul(stride, in - 1);
+  auto add = [&total](std::optional<int64_t> term) {
+    if (total && term) total = CheckedAdd(*total, *term); else total = std::nullopt;
+  };
+  add(output_padding);
+  add(CheckedMul(kernel - 1, dilation));
+  add(1);
+  add(CheckedSub(0, out));
+  if (!total) return std::nullopt;
+  return SplitPadding(*total, mode);
+}
+
 // ---- sliding windows (conv, pool) -------------------------------------------------
 
 std::optional<std::vector<int64_t>> ReadIntList(InferContext& ctx, std::string_view name,
@@ -372,29 +421,37 @@ std::optional<WindowAttrs> ReadWindowAttrs(InferContext& ctx, size_t spatial_ran
   auto dilations = ReadIntList(ctx, "dilations", std::vector<int64_t>(spatial_rank, 1), spatial_rank, 1);
   auto pads = ReadIntList(ctx, "pads", std::vector<int64_t>(2 * spatial_rank, 0), 2 * spatial_rank, 0);
   w.ceil_mode = ctx.Int("ceil_mode", 0) != 0;
-  w.auto_pad = ctx.String("auto_pad", "NOTSET");
-  if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID") {
-    ctx.Error(DiagKind::kAttribute, "auto_pad", "unknown auto_pad '{}'", w.auto_pad);
+  const std::string auto_pad = ctx.String("auto_pad", "NOTSET");
+  const std::optional<AutoPad> mode = ParseAutoPad(auto_pad);
+  if (!mode) {
+    ctx.Error(DiagKind::kAttribute, "auto_pad", "unknown auto_pad '{}'", auto_pad);
     return std::nullopt;
   }
+  w.auto_pad = *mode;
   if (!strides || !dilations || !pads) return std::nullopt;
   w.strides = std::move(*strides);
   w.dilations = std::move(*dilations);
   w.pads = std::move(*pads);
-  if (w.auto_pad == "VALID") std::fill(w.pads.begin(), w.pads.end(), 0);
+  if (w.auto_pad == AutoPad::kValid) std::fill(w.pads.begin(), w.pads.end(), 0);
   return w;
 }
 
 Dim WindowOutputDim(InferContext& ctx, const Dim& in, int64_t kernel, size_t i, const WindowAttrs& w) {
   const int64_t stride = w.strides[i];
-  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-    // Padding is chosen so that out = ceil(in / stride).
+  const std::string field = fmt::format("spatial dim {}", i);
+  if (w.auto_pad == AutoPad::kSameUpper || w.auto_pad == AutoPad::kSameLower) {
+    // Padding is chosen so that out = ceil(in / stride); the executor pads
+    // by WindowPads, which must be computable for a graph that validates.
+    if (in.known() && kernel >= 1 && !WindowPads(w.auto_pad, in.value, kernel, stride, w.dilations[i], {})) {
+      ctx.Error(DiagKind::kShapeMismatch, field, "{} padding for kernel {}, dilation {} overflows",
+                w.auto_pad == AutoPad::kSameUpper ? "SAME_UPPER" : "SAME_LOWER", kernel, w.dilations[i]);
+      return Dim();
+    }
     if (stride == 1) return in;
     if (!in.known()) return Dim();
-    return Dim(in.value / stride + (in.value % stride != 0 ? 1 : 0));
+    return Dim(SameOutputExtent(in.value, stride));
   }
   const int64_t pad_begin = w.pads[i], pad_end = w.pads[w.spatial_rank + i];
-  const std::string field = fmt::format("spatial dim {}", i);
   if (kernel < 0) return Dim();
   if (kernel == 0) {
     ctx.Error(DiagKind::kShapeMismatch, field, "kernel extent is 0");

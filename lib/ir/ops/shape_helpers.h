@@ -1,7 +1,7 @@
 // Building blocks shared by the per-family shape functions: safe access to
 // inputs/outputs, overflow-checked dim arithmetic, numpy broadcasting with
-// symbolic dims, axis handling, static shape inputs, dtype compatibility and
-// sliding-window (conv/pool) output sizes.
+// symbolic dims, axis handling, static shape inputs, dtype compatibility,
+// auto_pad resolution and sliding-window (conv/pool) output sizes.
 //
 // Every helper validates what it reads and reports through the InferContext;
 // none throws or indexes out of range, because shape functions run on graphs
@@ -103,6 +103,53 @@ void CheckWeightDType(InferContext& ctx, size_t data, size_t weight);
 // Reports kDTypeMismatch unless input i is integer-typed (or unknown).
 void CheckIntegerInput(InferContext& ctx, size_t i, std::string_view role);
 
+// ---- auto_pad ----------------------------------------------------------------------
+//
+// The one resolution of ONNX's auto_pad into explicit pads: shape inference
+// sizes outputs with it, the executor runs windows with it and the ONNX
+// importer lowers auto_pad to explicit pads with it, so the three agree.
+
+enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
+// "NOTSET", "SAME_UPPER", "SAME_LOWER" or "VALID"; nullopt for anything else.
+std::optional<AutoPad> ParseAutoPad(std::string_view s);
+
+// Padding before and after one spatial dim.
+struct DimPads {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// Output extent of a SAME_UPPER / SAME_LOWER window: ceil(in / stride).
+// Preconditions: in >= 0, stride >= 1.
+int64_t SameOutputExtent(int64_t in, int64_t stride);
+
+// Splits `total` padding between the two ends, as ONNX specifies: the odd
+// unit goes at the end for SAME_UPPER and at the beginning otherwise
+// (SAME_LOWER; and a ConvTranspose whose output_shape sets the padding).
+// Halves round toward negative infinity, as the ONNX reference's floor
+// division does; that matters only for the negative total of a transposed
+// convolution asked for a larger output than its unpadded one.
+DimPads SplitPadding(int64_t total, AutoPad mode);
+
+// Pads of one spatial dim of a convolution or pooling window over `in`
+// elements: NOTSET `explicit_pads`, VALID none, SAME_* the smallest total
+// max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - in) with
+// out = SameOutputExtent(in, stride), split by SplitPadding. nullopt when
+// that arithmetic overflows or an argument is out of range (kernel, stride,
+// dilation >= 1, in >= 0).
+std::optional<DimPads> WindowPads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                                  DimPads explicit_pads);
+
+// Pads of one spatial dim of a transposed convolution from `in` to `out`
+// elements. With an output_shape attribute or SAME_* (whose output is
+// in * stride), ONNX derives them from the output size: total =
+// stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - out,
+// split by SplitPadding. Otherwise VALID is none and NOTSET `explicit_pads`.
+// nullopt on overflow.
+std::optional<DimPads> TransposeWindowPads(AutoPad mode, bool has_output_shape, int64_t in, int64_t out,
+                                           int64_t kernel, int64_t stride, int64_t dilation, int64_t output_padding,
+                                           DimPads explicit_pads);
+
 // ---- sliding windows (conv, pool) -------------------------------------------------
 
 struct WindowAttrs {
@@ -111,7 +158,7 @@ struct WindowAttrs {
   std::vector<int64_t> dilations;  // >= 1
   std::vector<int64_t> pads;       // ONNX order: all begins, then all ends; >= 0
   bool ceil_mode = false;
-  std::string auto_pad = "NOTSET";  // NOTSET, SAME_UPPER, SAME_LOWER, VALID
+  AutoPad auto_pad = AutoPad::kNotSet;
 };
 // Reads and validates strides/dilations/pads/ceil_mode/auto_pad (ONNX
 // defaults); nullopt after reporting a bad value.

@@ -1,5 +1,5 @@
 // Test helper: builds .tflite FlatBuffers (through qairt's own schema subset,
-// lib/import/tflite/schema/tflite_subset.fbs) from plain structs, so tests
+// lib/tflite/schema/tflite_subset.fbs) from plain structs, so tests
 // can state a model briefly and then break exactly one field of it.
 #pragma once
 

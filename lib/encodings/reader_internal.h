@@ -1,0 +1,220 @@
+// The encodings reader's internals, shared by its files: reader.cpp (entry
+// points, dialect detection), reader_json.cpp (typed JSON values),
+// reader_checks.cpp (value checks and the entry list, common to every
+// dialect) and one file per dialect: reader_v2.cpp (QAIRT 2.0.0),
+// reader_aimet_v1.cpp (AIMET 1.0.0), reader_legacy.cpp (AIMET 0.4 / 0.5 /
+// 0.6.1). Not part of any API.
+#pragma once
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "encodings/encodings.h"
+#include "encodings/number_array_scan.h"
+
+namespace qairt::encodings::reader_internal {
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+
+// A number or a (nested) array of numbers as written.
+struct Nums {
+  bool present = false;
+  bool scalar = false;
+  std::vector<int64_t> shape;  // empty for a scalar
+  std::vector<double> values;  // row-major
+  bool any_float_literal = false;
+  bool literal_kind = false;  // track any_float_literal (slower: full number parse)
+  bool ok = true;
+  uint64_t offset = Diag::kNoOffset;
+};
+
+bool IsIntegral(double v);
+
+struct ParseAbort {};  // internal: a structural error ended the parse
+
+class Reader {
+ public:
+  Reader(std::shared_ptr<SourceText> src, std::string name, const ReadOptions& options, Diags* diags)
+      : src_(std::move(src)), name_(std::move(name)), opt_(options), diags_(diags) {
+    base_ = src_->data();
+  }
+
+  Result<File> Run();
+
+ private:
+  // ---- diagnostics ----------------------------------------------------------
+  template <typename... Args>
+  void Add(Severity sev, const char* code, uint64_t offset, std::string_view tensor, std::string_view field,
+           fmt::format_string<Args...> format, Args&&... args) {
+    Diag d;
+    d.severity = sev;
+    d.code = code;
+    d.file = name_;
+    d.offset = offset;
+    if (offset != Diag::kNoOffset) {
+      auto [l, c] = src_->Locate(offset);
+      d.line = l;
+      d.column = c;
+    }
+    d.tensor = std::string(tensor);
+    d.field = std::string(field);
+    d.message = fmt::format(format, std::forward<Args>(args)...);
+    if (sev == Severity::kError) ++errors_;
+    diags_->push_back(std::move(d));
+  }
+  uint64_t Off(const char* p) const {
+    if (!p || p < base_ || p > base_ + src_->size()) return Diag::kNoOffset;
+    return static_cast<uint64_t>(p - base_);
+  }
+  uint64_t Off(od::value& v) {
+    std::string_view tok = v.raw_json_token();
+    return Off(tok.data());
+  }
+  // A structural error: record it and unwind to Run().
+  [[noreturn]] void Fatal(error_code e, uint64_t offset);
+  uint64_t DocLocation();
+  void Check(error_code e) {
+    if (e) Fatal(e, DocLocation());
+  }
+  // Reports a value that is not what `expected` says; NaN/Infinity literals
+  // get their own message. Returns false.
+  bool WrongType(od::value& v, std::string_view tensor, std::string_view field, const char* expected);
+
+  // A field's key. Keys without escapes (every key the formats define) are
+  // read in place from the source; unescaping each one through simdjson
+  // costs an indirect call per key (~1M keys in an LLM file).
+  static error_code KeyText(od::field& fld, std::string_view* key) {
+    const char* begin = fld.key().raw();  // just after the opening quote
+    const char* p = begin;
+    while (*p != '"' && *p != '\\') ++p;  // stage 1 validated the string: a quote ends it
+    if (*p == '"') {
+      *key = std::string_view(begin, static_cast<size_t>(p - begin));
+      return simdjson::SUCCESS;
+    }
+    return fld.unescaped_key().get(*key);
+  }
+
+  // ---- typed getters (false = reported; reader_json.cpp) ----------------------
+  bool GetString(od::value& v, std::string_view tensor, std::string_view field, std::string* out);
+  bool GetInt(od::value& v, std::string_view tensor, std::string_view field, int64_t* out);
+  bool GetBoolish(od::value& v, std::string_view tensor, std::string_view field, bool* out);
+  bool GetNumber(od::value& v, std::string_view tensor, std::string_view field, double* out);
+  static void Reset(Nums* n) {  // keeps the buffers' capacity
+    n->present = n->scalar = n->any_float_literal = n->literal_kind = false;
+    n->ok = true;
+    n->shape.clear();
+    n->values.clear();
+    n->offset = Diag::kNoOffset;
+  }
+  // A number or a rectangular nested array of numbers (rank <= max_rank).
+  bool GetNums(od::value& v, std::string_view tensor, std::string_view field, Nums* out,
+               bool literal_kind = false);
+  bool ReadNumber(od::value& v, std::string_view tensor, std::string_view field, Nums* out);
+  bool ReadArray(od::value& v, int depth, std::vector<int64_t>* dims, int* leaf_depth, std::string_view tensor,
+                 std::string_view field, Nums* out);
+  bool Ragged(od::value& v, std::string_view tensor, std::string_view field, Nums* out);
+  // Walks a value nobody reads, so garbage (NaN, bad numbers) inside it is
+  // still reported.
+  void Validate(od::value& v, int depth, std::string_view tensor, std::string_view field);
+
+  // ---- objects ----------------------------------------------------------------
+  // The keys of one object so far. Inline storage: entries have ~5 keys, and
+  // a heap vector per entry was 3 allocations in a 200k-entry file.
+  struct KeySet {
+    struct Key {  // no initializers: the inline array is not zeroed per entry
+      const char* data;
+      size_t size;
+      uint64_t offset;
+      std::string_view view() const { return {data, size}; }
+    };
+    static constexpr size_t kInline = 8;
+    Key first[kInline];
+    size_t count = 0;
+    std::vector<Key> more;
+    const Key* Seen(std::string_view key) const {
+      for (size_t i = 0; i < count && i < kInline; ++i)
+        if (first[i].view() == key) return &first[i];
+      for (const Key& k : more)
+        if (k.view() == key) return &k;
+      return nullptr;
+    }
+    void Add(std::string_view key, uint64_t offset) {
+      const Key k{key.data(), key.size(), offset};
+      if (count < kInline) {
+        first[count] = k;
+      } else {
+        more.push_back(k);
+      }
+      ++count;
+    }
+  };
+  // False (and reported) if `key` was seen in this object.
+  bool CheckDuplicate(KeySet* set, std::string_view key, uint64_t offset, std::string_view tensor) {
+    if (const auto* seen = set->Seen(key)) {
+      auto [l, c] = src_->Locate(seen->offset);
+      Add(Severity::kError, "json-duplicate-key", offset, tensor, key,
+          "duplicate key '{}' (first at line {}, column {}): JSON readers disagree on which one wins "
+          "(simdjson keeps the first, Python the last), so the file is ambiguous",
+          key, l, c);
+      return false;
+    }
+    set->Add(key, offset);
+    return true;
+  }
+  void UnknownKey(std::string_view key, uint64_t offset, std::string_view tensor, od::value& v, const char* known);
+
+  // ---- the formats ----------------------------------------------------------
+  void ReadTopObject();  // the dialect dispatcher (reader.cpp)
+  // QAIRT 2.0.0 (reader_v2.cpp)
+  void ReadV2List(od::value& v);
+  void ReadV2Entry(od::value& v);
+  // AIMET legacy 0.4 / 0.5 / 0.6.1 (reader_legacy.cpp)
+  void ReadLegacySection(od::value& v, Section section);
+  void ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v, Section section);
+  // AIMET 1.0.0 (reader_aimet_v1.cpp)
+  void ReadV1Section(od::value& v, Section section);
+  void ReadV1Entry(od::value& v, Section section);
+
+  // ---- checks and the entry list, common to the formats (reader_checks.cpp) --
+  void AddEntry(Entry e, size_t errors_before);
+  void RemoveDuplicates();
+
+  // Scales: finite, > 0, normal float32. `what` names the JSON field.
+  bool CheckScales(const Nums& n, const std::string& tensor, const char* what);
+  // Zero points / offsets: integral (unless allowed), within int32.
+  bool CheckIntegral(const Nums& n, const std::string& tensor, const char* what);
+  uint64_t ElementOffset(uint64_t array_offset, size_t index) const;
+  // Converts an unsigned-grid offset (0.6.1 / 1.0.0) to the IR: dtype,
+  // offset and symmetry. False (reported) if it cannot be represented.
+  struct GridValue {
+    DType dtype;
+    int32_t offset;
+    Symmetry symmetry;
+  };
+  bool FromUnsignedGrid(int64_t offset_u, bool symmetric, uint32_t bw, const std::string& tensor, const char* field,
+                        uint64_t off, GridValue* out);
+
+  std::shared_ptr<SourceText> src_;
+  const char* base_;
+  std::string name_;
+  ReadOptions opt_;
+  Diags* diags_;
+  size_t errors_ = 0;
+  std::string fatal_;
+  std::unique_ptr<od::parser> own_parser_;
+  od::parser* parser_ = nullptr;
+  od::document doc_;
+  File file_;
+  Nums nums_[6];  // per-entry field buffers, reused (large y_scale arrays would otherwise be reallocated)
+  NumberArrayScan scan_;  // the fast path's buffers, swapped with a Nums' on success
+};
+
+}  // namespace qairt::encodings::reader_internal
