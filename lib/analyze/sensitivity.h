@@ -1,5 +1,4 @@
-// Per-layer quantization sensitivity and automatic mixed precision (issue
-// 11, scopes 2 and 3).
+// Per-layer quantization sensitivity and automatic mixed precision.
 //
 // A "unit" is what precision is chosen for: one op's output activations
 // together with its static weights (the encodings calibration gives them),

@@ -1,8 +1,8 @@
 // Quantization encodings files: QAIRT 2.0.0, AIMET 1.0.0 and the AIMET legacy
 // family (0.4.0 / 0.5.0 / 0.6.1, also the classic `--quantization_overrides`
 // format). Reading (reader*.cpp, simdjson on-demand), applying to a graph
-// (apply.cpp) and diagnostics rendering (diagnostics.cpp). The writer lives in
-// lib/encodings.
+// (apply.cpp), diagnostics rendering (diagnostics.cpp) and writing
+// (encodings_writer.h).
 //
 // Conventions of the formats, converted on read to the IR's (QNN) convention
 // real = (q + offset) * scale, offset = -zero_point:

@@ -39,8 +39,8 @@ numpy is optional: when it is importable, constants may be numpy arrays.
 #   calib.py            calibration and comparison (imported by conversion.py)
 #   process.py, analyze.py, prepare.py: imported on demand (import qairt.process)
 
-# These modules were imported here before the split and so reachable as
-# qairt.ctypes, qairt.List, ...: kept so that no name disappears.
+# qairt.ctypes, qairt.List, ... have always been reachable: kept so that no
+# public name disappears.
 import ctypes  # noqa: F401
 import os  # noqa: F401
 import json  # noqa: F401
@@ -123,7 +123,7 @@ from .graph_info import (  # noqa: F401
 )
 from .graph import Graph, _as_buffer  # noqa: F401
 
-# The classes keep the names they had before the split (repr, pickling, help).
+# The classes are documented as qairt.X (repr, pickling, help).
 for _cls in (Diagnostic, TensorInfo, OpInfo, Encoding, Graph):
     _cls.__module__ = __name__
 del _cls

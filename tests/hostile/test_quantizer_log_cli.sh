@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# `qairt convert --quantizer_log FILE` used to write FILE through a temporary
-# named FILE.tmp.<pid>, opened with fopen("wb"): a predictable name, followed
-# if it is a symlink. A symlink planted at that name must not be followed
-# (the CLI now uses a hidden mkstemp temporary, O_EXCL) and the log must be
-# a regular file.
+# `qairt convert --quantizer_log FILE`: a symlink planted at a predictable
+# temporary name (FILE.tmp.<pid>) must not be followed (the library writes
+# through a hidden mkstemp temporary, O_EXCL) and the log must be a regular
+# file.
 # Usage: test_quantizer_log_cli.sh QAIRT_CLI
 set -u
 qairt=$1
