@@ -162,6 +162,18 @@ qairt_status_t* qairt_container_get_graph(const qairt_container_t* c, qairt_grap
   QAIRT_CAPI_END
 }
 
+qairt_status_t* qairt_container_get_option(const qairt_container_t* c, size_t index, qairt_container_option* out) {
+  return qairt_container_option_at(c, index, out);
+}
+qairt_status_t* qairt_container_get_op_annotation(const qairt_container_t* c, size_t index,
+                                                  qairt_container_op_annotation* out) {
+  return qairt_container_op_annotation_at(c, index, out);
+}
+qairt_status_t* qairt_container_get_tensor_note(const qairt_container_t* c, size_t index,
+                                                qairt_container_tensor_note* out) {
+  return qairt_container_tensor_note_at(c, index, out);
+}
+
 qairt_status_t* qairt_container_option_at(const qairt_container_t* c, size_t index, qairt_container_option* out) {
   QAIRT_CAPI_BEGIN
   if (!c || !out) return InvalidArg("qairt_container_option_at: container and out_option must not be NULL");

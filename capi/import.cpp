@@ -147,6 +147,14 @@ qairt_status_t* qairt_import_report_text(const qairt_import_report_t* report, ch
   QAIRT_CAPI_END
 }
 
+qairt_status_t* qairt_import_report_render(const qairt_import_report_t* report, qairt_report_format_t format,
+                                           char* buf, size_t capacity, size_t* out_length) {
+  if (format == QAIRT_REPORT_TEXT) return qairt_import_report_text(report, buf, capacity, out_length);
+  if (format == QAIRT_REPORT_JSON) return qairt_import_report_json(report, buf, capacity, out_length);
+  return capi::MakeStatus(QAIRT_UNSUPPORTED,
+                          fmt::format("qairt_import_report_render: format {} (TEXT or JSON only)", format));
+}
+
 void qairt_import_report_destroy(qairt_import_report_t* report) { delete report; }
 
 }  // extern "C"

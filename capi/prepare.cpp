@@ -141,6 +141,14 @@ qairt_status_t* qairt_prepare_report_json(const qairt_prepare_report_t* report, 
   QAIRT_CAPI_END
 }
 
+qairt_status_t* qairt_prepare_report_render(const qairt_prepare_report_t* report, qairt_report_format_t format,
+                                            char* buf, size_t capacity, size_t* out_length) {
+  if (format == QAIRT_REPORT_TEXT) return qairt_prepare_report_text(report, buf, capacity, out_length);
+  if (format == QAIRT_REPORT_JSON) return qairt_prepare_report_json(report, buf, capacity, out_length);
+  return qairt::capi::MakeStatus(QAIRT_UNSUPPORTED,
+                                 fmt::format("qairt_prepare_report_render: format {} (TEXT or JSON only)", format));
+}
+
 size_t qairt_prepare_report_finding_count(const qairt_prepare_report_t* report) {
   return report ? report->report.findings.size() : 0;
 }

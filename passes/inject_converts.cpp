@@ -171,16 +171,13 @@ std::string ToLowerOpName(std::string_view type) {
   return s;
 }
 
-Status InjectConverts(Session& s) {
+namespace {
+
+// Materializes the converts planned so far (s.pending_converts), pruning a
+// second convert of a tensor to the same encoding and a convert to what the
+// tensor already carries.
+Status MaterializePlanned(Session& s) {
   Graph& g = s.graph();
-  if (s.kernels_selected) {
-    for (const ConvertSite& site : PlanInputQuantizes(s)) {
-      s.Trace("[IDENT. CONVERT] {}: {}", g.tensor(site.source).name, site.why);
-      QAIRT_RETURN_IF_ERROR(Materialize(s, site));
-      QAIRT_RETURN_IF_ERROR(g.SetEncoding(site.source, FloatEncoding(g.tensor(site.source).dtype)));
-    }
-    PlanAfterSelection(s);
-  }
   std::vector<ConvertSite> sites = std::move(s.pending_converts);
   s.pending_converts.clear();
 
@@ -216,19 +213,32 @@ Status InjectConverts(Session& s) {
     kept.push_back(std::move(site));
   }
   for (const ConvertSite& site : kept) QAIRT_RETURN_IF_ERROR(Materialize(s, site));
+  return Status::Ok();
+}
 
-  if (s.kernels_selected) {
-    // Graph inputs now carry the model's float type; every other activation's
-    // datatype follows its encoding (spec: "later snapshots may show the
-    // datatype updated to match").
-    for (TensorId id = 0; id < g.tensor_count(); ++id) {
-      const Tensor& t = g.tensor(id);
-      if (t.kind == TensorKind::kStatic) continue;
-      if (t.kind == TensorKind::kInput && s.options().preserve_io_datatype) continue;
-      if (!t.encoding || (!IsFloat(t.dtype) && !IsFixedPoint(t.dtype))) continue;
-      if (t.encoding->kind == EncodingKind::kArrayOf) continue;
-      QAIRT_RETURN_IF_ERROR(g.SetTensorDType(id, t.encoding->dtype));
-    }
+}  // namespace
+
+Status InjectDataMovementConverts(Session& s) { return MaterializePlanned(s); }
+
+Status InjectConverts(Session& s) {
+  Graph& g = s.graph();
+  for (const ConvertSite& site : PlanInputQuantizes(s)) {
+    s.Trace("[IDENT. CONVERT] {}: {}", g.tensor(site.source).name, site.why);
+    QAIRT_RETURN_IF_ERROR(Materialize(s, site));
+    QAIRT_RETURN_IF_ERROR(g.SetEncoding(site.source, FloatEncoding(g.tensor(site.source).dtype)));
+  }
+  PlanAfterSelection(s);
+  QAIRT_RETURN_IF_ERROR(MaterializePlanned(s));
+  // Graph inputs now carry the model's float type; every other activation's
+  // datatype follows its encoding (spec: "later snapshots may show the
+  // datatype updated to match").
+  for (TensorId id = 0; id < g.tensor_count(); ++id) {
+    const Tensor& t = g.tensor(id);
+    if (t.kind == TensorKind::kStatic) continue;
+    if (t.kind == TensorKind::kInput && s.options().preserve_io_datatype) continue;
+    if (!t.encoding || (!IsFloat(t.dtype) && !IsFixedPoint(t.dtype))) continue;
+    if (t.encoding->kind == EncodingKind::kArrayOf) continue;
+    QAIRT_RETURN_IF_ERROR(g.SetTensorDType(id, t.encoding->dtype));
   }
   return Status::Ok();
 }

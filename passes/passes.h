@@ -7,7 +7,8 @@
 namespace qairt::pass {
 
 Status PropagateDataMovementEncodings(Session& s);  // propagate_encodings.cpp
-Status InjectConverts(Session& s);                  // inject_converts.cpp (runs twice)
+Status InjectDataMovementConverts(Session& s);      // inject_converts.cpp: the converts propagation planned
+Status InjectConverts(Session& s);                  // inject_converts.cpp: after kernel selection
 Status TagSuperGroups(Session& s);                  // tag_super_groups.cpp
 Status FillMissingEncodings(Session& s);            // fill_missing_encodings.cpp
 Status DuplicateSharedBiases(Session& s);           // duplicate_shared_biases.cpp

@@ -11,7 +11,7 @@ namespace {
 constexpr PassInfo kPipeline[] = {
     {"propagate-encodings", "Propagate Encodings",
      "one encoding along each chain of data-movement ops (minimum bit width)", PropagateDataMovementEncodings},
-    {"inject-dm-converts", "Inject Convert Ops", "converts at the ends of data-movement chains", InjectConverts},
+    {"inject-dm-converts", "Inject Convert Ops", "converts at the ends of data-movement chains", InjectDataMovementConverts},
     {"tag-super-groups", "Tag Tensors In SuperGroups",
      "target super-group patterns; encodings only at group boundaries", TagSuperGroups},
     {"fill-missing-encodings", "Fill Missing Encodings",

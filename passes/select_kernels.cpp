@@ -401,7 +401,6 @@ Status SelectKernels(Session& s) {
       }
     }
   }
-  s.kernels_selected = true;
   return Status::Ok();
 }
 

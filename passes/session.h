@@ -157,7 +157,6 @@ class Session {
   std::vector<ConvertSite> pending_converts;  // consumed by the Inject Convert Ops pass
   std::vector<ConvertStat> converts;          // injected and kept
   std::vector<std::pair<std::string, std::string>> pruned_converts;  // (source tensor, dtype pair)
-  bool kernels_selected = false;  // set by Kernel Selection: later passes see selected dtypes
   uint32_t tensors_at_start = 0;
   uint32_t ops_at_start = 0;
   std::vector<ResolvedOption> resolved_options;

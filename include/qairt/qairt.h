@@ -10,7 +10,7 @@
  * ---------------------------------------------------------------------------
  *  - qairt_abi_version() returns (major << 16) | minor. Within one major
  *    version symbols are only added, never removed or changed; every addition
- *    bumps the minor version and is tagged "since 1.N" below.
+ *    bumps the minor version and is tagged "Since ABI 1.N" where declared.
  *  - Enumerations are append-only with explicit values; a retired value is
  *    never reused. Enum-typed parameters and fields are passed as fixed-width
  *    integers (the *_t typedefs) so their size never depends on the compiler.
@@ -186,6 +186,13 @@ enum qairt_symmetry {
   QAIRT_SYMMETRY_STRICT_SYMMETRIC = 2,   /* signed, [-(2^(b-1)-1), 2^(b-1)-1] */
   QAIRT_SYMMETRY_UNSIGNED_SYMMETRIC = 3  /* unsigned grid with offset 0 (non-negative data) */
 };
+
+/* Formats of the *_render functions of reports. Diagnostics lists: TEXT is
+ * one "file:line:col: severity: ..." line per diagnostic plus a summary, JSON
+ * {"errors":N,"warnings":N,"notes":N,"diagnostics":[...]}, SARIF a SARIF 2.1.0
+ * log. A report that has no SARIF form refuses it (QAIRT_UNSUPPORTED). */
+typedef uint32_t qairt_report_format_t;
+enum qairt_report_format { QAIRT_REPORT_TEXT = 1, QAIRT_REPORT_JSON = 2, QAIRT_REPORT_SARIF = 3 };
 
 typedef uint32_t qairt_severity_t;
 enum qairt_severity {

@@ -23,7 +23,7 @@
  * on it unchanged.
  *
  * Threads: rewriting and mixed precision mutate their graph; reports are
- * immutable. Same conventions as qairt.h. Added with ABI minor 5.
+ * immutable. Same conventions as qairt.h. Since ABI 1.5.
  */
 #ifndef QAIRT_QAIRT_ANALYZE_H_
 #define QAIRT_QAIRT_ANALYZE_H_

@@ -20,7 +20,7 @@
  * at once (tests/hostile/test_embedding.cpp). Reports are immutable and may
  * be read from any number of threads until destroyed.
  *
- * Same conventions as qairt.h. Added with ABI minor 3.
+ * Same conventions as qairt.h. Since ABI 1.3.
  */
 #ifndef QAIRT_QAIRT_CALIB_H_
 #define QAIRT_QAIRT_CALIB_H_

@@ -123,7 +123,16 @@ QAIRT_API qairt_status_t* qairt_container_get_info(const qairt_container_t* cont
  * Static data is shared with the container, not copied. */
 QAIRT_API qairt_status_t* qairt_container_get_graph(const qairt_container_t* container, qairt_graph_t** out_graph);
 
-/* Entries by index (QAIRT_INVALID_ARGUMENT if out of range); strings borrowed. */
+/* Entries by index (QAIRT_INVALID_ARGUMENT if out of range); strings
+ * borrowed. Since ABI 1.7 (the naming table of include/qairt/README.md);
+ * the *_at spellings below are the same functions. */
+QAIRT_API qairt_status_t* qairt_container_get_option(const qairt_container_t* container, size_t index,
+                                                     qairt_container_option* out_option);
+QAIRT_API qairt_status_t* qairt_container_get_op_annotation(const qairt_container_t* container, size_t index,
+                                                            qairt_container_op_annotation* out_annotation);
+QAIRT_API qairt_status_t* qairt_container_get_tensor_note(const qairt_container_t* container, size_t index,
+                                                          qairt_container_tensor_note* out_note);
+/* Older spellings of the three above. */
 QAIRT_API qairt_status_t* qairt_container_option_at(const qairt_container_t* container, size_t index,
                                                     qairt_container_option* out_option);
 /* QAIRT_NOT_FOUND if no option has that key. */

@@ -22,7 +22,7 @@
  *
  * Same conventions as qairt.h. A result is immutable and may be read from
  * several threads; its strings and sub-reports are borrowed until it is
- * destroyed. Added with ABI minor 7.
+ * destroyed. Since ABI 1.7.
  */
 #ifndef QAIRT_QAIRT_CONVERT_H_
 #define QAIRT_QAIRT_CONVERT_H_

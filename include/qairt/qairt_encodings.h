@@ -22,7 +22,7 @@
  * Same conventions as qairt.h (status objects, struct_size + _init,
  * query-then-fill, append-only enums, ownership). A qairt_encodings_t is
  * immutable once loaded and may be shared between threads; a diagnostics
- * collector is thread-compatible. Added with ABI minor 2.
+ * collector is thread-compatible. Since ABI 1.2.
  *
  * Memory: to read large files repeatedly at full speed, each thread that
  * loads a file keeps its JSON parser's buffers (~5x the largest file it read)
@@ -49,12 +49,7 @@ enum qairt_encodings_version {
   QAIRT_ENCODINGS_VERSION_2_0_0 = 3  /* QAIRT JSON schema 2.0.0 */
 };
 
-typedef uint32_t qairt_report_format_t;
-enum qairt_report_format {
-  QAIRT_REPORT_TEXT = 1,  /* one "file:line:col: severity: ..." line per diagnostic + summary */
-  QAIRT_REPORT_JSON = 2,  /* {"errors":N,"warnings":N,"notes":N,"diagnostics":[...]} */
-  QAIRT_REPORT_SARIF = 3  /* SARIF 2.1.0 log, one run, one rule per diagnostic code */
-};
+/* qairt_report_format_t (TEXT, JSON, SARIF) is declared in qairt.h. */
 
 /*---------------------------------------------------------------------------*/
 /* Diagnostics                                                               */

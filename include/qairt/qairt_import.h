@@ -74,6 +74,11 @@ QAIRT_API qairt_status_t* qairt_import_report_json(const qairt_import_report_t* 
                                                    size_t* out_length);
 QAIRT_API qairt_status_t* qairt_import_report_text(const qairt_import_report_t* report, char* buf, size_t capacity,
                                                    size_t* out_length);
+/* The report as QAIRT_REPORT_TEXT or QAIRT_REPORT_JSON (the two functions
+ * above); SARIF is QAIRT_UNSUPPORTED. Query-then-fill. Since ABI 1.7. */
+QAIRT_API qairt_status_t* qairt_import_report_render(const qairt_import_report_t* report,
+                                                     qairt_report_format_t format, char* buf, size_t capacity,
+                                                     size_t* out_length);
 QAIRT_API void qairt_import_report_destroy(qairt_import_report_t* report);
 
 #ifdef __cplusplus

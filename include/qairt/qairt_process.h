@@ -13,7 +13,7 @@
  *
  * Same conventions as qairt.h. A result is immutable and may be read from
  * several threads; its strings are borrowed until it is destroyed. Two
- * processing runs on two graphs may run concurrently. Added with ABI minor 3.
+ * processing runs on two graphs may run concurrently. Since ABI 1.3.
  */
 #ifndef QAIRT_QAIRT_PROCESS_H_
 #define QAIRT_QAIRT_PROCESS_H_

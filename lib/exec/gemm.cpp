@@ -28,10 +28,8 @@
 //    sequential FMAs and then added to C (gemm_avx512.cpp).
 // tests/exec/test_gemm.cpp checks each case against an independent model
 // of those kernels; tests/calib checks ORT's outputs on the exported model.
-// The M = 1 / N = 1 loops are written to vectorise (GCC 12's -O2 does not).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
+// The M = 1 / N = 1 loops are written to vectorise (the module is built with
+// -O3: CMakeLists.txt, qairt_exec).
 #include <dlfcn.h>
 
 #include <algorithm>

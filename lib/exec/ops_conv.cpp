@@ -1,10 +1,7 @@
 // Convolution kernels: convolutions (im2col + GEMM; depthwise direct) and
 // transposed convolutions.
-// The kernels' loops are written to auto-vectorise; the project builds with
-// -O2, which (GCC 12) vectorises almost none of them.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
+// The kernels' loops are written to auto-vectorise (the module is built
+// with -O3: CMakeLists.txt, qairt_exec).
 #include <algorithm>
 #include <cmath>
 #include <memory>

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 
+#include "kernels/common/scalar.h"
 #include "onnx/onnx_tensor.h"
 #include "ir/op_registry.h"
 #include "support/atomic_file.h"
@@ -199,29 +200,6 @@ std::string OpContext::Floats1d(const std::string& suffix, const std::vector<flo
                             values.size() * sizeof(float));
 }
 
-namespace {
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
-  uint32_t mant = x & 0x7FFFFFu;
-  if (((x >> 23) & 0xFF) == 0xFF) return static_cast<uint16_t>(sign | 0x7C00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    const uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t h = mant >> shift;
-    if ((mant >> (shift - 1)) & 1u) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  if (mant & 0x1000u) ++h;  // round half up
-  return static_cast<uint16_t>(h);
-}
-}  // namespace
-
 Result<std::string> OpContext::Scalar(const std::string& suffix, DType dtype, double v) {
   std::vector<uint8_t> bytes;
   auto put = [&](auto x) {
@@ -231,7 +209,7 @@ Result<std::string> OpContext::Scalar(const std::string& suffix, DType dtype, do
   switch (dtype) {
     case DType::kFloat32: put(static_cast<float>(v)); break;
     case DType::kFloat64: put(v); break;
-    case DType::kFloat16: put(FloatToHalf(static_cast<float>(v))); break;
+    case DType::kFloat16: put(kernels::F32ToF16Bits(static_cast<float>(v))); break;
     case DType::kInt64: put(static_cast<int64_t>(v)); break;
     case DType::kInt32: put(static_cast<int32_t>(v)); break;
     case DType::kInt16: put(static_cast<int16_t>(v)); break;

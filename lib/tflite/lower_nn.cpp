@@ -6,18 +6,20 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/ops/shape_helpers.h"
 #include "tflite/tflite_importer.h"
 
 namespace qairt::tflite_import {
 namespace {
 
-// SAME/VALID -> explicit [begin, end] for one spatial dim (tflite padding.h).
-std::pair<int64_t, int64_t> SamePads(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool same) {
-  if (!same) return {0, 0};
-  const int64_t eff = (k - 1) * dilation + 1;
-  const int64_t out = (in + stride - 1) / stride;
-  const int64_t total = std::max<int64_t>(0, (out - 1) * stride + eff - in);
-  return {total / 2, total - total / 2};
+// SAME/VALID -> explicit [begin, end] for one spatial dim: TFLite's SAME is
+// ONNX's SAME_UPPER (tflite padding.h puts the odd unit at the end).
+Result<ops::DimPads> TflitePads(Importer& imp, OpCtx& c, int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                           bool same) {
+  const auto pads = ops::WindowPads(same ? ops::AutoPad::kSameUpper : ops::AutoPad::kValid, in, k, stride, dilation, {});
+  if (!pads) return imp.Fail(c, "", "window of {} with stride {} and dilation {} over {} elements is out of range", k,
+                             stride, dilation, in);
+  return *pads;
 }
 
 // A transposed convolution whose inputs sit at `x_in`, `w_in` (OHWI) and
@@ -103,9 +105,12 @@ Status LowerConv(OpCtx& c) {
     TRY(b, imp.Get(c, 2));
     inputs.push_back(b);
   }
-  const auto [pt, pb] = SamePads(xs[1], kh, sh, dh, same);
-  const auto [pl, pr] = SamePads(xs[2], kw, sw, dw, same);
-  AttributeMap attrs = {{"strides", Ints{sh, sw}}, {"dilations", Ints{dh, dw}}, {"pads", Ints{pt, pl, pb, pr}}};
+  const auto ph = TflitePads(imp, c, xs[1], kh, sh, dh, same);
+  if (!ph.ok()) return ph.status();
+  const auto pw = TflitePads(imp, c, xs[2], kw, sw, dw, same);
+  if (!pw.ok()) return pw.status();
+  const Ints pads = {ph.value().begin, pw.value().begin, ph.value().end, pw.value().end};
+  AttributeMap attrs = {{"strides", Ints{sh, sw}}, {"dilations", Ints{dh, dw}}, {"pads", pads}};
   std::string type = "Conv2d";
   if (depthwise) {
     type = "DepthWiseConv2d";
@@ -187,10 +192,13 @@ Status LowerPool(OpCtx& c) {
   if (x.shape.rank() != 4) return imp.Fail(c, "inputs[0]", "input must be 4-D, got {}", x.shape.ToString());
   const Ints xs = x.shape.extents();
   const bool same = o->padding() == fb::Padding::SAME;
-  const auto [pt, pb] = SamePads(xs[1], fh, sh, 1, same);
-  const auto [pl, pr] = SamePads(xs[2], fw, sw, 1, same);
+  const auto ph = TflitePads(imp, c, xs[1], fh, sh, 1, same);
+  if (!ph.ok()) return ph.status();
+  const auto pw = TflitePads(imp, c, xs[2], fw, sw, 1, same);
+  if (!pw.ok()) return pw.status();
   TRY(xin, imp.GetNchw(c, 0));
-  AttributeMap attrs = {{"kernel_shape", Ints{fh, fw}}, {"strides", Ints{sh, sw}}, {"pads", Ints{pt, pl, pb, pr}},
+  AttributeMap attrs = {{"kernel_shape", Ints{fh, fw}}, {"strides", Ints{sh, sw}},
+                        {"pads", Ints{ph.value().begin, pw.value().begin, ph.value().end, pw.value().end}},
                         {"ceil_mode", int64_t{0}}};
   const bool avg = c.code == kAveragePool2d;
   if (avg) attrs["count_include_pad"] = int64_t{0};  // TFLite averages the valid elements only

@@ -491,20 +491,31 @@ _CONTAINER_DECLS = [
     ("qairt_option_source_name", c_char_p, [c_uint32]),
 ]
 
+# Since ABI 1.7: the naming table's spellings (include/qairt/README.md) of
+# functions above. Declared when the library has them; the binding itself
+# calls the older names, which every 1.x library exports.
+_DECLS_1_7 = [
+    ("qairt_import_report_render", StatusP, [ImportReportP, c_uint32, c_char_p, c_size_t, _P(c_size_t)]),
+    ("qairt_container_get_option", StatusP, [ContainerP, c_size_t, _P(ContainerOption)]),
+    ("qairt_container_get_op_annotation", StatusP, [ContainerP, c_size_t, _P(ContainerOpAnnotation)]),
+    ("qairt_container_get_tensor_note", StatusP, [ContainerP, c_size_t, _P(ContainerTensorNote)]),
+]
+
 # Declarations per public header: tests/python/test_binding.py compares each
 # list with its header and with capi/<name>.exports. A new header's functions
 # go in a list of their own and an entry here.
 DECLARED_BY_HEADER = {
     "qairt.h": tuple(d[0] for d in _DECLS),
-    "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS),
+    "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS) + ("qairt_import_report_render",),
     "qairt_export.h": tuple(d[0] for d in _EXPORT_DECLS),
-    "qairt_container.h": tuple(d[0] for d in _CONTAINER_DECLS),
+    "qairt_container.h": tuple(d[0] for d in _CONTAINER_DECLS) + tuple(
+        d[0] for d in _DECLS_1_7 if d[0].startswith("qairt_container_")),
     "qairt_exec.h": tuple(d[0] for d in _EXEC_DECLS),
 }
 _DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS + _EXEC_DECLS + _CONTAINER_DECLS
 
 # Names of every function declared (tests compare this with the header).
-DECLARED = tuple(d[0] for d in _DECLS)
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7)
 
 try:
     for _name, _restype, _argtypes in _DECLS:
@@ -518,6 +529,9 @@ if (_abi >> 16) != ABI_MAJOR:
     raise ImportError(
         "qairt: %s has ABI version %d.%d but this binding needs major version %d"
         % (library_path, _abi >> 16, _abi & 0xFFFF, ABI_MAJOR))
+if (_abi & 0xFFFF) >= 7:
+    for _name, _restype, _argtypes in _DECLS_1_7:
+        globals()[_name] = _declare(_name, _restype, _argtypes)
 
 
 # --------------------------------------------------------------------------

@@ -52,7 +52,11 @@ _DECLS = [
     ("qairt_prepare_report_finding_count", c_size_t, [ReportP]),
     ("qairt_prepare_report_finding", _ffi.StatusP, [ReportP, c_size_t, _P(PrepareFinding)]),
 ]
-DECLARED = tuple(d[0] for d in _DECLS)
+# Since ABI 1.7 (the naming table's spelling of the text/json pair above).
+_DECLS_1_7 = [
+    ("qairt_prepare_report_render", _ffi.StatusP, [ReportP, ctypes.c_uint32, c_char_p, c_size_t, _P(c_size_t)]),
+]
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7)
 
 # qairt_prepare_run's status is read here (the report must be kept on
 # failure), so it is declared without the raising errcheck.
@@ -68,6 +72,9 @@ try:
 except AttributeError as _e:
     raise ImportError("qairt.prepare: %s does not export qairt_prepare.h (ABI 1.5): %s"
                       % (_ffi.library_path, _e)) from None
+if (_ffi.lib.qairt_abi_version() & 0xFFFF) >= 7:
+    for _name, _restype, _argtypes in _DECLS_1_7:
+        _fn[_name] = _ffi._declare(_name, _restype, _argtypes)
 
 
 @dataclass

@@ -104,8 +104,9 @@ OnnxModelBuilder ConvModel(const std::string& op, const Ints& x_dims, const Ints
 TEST_CASE("Conv auto_pad lowers to the explicit pads the ONNX spec derives", "[import][lower][auto_pad]") {
   // H: in 7, kernel 4, stride 2: total padding 3. W: in 6, kernel 2, dilation 3: total 3.
   const Ints x = {1, 2, 7, 6}, w = {3, 2, 4, 2};
-  for (auto [mode, pads] : std::vector<std::pair<std::string, Ints>>{
+  for (const auto& [mode_name, pads] : std::vector<std::pair<std::string, Ints>>{
            {"SAME_UPPER", {1, 1, 2, 2}}, {"SAME_LOWER", {2, 2, 1, 1}}, {"VALID", {0, 0, 0, 0}}}) {
+    const std::string mode = mode_name;  // a lambda cannot capture a structured binding (C++17 clang)
     INFO("auto_pad=" << mode);
     const Ints y = mode == "VALID" ? Ints{1, 3, 2, 3} : Ints{1, 3, 4, 6};
     Graph g = Import(ConvModel("Conv", x, w, y, [&](onnx::NodeProto* n) {
