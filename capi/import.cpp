@@ -2,7 +2,7 @@
 #include "qairt/qairt_import.h"
 
 #include "capi/capi_internal.h"
-#include "onnx/import_report.h"
+#include "ir/import_report.h"
 #include "onnx/onnx_import.h"
 #include "tflite/tflite_import.h"
 
@@ -17,7 +17,7 @@ using capi::InvalidArg;
 
 namespace {
 
-qairt_status_t* ReadOptions(const qairt_import_options* in, OnnxImportOptions* out, bool* require_static) {
+qairt_status_t* ReadOptions(const qairt_import_options* in, ImportOptions* out, bool* require_static) {
   *require_static = false;
   if (!in) return nullptr;
   qairt_import_options o;
@@ -49,7 +49,7 @@ qairt_status_t* ReadOptions(const qairt_import_options* in, OnnxImportOptions* o
   return nullptr;
 }
 
-qairt_status_t* Finish(Result<Graph> graph, const std::string& model, const OnnxImportReport& report,
+qairt_status_t* Finish(Result<Graph> graph, const std::string& model, const ImportReport& report,
                        bool require_static, qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
   ImportSummaryInput in{model, &report, graph.ok() ? &graph.value() : nullptr, require_static};
   const bool ok = ImportSucceeded(in);
@@ -81,10 +81,10 @@ qairt_status_t* qairt_import_onnx_file(const char* path, const qairt_import_opti
                                        qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
   QAIRT_CAPI_BEGIN
   if (!path || !out_graph) return InvalidArg("qairt_import_onnx_file: path and out_graph must not be NULL");
-  OnnxImportOptions opts;
+  ImportOptions opts;
   bool require_static = false;
   if (auto* s = ReadOptions(options, &opts, &require_static)) return s;
-  OnnxImportReport report;
+  ImportReport report;
   auto graph = ImportOnnxFile(path, opts, &report);
   return Finish(std::move(graph), path, report, require_static, out_graph, out_report);
   QAIRT_CAPI_END
@@ -94,10 +94,10 @@ qairt_status_t* qairt_import_onnx_bytes(const void* data, size_t size, const qai
                                         qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
   QAIRT_CAPI_BEGIN
   if ((!data && size) || !out_graph) return InvalidArg("qairt_import_onnx_bytes: data and out_graph must not be NULL");
-  OnnxImportOptions opts;
+  ImportOptions opts;
   bool require_static = false;
   if (auto* s = ReadOptions(options, &opts, &require_static)) return s;
-  OnnxImportReport report;
+  ImportReport report;
   auto graph = ImportOnnxBytes(data, size, "", opts, &report);
   return Finish(std::move(graph), "<bytes>", report, require_static, out_graph, out_report);
   QAIRT_CAPI_END
@@ -107,10 +107,10 @@ qairt_status_t* qairt_import_tflite_file(const char* path, const qairt_import_op
                                          qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
   QAIRT_CAPI_BEGIN
   if (!path || !out_graph) return InvalidArg("qairt_import_tflite_file: path and out_graph must not be NULL");
-  OnnxImportOptions opts;
+  ImportOptions opts;
   bool require_static = false;
   if (auto* s = ReadOptions(options, &opts, &require_static)) return s;
-  OnnxImportReport report;
+  ImportReport report;
   auto graph = ImportTfliteFile(path, opts, &report);
   return Finish(std::move(graph), path, report, require_static, out_graph, out_report);
   QAIRT_CAPI_END
@@ -120,10 +120,10 @@ qairt_status_t* qairt_import_tflite_bytes(const void* data, size_t size, const q
                                           qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
   QAIRT_CAPI_BEGIN
   if ((!data && size) || !out_graph) return InvalidArg("qairt_import_tflite_bytes: data and out_graph must not be NULL");
-  OnnxImportOptions opts;
+  ImportOptions opts;
   bool require_static = false;
   if (auto* s = ReadOptions(options, &opts, &require_static)) return s;
-  OnnxImportReport report;
+  ImportReport report;
   auto graph = ImportTfliteBytes(data, size, opts, &report);
   return Finish(std::move(graph), "<bytes>", report, require_static, out_graph, out_report);
   QAIRT_CAPI_END

@@ -1,8 +1,12 @@
-// The one place passes are registered, in the spec's order ("Target specific
-// processing": handle data movement ops, tag super groups, select op
+// The one place passes are registered. Two pipelines: the pre-quantization
+// rewrites on the float graph (before calibration; each optional and
+// reported), then target-specific processing in the spec's order ("Target
+// specific processing": handle data movement ops, tag super groups, select op
 // precision, insert converts, quantize static tensors).
 #include "passes/pass_manager.h"
 #include "passes/passes.h"
+#include "passes/rewrite/rewrite.h"
+#include "passes/rewrite/rewrites.h"
 
 namespace qairt::pass {
 
@@ -34,3 +38,33 @@ constexpr PassInfo kPipeline[] = {
 std::span<const PassInfo> Pipeline() { return kPipeline; }
 
 }  // namespace qairt::pass
+
+namespace qairt::rewrite {
+
+namespace {
+
+// Order matters: norms and Gelu first (their patterns contain Mul/Add that
+// the affine fold would otherwise absorb into nothing useful), HardSwish
+// before the fold (its "x + 3" is an Add after a conv), MatMul ->
+// FullyConnected before the fold (so a bias Add after it folds).
+constexpr RewriteInfo kRewrites[] = {
+    {"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] -> LayerNorm", FuseLayerNorm, "LayerNorm"},
+    {"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div (or Rsqrt/Mul)[/Mul] -> RmsNorm", FuseRmsNorm, "RmsNorm"},
+    {"fuse-gelu", "x * 0.5 * (1 + erf(x / sqrt 2)) -> Gelu", FuseGelu, "Gelu"},
+    {"fuse-hardswish", "x * relu6(x + 3) / 6 and x * HardSigmoid(x) -> HardSwish", FuseHardSwish, "HardSwish"},
+    // Opt-in (qairt convert turns it on with --use_per_row_quantization):
+    // the weight is stored transposed under a new name, so encodings files
+    // and exports name "<w>_nk" instead of the model's tensor.
+    {"matmul-to-fully-connected",
+     "MatMul by a static 2-D weight -> FullyConnected (per-channel weight scales; opt-in)", MatMulToFullyConnected,
+     "FullyConnected", false},
+    {"fold-affine-into-conv",
+     "constant per-channel Mul/Div/Add/Sub/Batchnorm after Conv/DepthWiseConv/FullyConnected -> its weights and bias",
+     FoldAffineIntoConv, nullptr},
+};
+
+}  // namespace
+
+std::span<const RewriteInfo> Rewrites() { return kRewrites; }
+
+}  // namespace qairt::rewrite

@@ -260,7 +260,7 @@ void NodeContext::WarnText(std::string message) {
 // ---------------------------------------------------------------------------
 
 Importer::Importer(std::shared_ptr<const onnx::ModelProto> model, std::string model_dir,
-                   const OnnxImportOptions& options, OnnxImportReport* report)
+                   const ImportOptions& options, ImportReport* report)
     : model_(std::move(model)),
       model_dir_(std::move(model_dir)),
       options_(options),
@@ -524,7 +524,7 @@ Result<std::vector<const onnx::NodeProto*>> Importer::OrderNodes() {
 void Importer::LowerNode(const onnx::NodeProto& node, size_t index) {
   const std::string name = node.name().empty() ? fmt::format("{}_{}", node.op_type(), index) : node.name();
   const std::string& domain = node.domain();
-  ++report_->onnx_ops[domain.empty() || domain == "ai.onnx" ? node.op_type() : domain + "::" + node.op_type()];
+  ++report_->source_ops[domain.empty() || domain == "ai.onnx" ? node.op_type() : domain + "::" + node.op_type()];
   if (skip_.count(&node)) return;  // consumed by a fusion of an earlier node
 
   // Inputs produced by a node that failed are missing: skip quietly, the
@@ -668,7 +668,7 @@ Result<Graph> Importer::Run() {
 namespace {
 
 Result<std::shared_ptr<onnx::ModelProto>> ParseModel(const void* data, size_t size, const std::string& what,
-                                                     const OnnxImportOptions& options) {
+                                                     const ImportOptions& options) {
   if (size > options.max_model_bytes || size > static_cast<size_t>(INT32_MAX))
     return Error(StatusCode::kInvalidArgument, "{}: {} bytes is larger than a single ONNX protobuf may be ({} max); "
                  "keep large weights in external data", what, size, std::min<uint64_t>(options.max_model_bytes, INT32_MAX));
@@ -685,8 +685,8 @@ Result<std::shared_ptr<onnx::ModelProto>> ParseModel(const void* data, size_t si
 }
 
 Result<Graph> RunImport(std::shared_ptr<onnx::ModelProto> model, std::string model_dir,
-                        const OnnxImportOptions& options, OnnxImportReport* report) {
-  OnnxImportReport local;
+                        const ImportOptions& options, ImportReport* report) {
+  ImportReport local;
   Importer importer(std::move(model), std::move(model_dir), options, report ? report : &local);
   return importer.Run();
 }
@@ -698,14 +698,14 @@ Result<Graph> RunImport(std::shared_ptr<onnx::ModelProto> model, std::string mod
 namespace qairt {
 
 Result<Graph> ImportOnnxBytes(const void* data, size_t size, const std::string& model_dir,
-                              const OnnxImportOptions& options, OnnxImportReport* report) {
+                              const ImportOptions& options, ImportReport* report) {
   if (!data && size) return InvalidArgument("failed to import ONNX: data is NULL");
   auto model = onnx_import::ParseModel(data, size, "model bytes", options);
   if (!model.ok()) return model.status();
   return onnx_import::RunImport(std::move(model.value()), model_dir, options, report);
 }
 
-Result<Graph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options, OnnxImportReport* report) {
+Result<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options, ImportReport* report) {
   // stat, not open: a FIFO or a directory must be refused, not block or be
   // "read" (MapFile checks the opened file again).
   struct stat st {};

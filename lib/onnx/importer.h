@@ -123,13 +123,13 @@ inline constexpr uint64_t kMaxFilledBytes = uint64_t{16} << 30;
 
 class Importer {
  public:
-  Importer(std::shared_ptr<const onnx::ModelProto> model, std::string model_dir, const OnnxImportOptions& options,
-           OnnxImportReport* report);
+  Importer(std::shared_ptr<const onnx::ModelProto> model, std::string model_dir, const ImportOptions& options,
+           ImportReport* report);
   Result<Graph> Run();
 
   Graph& graph() { return graph_; }
-  const OnnxImportOptions& options() const { return options_; }
-  OnnxImportReport& report() { return *report_; }
+  const ImportOptions& options() const { return options_; }
+  ImportReport& report() { return *report_; }
   int64_t opset() const { return opset_; }
 
   Value* Find(const std::string& name);
@@ -163,8 +163,8 @@ class Importer {
 
   std::shared_ptr<const onnx::ModelProto> model_;
   std::string model_dir_;
-  OnnxImportOptions options_;
-  OnnxImportReport* report_;
+  ImportOptions options_;
+  ImportReport* report_;
   int64_t opset_ = 0;
   Graph graph_;
   std::unordered_map<std::string, Value> values_;

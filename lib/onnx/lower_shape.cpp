@@ -256,7 +256,7 @@ Status LowerPad(NodeContext& ctx) {
 Status LowerCast(NodeContext& ctx) {
   auto to = DTypeFromOnnx(static_cast<int32_t>(ctx.Int("to", 0)));
   if (!to) return ctx.Fail("to", "Cast to {} is not supported", OnnxTypeName(static_cast<int32_t>(ctx.Int("to", 0))));
-  // Narrowing int64 (see OnnxImportOptions): a Cast of a constant folds and
+  // Narrowing int64 (see ImportOptions): a Cast of a constant folds and
   // keeps int64 for the shape arithmetic that reads it.
   if (*to == DType::kInt64 && ctx.importer().options().int64_to_int32 && !ctx.in_is_const(0)) to = DType::kInt32;
   if (*to == ctx.in(0).dtype) {

@@ -33,10 +33,10 @@ void Preparer::FixedCheck() {
     Add(Severity::kError, "internal", BaseName(o_.model_path), "failed to serialize the edited model");
     return;
   }
-  OnnxImportOptions io;
+  ImportOptions io;
   io.define_symbols = spec_symbols_[audit_spec_];
   io.input_dims = o_.input_dims;
-  OnnxImportReport rep;
+  ImportReport rep;
   auto fixed = ImportOnnxBytes(bytes.data(), bytes.size(), "", io, &rep);
   if (!fixed.ok()) {
     Add(Severity::kError, "fixed-check", BaseName(o_.model_path), "the edited model does not import: {}",

@@ -7,10 +7,10 @@ namespace qairt::prepare::internal {
 
 void Preparer::ImportGraphs() {
   for (size_t i = 0; i < spec_symbols_.size(); ++i) {
-    OnnxImportOptions io;
+    ImportOptions io;
     io.define_symbols = spec_symbols_[i];
     io.input_dims = o_.input_dims;
-    OnnxImportReport rep;
+    ImportReport rep;
     auto g = ImportOnnxFile(o_.model_path, io, &rep);
     if (!g.ok()) {
       Add(Severity::kError, "import", BaseName(o_.model_path), "{}{}", spec_symbols_.size() > 1 ? fmt::format("specializations[{}]: ", i) : "",

@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <string>
 
-#include "onnx/onnx_import.h"  // the options and report are shared with ONNX import
+#include "ir/graph.h"
+#include "ir/import.h"  // the options and report every importer shares
+#include "support/status.h"
 
 namespace qairt {
 
@@ -25,10 +27,10 @@ bool LooksLikeTflite(const void* data, size_t size);
 // the graph). `options.define_symbols`/`input_dims` are not used (TFLite
 // shapes are static). The report (if given) is filled either way: its
 // `producer` is "tflite" plus the model description, `ir_version` the schema
-// version, `onnx_ops` counts TFLite builtin op names.
-Result<Graph> ImportTfliteFile(const std::string& path, const OnnxImportOptions& options, OnnxImportReport* report);
-Result<Graph> ImportTfliteBytes(const void* data, size_t size, const OnnxImportOptions& options,
-                                OnnxImportReport* report);
+// version, `source_ops` counts TFLite builtin op names.
+Result<Graph> ImportTfliteFile(const std::string& path, const ImportOptions& options, ImportReport* report);
+Result<Graph> ImportTfliteBytes(const void* data, size_t size, const ImportOptions& options,
+                                ImportReport* report);
 
 namespace tflite_import {
 // The structural and semantic checks alone (what the importer runs first).

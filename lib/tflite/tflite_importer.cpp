@@ -60,7 +60,7 @@ void Importer::LowerOp(size_t index, const fb::Operator& op) {
     const auto* cc = m_.operator_codes()->Get(op.opcode_index())->custom_code();
     histogram_name = "CUSTOM:" + (cc ? cc->str() : std::string());
   }
-  ++report_->onnx_ops[histogram_name];
+  ++report_->source_ops[histogram_name];
   // Inputs whose producer failed: skip quietly (the first failure is reported).
   for (size_t i = 0; i < c.num_inputs(); ++i)
     if (c.has_input(i) && !In(c, i).available) return;
@@ -212,10 +212,10 @@ Status LowerOperator(OpCtx& c) {
 // Entry
 // ---------------------------------------------------------------------------
 
-Result<Graph> RunImport(const uint8_t* data, size_t size, const std::string& what, const OnnxImportOptions& options,
-                        OnnxImportReport* report) {
-  OnnxImportReport local;
-  OnnxImportReport* r = report ? report : &local;
+Result<Graph> RunImport(const uint8_t* data, size_t size, const std::string& what, const ImportOptions& options,
+                        ImportReport* report) {
+  ImportReport local;
+  ImportReport* r = report ? report : &local;
   Status v = VerifyTfliteModel(data, size, size, what);
   if (!v.ok()) {
     Diagnostic d;
@@ -232,8 +232,8 @@ Result<Graph> RunImport(const uint8_t* data, size_t size, const std::string& wha
 }  // namespace
 }  // namespace tflite_import
 
-Result<Graph> ImportTfliteBytes(const void* data, size_t size, const OnnxImportOptions& options,
-                                OnnxImportReport* report) {
+Result<Graph> ImportTfliteBytes(const void* data, size_t size, const ImportOptions& options,
+                                ImportReport* report) {
   if (!data && size) return InvalidArgument("failed to import TFLite: data is NULL");
   if (size > options.max_model_bytes)
     return Error(StatusCode::kInvalidArgument, "model bytes: {} bytes exceeds the {}-byte limit", size,
@@ -249,7 +249,7 @@ Result<Graph> ImportTfliteBytes(const void* data, size_t size, const OnnxImportO
   return tflite_import::RunImport(p, size, "model bytes", options, report);
 }
 
-Result<Graph> ImportTfliteFile(const std::string& path, const OnnxImportOptions& options, OnnxImportReport* report) {
+Result<Graph> ImportTfliteFile(const std::string& path, const ImportOptions& options, ImportReport* report) {
   struct stat st {};  // stat, not open: a FIFO must be refused, not block
   if (::stat(path.c_str(), &st) != 0)
     return Error(StatusCode::kIoError, "failed to open TFLite model '{}': {}", path, std::strerror(errno));

@@ -80,7 +80,7 @@ struct OpCtx {
 
 class Importer {
  public:
-  Importer(const fb::Model& m, const OnnxImportOptions& options, OnnxImportReport* report, const uint8_t* file,
+  Importer(const fb::Model& m, const ImportOptions& options, ImportReport* report, const uint8_t* file,
            uint64_t file_size)
       : m_(m), options_(options), report_(report), file_(file), file_size_(file_size), graph_(GraphName(m)) {}
 
@@ -122,7 +122,7 @@ class Importer {
   Result<TensorId> EmitTemp(OpCtx& c, const std::string& type, const std::string& suffix, std::vector<TensorId> inputs,
                             AttributeMap attrs);
   Graph& graph() { return graph_; }
-  OnnxImportReport& report() { return *report_; }
+  ImportReport& report() { return *report_; }
 
  private:
   static std::string GraphName(const fb::Model& m) {
@@ -138,8 +138,8 @@ class Importer {
   void BindOutput(Val& v, TensorId id, bool nchw);
 
   const fb::Model& m_;
-  OnnxImportOptions options_;
-  OnnxImportReport* report_;
+  ImportOptions options_;
+  ImportReport* report_;
   const uint8_t* file_;
   uint64_t file_size_;
   Graph graph_;

@@ -3,7 +3,7 @@
 // one requantization fewer once the graph is quantized (an affine Mul/Add
 // after a conv, the four ops of x*relu6(x+3)/6, the nine of a decomposed
 // LayerNorm). Each rewrite is its own function in its own file, registered
-// in registry.cpp; RunRewrites applies them one at a time and checks each
+// in passes/registry.cpp; RunRewrites (apply.cpp) applies them one at a time and checks each
 // against the original graph in the executor (cosine >= min_cosine over the
 // samples on every output) or rolls it back with a warning naming it.
 #pragma once

@@ -1,4 +1,4 @@
-// The rewrites, one per file; registry.cpp lists them in the order they run.
+// The rewrites, one per file; passes/registry.cpp lists them in the order they run.
 #pragma once
 
 #include <string>

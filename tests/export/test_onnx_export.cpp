@@ -110,8 +110,8 @@ std::vector<std::string> IrOpTypes(const Graph& g) {
   return out;
 }
 
-Graph ReImport(const std::string& bytes, const OnnxImportOptions& opts = {}) {
-  OnnxImportReport report;
+Graph ReImport(const std::string& bytes, const ImportOptions& opts = {}) {
+  ImportReport report;
   auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", opts, &report);
   INFO((g.ok() ? std::string() : g.status().message()));
   REQUIRE(g.ok());

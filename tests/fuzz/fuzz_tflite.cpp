@@ -10,8 +10,8 @@
 #include "tflite/tflite_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  qairt::OnnxImportOptions options;
-  qairt::OnnxImportReport report;
+  qairt::ImportOptions options;
+  qairt::ImportReport report;
   auto graph = qairt::ImportTfliteBytes(data, size, options, &report);
   if (graph.ok() && !graph.value().Validate().empty()) std::abort();
   if (!graph.ok() && graph.status().message().empty()) std::abort();

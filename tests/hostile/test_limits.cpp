@@ -42,7 +42,7 @@ bool HasCode(const qairt::encodings::Diags& diags, const std::string& code) {
 
 TEST_CASE("limit: ONNX model bytes", "[hostile][limits]") {
   const std::string model = qairt_fuzz::SmallConvModel();
-  qairt::OnnxImportOptions o;
+  qairt::ImportOptions o;
   o.max_model_bytes = model.size();
   CHECK(qairt::ImportOnnxBytes(model.data(), model.size(), "", o, nullptr).ok());
   o.max_model_bytes = model.size() - 1;
@@ -51,7 +51,7 @@ TEST_CASE("limit: ONNX model bytes", "[hostile][limits]") {
   CHECK(r.status().code() == qairt::StatusCode::kInvalidArgument);
   CHECK(r.status().message().find("larger than a single ONNX protobuf may be") != std::string::npos);
   // The default: 2 GiB (protobuf's own cap), also enforced for files.
-  CHECK(qairt::OnnxImportOptions{}.max_model_bytes == uint64_t{2} << 30);
+  CHECK(qairt::ImportOptions{}.max_model_bytes == uint64_t{2} << 30);
 }
 
 TEST_CASE("limit: encodings JSON nesting depth (64)", "[hostile][limits]") {

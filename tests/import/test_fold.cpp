@@ -45,7 +45,7 @@ struct FoldCase {
   size_t data_inputs = 8;
 };
 
-Result<Graph> Import(const OnnxModelBuilder& b, OnnxImportReport* report, OnnxImportOptions o = {}) {
+Result<Graph> Import(const OnnxModelBuilder& b, ImportReport* report, ImportOptions o = {}) {
   const std::string bytes = b.Bytes();
   return ImportOnnxBytes(bytes.data(), bytes.size(), "", o, report);
 }
@@ -68,7 +68,7 @@ std::vector<float> ExecutorReference(const FoldCase& c) {
   auto* cast = b.Node("Cast", {"y"}, {"yf"}, "to_float");
   OnnxModelBuilder::IntAttr(cast, "to", P::FLOAT);
   b.Output("yf", P::FLOAT, c.out_dims);
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   INFO(c.op << ": " << (g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());
@@ -105,7 +105,7 @@ std::vector<float> Folded(const FoldCase& c, size_t* ops) {
   b.Input("x", P::FLOAT, c.out_dims);
   b.Node("Add", {"x", "yf"}, {"z"}, "add");
   b.Output("z", P::FLOAT, c.out_dims);
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   INFO(c.op << ": " << (g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());
@@ -181,7 +181,7 @@ TEST_CASE("Split with constant input folds into one constant per output", "[impo
   b.Input("x", P::FLOAT, {4});
   b.Node("Add", {"x", "q"}, {"z"}, "add");
   b.Output("z", P::FLOAT, {4});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   REQUIRE(g.ok());
   REQUIRE(g.value().op_count() == 1);
@@ -205,7 +205,7 @@ TEST_CASE("folding keeps the names a graph without the folded ops would have", "
   b.Node("MatMul", {"x", "w"}, {"y"}, "mm");
   b.Node("MatMul", {"y", "wt"}, {"z"}, "mm2");
   b.Output("z", P::FLOAT, {1, 2});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   REQUIRE(g.ok());
   CHECK(g.value().FindTensor("w").has_value());
@@ -220,7 +220,7 @@ TEST_CASE("folded results have a size limit; a constant too large names the node
   b.Input("x", P::FLOAT, {1});
   b.Node("Add", {"x", "big"}, {"z"}, "add");
   b.Output("z", P::FLOAT, {int64_t{1} << 20, int64_t{1} << 20});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   REQUIRE(!g.ok());
   CHECK(g.status().message().find("huge_fill") != std::string::npos);
@@ -233,7 +233,7 @@ TEST_CASE("an Expand of a constant beyond the fold limit stays an op", "[import]
   b.Init<int64_t>("shape", P::INT64, {2}, {int64_t{1} << 14, int64_t{1} << 14});  // 2 GiB of int64
   b.Node("Expand", {"one", "shape"}, {"big"}, "expand");
   b.Output("big", P::INT64, {int64_t{1} << 14, int64_t{1} << 14});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   INFO((g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());
@@ -254,7 +254,7 @@ TEST_CASE("Clip with bounds computed from the data", "[import][lower]") {
   b.Init<float>("inf", P::FLOAT, {}, {std::numeric_limits<float>::infinity()});
   b.Node("Clip", {"x", "lo", "inf"}, {"y"}, "clip");
   b.Output("y", P::FLOAT, {1, 4});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   INFO((g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());
@@ -288,7 +288,7 @@ TEST_CASE("1-D pooling runs as 2-D pooling over [N, C, 1, L]", "[import][lower]"
   b.Node("GlobalAveragePool", {"x"}, {"g"}, "gap");
   b.Output("y", P::FLOAT, {1, 2, 3});
   b.Output("g", P::FLOAT, {1, 2, 1});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   INFO((g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());
@@ -315,9 +315,9 @@ TEST_CASE("int64 inputs and index constants narrow to int32 when asked", "[impor
   auto* g = b.Node("Gather", {"emb", "ids1"}, {"e"}, "embed");
   OnnxModelBuilder::IntAttr(g, "axis", 0);
   b.Output("e", P::FLOAT, {1, 3, 2});
-  OnnxImportOptions o;
+  ImportOptions o;
   o.int64_to_int32 = true;
-  OnnxImportReport report;
+  ImportReport report;
   auto graph = Import(b, &report, o);
   INFO((graph.ok() ? "" : graph.status().message()));
   REQUIRE(graph.ok());
@@ -373,7 +373,7 @@ TEST_CASE("If with a condition computed from the data selects between both branc
   branch("then_branch", "Mul", {"x", "two"}, "doubled");
   branch("else_branch", "Neg", {"x"}, "negated");
   b.Output("y", P::FLOAT, {1, 3});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   INFO((g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());
@@ -413,7 +413,7 @@ TEST_CASE("a Conv over constants that absorbs its BatchNormalization is not fold
   b.Input("y", P::FLOAT, {1, 1, 3, 3});
   b.Node("Add", {"y", "bn"}, {"z"}, "add");
   b.Output("z", P::FLOAT, {1, 1, 3, 3});
-  OnnxImportReport report;
+  ImportReport report;
   auto g = Import(b, &report);
   INFO((g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());

@@ -29,7 +29,7 @@ OnnxModelBuilder AddModel() {
 }
 
 std::string ImportError(const std::string& bytes) {
-  OnnxImportReport report;
+  ImportReport report;
   auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", {}, &report);
   REQUIRE(!g.ok());
   return g.status().message();
@@ -52,7 +52,7 @@ struct ModelDir {
   }
   std::string ImportError(const OnnxModelBuilder& b) const {
     Write("model.onnx", b.Bytes());
-    OnnxImportReport report;
+    ImportReport report;
     auto g = ImportOnnxFile((dir / "model.onnx").string(), {}, &report);
     REQUIRE(!g.ok());
     return g.status().message();
@@ -224,7 +224,7 @@ TEST_CASE("malformed tensors and graphs are rejected naming what is wrong", "[im
     b.Input("x", P::FLOAT, {4});
     b.Node("Frobnicate", {"x"}, {"y"}, "frob", "com.example");
     b.Output("y", P::FLOAT, {4});
-    OnnxImportReport report;
+    ImportReport report;
     const std::string bytes = b.Bytes();
     auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", {}, &report);
     REQUIRE(!g.ok());
@@ -241,7 +241,7 @@ TEST_CASE("malformed tensors and graphs are rejected naming what is wrong", "[im
     b.Node("Hardmax", {"r"}, {"y"}, "hardmax1");
     b.Output("a", P::FLOAT, {4});
     b.Output("y", P::FLOAT, {4});
-    OnnxImportReport report;
+    ImportReport report;
     const std::string bytes = b.Bytes();
     auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", {}, &report);
     REQUIRE(!g.ok());
@@ -272,30 +272,30 @@ TEST_CASE("static shapes from define_symbol and input_dim; dynamic dims are list
   b.Output("y", P::FLOAT, {-1, 3, -1});
   const std::string bytes = b.Bytes();
   {
-    OnnxImportReport report;
+    ImportReport report;
     auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", {}, &report);
     REQUIRE(g.ok());
     REQUIRE(report.dynamic_dims.size() >= 2);
     CHECK(report.dynamic_dims[0].find("'d0'") != std::string::npos);
   }
   {
-    OnnxImportOptions o;
+    ImportOptions o;
     o.define_symbols["d0"] = 2;
     o.define_symbols["d2"] = 5;
-    OnnxImportReport report;
+    ImportReport report;
     auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", o, &report);
     REQUIRE(g.ok());
     CHECK(report.dynamic_dims.empty());
     CHECK(g.value().tensor(g.value().outputs()[0]).shape == Shape({2, 3, 5}));
   }
   {
-    OnnxImportOptions o;
+    ImportOptions o;
     o.input_dims["x"] = {7, 3, 1};
     auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", o, nullptr);
     REQUIRE(g.ok());
     CHECK(g.value().tensor(g.value().outputs()[0]).shape == Shape({7, 3, 1}));
     o.input_dims["nope"] = {1};
-    OnnxImportReport report;
+    ImportReport report;
     auto bad = ImportOnnxBytes(bytes.data(), bytes.size(), "", o, &report);
     REQUIRE(!bad.ok());
     CHECK(bad.status().message().find("'nope'") != std::string::npos);
@@ -317,9 +317,9 @@ TEST_CASE("shape subgraphs fold once shapes are static", "[import]") {
   b.Node("Reshape", {"x", "target"}, {"y"}, "reshape");
   b.Output("y", P::FLOAT, {-1, 20});
   const std::string bytes = b.Bytes();
-  OnnxImportOptions o;
+  ImportOptions o;
   o.define_symbols["d0"] = 3;
-  OnnxImportReport report;
+  ImportReport report;
   auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", o, &report);
   INFO((g.ok() ? "" : g.status().message()));
   REQUIRE(g.ok());

@@ -48,9 +48,9 @@ size_t Count(const Ints& dims) {
   return n;
 }
 
-Graph Import(const OnnxModelBuilder& b, OnnxImportOptions o = {}) {
+Graph Import(const OnnxModelBuilder& b, ImportOptions o = {}) {
   const std::string bytes = b.Bytes();
-  OnnxImportReport report;
+  ImportReport report;
   auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", o, &report);
   INFO((g.ok() ? std::string() : g.status().message()));
   REQUIRE(g.ok());
@@ -182,7 +182,7 @@ TEST_CASE("BatchNormalization folds into a grouped ConvTranspose per output chan
   for (bool with_bias : {false, true}) {
     INFO("bias " << with_bias);
     const OnnxModelBuilder b = ConvBatchNormModel("ConvTranspose", x, w, 6, y, 2, with_bias);
-    OnnxImportOptions unfolded;
+    ImportOptions unfolded;
     unfolded.fold_batchnorm = false;
     Graph folded_graph = Import(b);
     OnlyOpOfType(folded_graph, "TransposeConv2d");

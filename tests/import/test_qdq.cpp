@@ -11,8 +11,8 @@ namespace {
 using testing::OnnxModelBuilder;
 using P = onnx::TensorProto;
 
-Graph Import(const OnnxModelBuilder& b, OnnxImportReport* report = nullptr) {
-  OnnxImportReport local;
+Graph Import(const OnnxModelBuilder& b, ImportReport* report = nullptr) {
+  ImportReport local;
   const std::string bytes = b.Bytes();
   auto g = ImportOnnxBytes(bytes.data(), bytes.size(), "", {}, report ? report : &local);
   INFO((g.ok() ? std::string() : g.status().message()));
@@ -47,7 +47,7 @@ TEST_CASE("per-tensor uint8 activations fold into encodings", "[import][qdq]") {
   b.Node("QuantizeLinear", {"y", "s_out", "z_out"}, {"y_q"});
   b.Node("DequantizeLinear", {"y_q", "s_out", "z_out"}, {"out"});
   b.Output("out", P::FLOAT, {1, 8});
-  OnnxImportReport report;
+  ImportReport report;
   Graph g = Import(b, &report);
   ExpectNoQdqOps(g);
   CHECK(g.op_count() == 1);

@@ -32,7 +32,7 @@ TModel Valid() {
 }
 
 std::string ImportError(const std::vector<uint8_t>& bytes) {
-  OnnxImportReport report;
+  ImportReport report;
   auto g = ImportTfliteBytes(bytes.data(), bytes.size(), {}, &report);
   REQUIRE_FALSE(g.ok());
   CHECK_FALSE(report.diagnostics.empty());
@@ -327,7 +327,7 @@ TEST_CASE("fuzzer findings (tests/data/tflite/fuzz_*.tflite) import or fail clea
     if (entry.path().filename().string().rfind("fuzz_", 0) != 0) continue;
     ++files;
     INFO(entry.path().string());
-    OnnxImportReport report;
+    ImportReport report;
     auto g = ImportTfliteFile(entry.path().string(), {}, &report);
     if (g.ok()) CHECK(g.value().Validate().empty());
     else CHECK_FALSE(g.status().message().empty());
@@ -347,7 +347,7 @@ TEST_CASE("random byte corruption never crashes the importer", "[tflite][hostile
     auto copy = bytes;
     const int flips = 1 + static_cast<int>(rng() % 4);
     for (int k = 0; k < flips; ++k) copy[rng() % copy.size()] = static_cast<uint8_t>(rng());
-    OnnxImportReport report;
+    ImportReport report;
     auto g = ImportTfliteBytes(copy.data(), copy.size(), {}, &report);
     if (!g.ok()) {
       ++failures;

@@ -19,8 +19,8 @@ using namespace tflite_test;  // NOLINT
 using TT = tfb::TensorType;
 using Act = tfb::ActivationFunctionType;
 
-Graph Import(const TModel& m, OnnxImportReport* report = nullptr) {
-  OnnxImportReport local;
+Graph Import(const TModel& m, ImportReport* report = nullptr) {
+  ImportReport local;
   const auto bytes = Build(m);
   auto g = ImportTfliteBytes(bytes.data(), bytes.size(), {}, report ? report : &local);
   INFO((g.ok() ? std::string() : g.status().message()));
@@ -94,10 +94,10 @@ TModel ConvModel(bool per_channel, Act act) {
 }
 
 TEST_CASE("per-tensor int8 CONV_2D: encodings, OIHW weights, NCHW conv between transposes", "[tflite][import]") {
-  OnnxImportReport report;
+  ImportReport report;
   Graph g = Import(ConvModel(false, Act::NONE), &report);
   CHECK(report.producer.rfind("tflite", 0) == 0);
-  CHECK(report.onnx_ops.at("CONV_2D") == 1);
+  CHECK(report.source_ops.at("CONV_2D") == 1);
   // Input: the model's int8 type with its encoding (offset = -zero_point = 3);
   // the quantized output likewise.
   const Tensor& x = T(g, "x");
@@ -236,7 +236,7 @@ TEST_CASE("ADD and CONCATENATION int8: encodings of every operand; conv outputs 
   m.Op(2, {s, c1}, {cat}, Concat(-1));
   m.inputs = {x};
   m.outputs = {cat};
-  OnnxImportReport report;
+  ImportReport report;
   Graph g = Import(m, &report);
   REQUIRE(T(g, "c1").encoding);
   CHECK(*T(g, "c1").encoding == PerTensor(DType::kSFixed8, 0.2f, 4, Symmetry::kAsymmetric));
@@ -252,7 +252,7 @@ TEST_CASE("ADD and CONCATENATION int8: encodings of every operand; conv outputs 
   CHECK(T(g, "cat").shape == Shape{1, 4, 4, 4});
   CHECK(T(g, "cat").is_output);
   CHECK(Count(g, "ReluMinMax") == 1);
-  CHECK(report.onnx_ops.at("CONV_2D") == 2);
+  CHECK(report.source_ops.at("CONV_2D") == 2);
   CHECK(g.Validate().empty());
 }
 
@@ -325,7 +325,7 @@ TEST_CASE("float graph: fp16 weights + DEQUANTIZE folded, QUANTIZE/DEQUANTIZE at
   m.Op(3, {xd, w, -1}, {y}, Conv(tfb::Padding::VALID, 2, 2));
   m.inputs = {x};
   m.outputs = {y};
-  OnnxImportReport report;
+  ImportReport report;
   Graph g = Import(m, &report);
   CHECK(report.constants_folded == 1);
   for (const auto& t : OpTypes(g)) {
@@ -386,7 +386,7 @@ TEST_CASE("unsupported ops and tensors give named errors", "[tflite][import]") {
     m.inputs = {x};
     m.outputs = {y};
     const auto bytes = Build(m);
-    OnnxImportReport report;
+    ImportReport report;
     auto g = ImportTfliteBytes(bytes.data(), bytes.size(), {}, &report);
     REQUIRE_FALSE(g.ok());
     CHECK_THAT(g.status().message(), Catch::Contains("custom op 'MaxPoolingWithArgmax2D' is not supported"));
@@ -537,7 +537,7 @@ TEST_CASE("MediaPipe face detection and selfie segmentation models import (or fa
   }
   for (const Case& c : cases) {
     INFO(c.path);
-    OnnxImportReport report;
+    ImportReport report;
     auto g = ImportTfliteFile(NpmModel(c.path).string(), {}, &report);
     if (c.ok) {
       INFO((g.ok() ? std::string() : g.status().message()));

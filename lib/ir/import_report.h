@@ -4,13 +4,14 @@
 
 #include <string>
 
-#include "onnx/onnx_import.h"
+#include "ir/graph.h"
+#include "ir/import.h"
 
 namespace qairt {
 
 struct ImportSummaryInput {
   std::string model;                  // path or "<bytes>"
-  const OnnxImportReport* report;     // required
+  const ImportReport* report;     // required
   const Graph* graph;                 // null when the import failed
   bool require_static = false;        // dynamic dims count as errors (dry run)
 };

@@ -1,4 +1,4 @@
-#include "onnx/import_report.h"
+#include "ir/import_report.h"
 
 #include <fmt/format.h>
 
@@ -59,7 +59,7 @@ bool ImportSucceeded(const ImportSummaryInput& in) {
 }
 
 std::string ImportReportJson(const ImportSummaryInput& in) {
-  const OnnxImportReport& r = *in.report;
+  const ImportReport& r = *in.report;
   JsonWriter w;
   w.BeginObject();
   w.Key("model");
@@ -120,7 +120,7 @@ std::string ImportReportJson(const ImportSummaryInput& in) {
   }
   w.Key("onnx_ops");
   w.BeginObject();
-  for (const auto& [t, n] : r.onnx_ops) {
+  for (const auto& [t, n] : r.source_ops) {
     w.Key(t);
     w.UInt(n);
   }
@@ -166,7 +166,7 @@ std::string ImportReportJson(const ImportSummaryInput& in) {
 }
 
 std::string ImportReportText(const ImportSummaryInput& in) {
-  const OnnxImportReport& r = *in.report;
+  const ImportReport& r = *in.report;
   std::string s = fmt::format("model: {}\nproducer: {} (IR {})\nopsets:", in.model, r.producer.empty() ? "?" : r.producer,
                               r.ir_version);
   for (const auto& [domain, v] : r.opsets) s += fmt::format(" {}={}", domain.empty() ? "ai.onnx" : domain, v);
@@ -187,7 +187,7 @@ std::string ImportReportText(const ImportSummaryInput& in) {
     for (OpId id = 0; id < g.op_count(); ++id) ++ir_ops[g.op(id).type];
     s += fmt::format("ops: {} ONNX nodes -> {} IR ops\n", [&] {
       size_t n = 0;
-      for (const auto& [t, c] : r.onnx_ops) n += c;
+      for (const auto& [t, c] : r.source_ops) n += c;
       return n;
     }(), g.op_count());
     for (const auto& [t, n] : ir_ops) s += fmt::format("  {:<24} {}\n", t, n);

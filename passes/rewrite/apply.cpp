@@ -1,4 +1,4 @@
-// The one place rewrites are registered, and the driver that applies and
+// The driver that applies the registered rewrites (passes/registry.cpp) and
 // verifies them (the classic flow's "gate on that before quantizing": a
 // rewrite that changes what the model computes is undone, not trusted).
 #include <fmt/format.h>
@@ -11,30 +11,9 @@
 #include "calib/sample_eval.h"
 #include "support/json_writer.h"
 #include "passes/rewrite/rewrite.h"
-#include "passes/rewrite/rewrites.h"
 
 namespace qairt::rewrite {
 namespace {
-
-// Order matters: norms and Gelu first (their patterns contain Mul/Add that
-// the affine fold would otherwise absorb into nothing useful), HardSwish
-// before the fold (its "x + 3" is an Add after a conv), MatMul ->
-// FullyConnected before the fold (so a bias Add after it folds).
-constexpr RewriteInfo kRewrites[] = {
-    {"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div[/Mul/Add] -> LayerNorm", FuseLayerNorm, "LayerNorm"},
-    {"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div (or Rsqrt/Mul)[/Mul] -> RmsNorm", FuseRmsNorm, "RmsNorm"},
-    {"fuse-gelu", "x * 0.5 * (1 + erf(x / sqrt 2)) -> Gelu", FuseGelu, "Gelu"},
-    {"fuse-hardswish", "x * relu6(x + 3) / 6 and x * HardSigmoid(x) -> HardSwish", FuseHardSwish, "HardSwish"},
-    // Opt-in (qairt convert turns it on with --use_per_row_quantization):
-    // the weight is stored transposed under a new name, so encodings files
-    // and exports name "<w>_nk" instead of the model's tensor.
-    {"matmul-to-fully-connected",
-     "MatMul by a static 2-D weight -> FullyConnected (per-channel weight scales; opt-in)", MatMulToFullyConnected,
-     "FullyConnected", false},
-    {"fold-affine-into-conv",
-     "constant per-channel Mul/Div/Add/Sub/Batchnorm after Conv/DepthWiseConv/FullyConnected -> its weights and bias",
-     FoldAffineIntoConv, nullptr},
-};
 
 bool Selected(const RewriteInfo& info, const Options& options) {
   if (std::find(options.disabled.begin(), options.disabled.end(), info.name) != options.disabled.end()) return false;
@@ -89,12 +68,10 @@ Status ApplyEach(Graph* graph, std::span<const RewriteInfo> registry, const Opti
 
 }  // namespace
 
-std::span<const RewriteInfo> Rewrites() { return kRewrites; }
-
 Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   *report = Report{};
   const std::span<const RewriteInfo> registry =
-      options.replace_registry.empty() ? std::span<const RewriteInfo>(kRewrites)
+      options.replace_registry.empty() ? Rewrites()
                                        : std::span<const RewriteInfo>(options.replace_registry);
   std::vector<std::string> named = options.disabled;
   named.insert(named.end(), options.enabled.begin(), options.enabled.end());
