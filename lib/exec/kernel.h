@@ -159,6 +159,14 @@ bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, 
                  int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias = nullptr);
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+// Advances a row-major multi-index over `dims` by one element (the last
+// dimension fastest); past the end it wraps to all zeros.
+inline void NextIndex(std::vector<int64_t>* index, const std::vector<int64_t>& dims) {
+  for (size_t d = index->size(); d-- > 0;) {
+    if (++(*index)[d] < dims[d]) return;
+    (*index)[d] = 0;
+  }
+}
 // Strides of `dims` aligned to an output of rank `rank`, 0 on broadcast dims.
 std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out_dims);
 int64_t Count(const std::vector<int64_t>& dims);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/isa_dispatch.h"
 #include "exec/kernel.h"
 #include "exec/spatial.h"
 
@@ -85,21 +86,25 @@ void GatherTapRow(const float* xr, int64_t iw_count, int64_t off, int64_t sw, in
 // Row arithmetic of the depthwise kernel, vectorised per ISA (the library is
 // built with -ffp-contract=off, so the clones keep each multiply and add a
 // separate rounding, as the order below requires).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void RowProducts(float* __restrict sum,
-                                                                               const float* __restrict xin, float w,
-                                                                               int64_t n, bool first) {
-  if (first)
-    for (int64_t i = 0; i < n; ++i) sum[i] = w * xin[i];
-  else
-    for (int64_t i = 0; i < n; ++i) sum[i] = sum[i] + w * xin[i];
+QAIRT_EXEC_ISA_VARIANTS(void, RowProductsIsa,
+                        (float* __restrict sum, const float* __restrict xin, float w, int64_t n, bool first), {
+                          if (first)
+                            for (int64_t i = 0; i < n; ++i) sum[i] = w * xin[i];
+                          else
+                            for (int64_t i = 0; i < n; ++i) sum[i] = sum[i] + w * xin[i];
+                        })
+inline void RowProducts(float* sum, const float* xin, float w, int64_t n, bool first) {
+  QAIRT_EXEC_ISA_CALL(RowProductsIsa, sum, xin, w, n, first);
 }
-__attribute__((target_clones("avx512f", "avx2", "default"))) void RowAccumulate(float* __restrict acc,
-                                                                                 const float* __restrict sum,
-                                                                                 int64_t n, bool first) {
+QAIRT_EXEC_ISA_VARIANTS(void, RowAccumulateIsa, (float* __restrict acc, const float* __restrict sum, int64_t n,
+                                                 bool first), {
   if (first)
     for (int64_t i = 0; i < n; ++i) acc[i] = sum[i] + 0.0f;
   else
     for (int64_t i = 0; i < n; ++i) acc[i] = sum[i] + acc[i];
+})
+inline void RowAccumulate(float* acc, const float* sum, int64_t n, bool first) {
+  QAIRT_EXEC_ISA_CALL(RowAccumulateIsa, acc, sum, n, first);
 }
 
 // One row of a KH x KW depthwise convolution, stride S, in MLAS's M=1
@@ -136,15 +141,19 @@ __attribute__((always_inline)) inline void DepthwiseRowInFours(float* __restrict
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) bool DepthwiseRowFast(
-    float* out, const float* const* rows, const float* w, int64_t count, float bias, bool has_bias, int64_t kh,
-    int64_t kw, int64_t stride) {
+QAIRT_EXEC_ISA_VARIANTS(bool, DepthwiseRowFastIsa,
+                        (float* out, const float* const* rows, const float* w, int64_t count, float bias,
+                         bool has_bias, int64_t kh, int64_t kw, int64_t stride), {
   if (kh == 3 && kw == 3 && stride == 1) DepthwiseRowInFours<3, 3, 1>(out, rows, w, count, bias, has_bias);
   else if (kh == 3 && kw == 3 && stride == 2) DepthwiseRowInFours<3, 3, 2>(out, rows, w, count, bias, has_bias);
   else if (kh == 5 && kw == 5 && stride == 1) DepthwiseRowInFours<5, 5, 1>(out, rows, w, count, bias, has_bias);
   else if (kh == 5 && kw == 5 && stride == 2) DepthwiseRowInFours<5, 5, 2>(out, rows, w, count, bias, has_bias);
   else return false;
   return true;
+})
+inline bool DepthwiseRowFast(float* out, const float* const* rows, const float* w, int64_t count, float bias,
+                             bool has_bias, int64_t kh, int64_t kw, int64_t stride) {
+  return QAIRT_EXEC_ISA_CALL(DepthwiseRowFastIsa, out, rows, w, count, bias, has_bias, kh, kw, stride);
 }
 
 // 2-D depthwise with multiplier 1, kernels 3x3 / 5x5, stride 1 or 2, no

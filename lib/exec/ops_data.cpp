@@ -257,10 +257,7 @@ Status StridedSlice(Ctx& c) {
     int64_t off = 0;
     for (size_t d = 0; d < r; ++d) off += (begin[d] + idx[d] * step[d]) * xs[d];
     std::memcpy(dst + o * es, src + off * es, es);
-    for (size_t d = r; d-- > 0;) {
-      if (++idx[d] < y.dims[d]) break;
-      idx[d] = 0;
-    }
+    NextIndex(&idx, y.dims);
   }
   return Status::Ok();
 }
@@ -305,10 +302,7 @@ Status Pad(Ctx& c) {
     }
     if (inside) std::memcpy(static_cast<uint8_t*>(y.data) + o * es, static_cast<const uint8_t*>(x.data) + off * es, es);
     else PutD(y, o, value);
-    for (size_t d = r; d-- > 0;) {
-      if (++idx[d] < y.dims[d]) break;
-      idx[d] = 0;
-    }
+    NextIndex(&idx, y.dims);
   }
   return Status::Ok();
 }
@@ -325,10 +319,7 @@ Status Tile(Ctx& c) {
     int64_t off = 0;
     for (size_t d = 0; d < r; ++d) off += (idx[d] % x.dims[d]) * xs[d];
     std::memcpy(static_cast<uint8_t*>(y.data) + o * es, static_cast<const uint8_t*>(x.data) + off * es, es);
-    for (size_t d = r; d-- > 0;) {
-      if (++idx[d] < y.dims[d]) break;
-      idx[d] = 0;
-    }
+    NextIndex(&idx, y.dims);
   }
   return Status::Ok();
 }
@@ -376,10 +367,7 @@ Status GatherElements(Ctx& c) {
     int64_t off = 0;
     for (size_t d = 0; d < r; ++d) off += (d == *axis ? i : pos[d]) * xs[d];
     std::memcpy(static_cast<uint8_t*>(y.data) + o * es, static_cast<const uint8_t*>(x.data) + off * es, es);
-    for (size_t d = r; d-- > 0;) {
-      if (++pos[d] < ib.dims[d]) break;
-      pos[d] = 0;
-    }
+    NextIndex(&pos, ib.dims);
   }
   return Status::Ok();
 }
@@ -480,10 +468,7 @@ Status ScatterElements(Ctx& c) {
     int64_t off = 0;
     for (size_t d = 0; d < r; ++d) off += (d == *axis ? i : pos[d]) * xs[d];
     Reduce(y, off, GetD(u, o), red);
-    for (size_t d = r; d-- > 0;) {
-      if (++pos[d] < ib.dims[d]) break;
-      pos[d] = 0;
-    }
+    NextIndex(&pos, ib.dims);
   }
   return Status::Ok();
 }
@@ -528,10 +513,7 @@ Status ReduceOp(Ctx& c) {
     else if (t == "ReduceProd") a *= v;
     else if (t == "ReduceMax") a = (v > a || std::isnan(v)) ? v : a;
     else a = (v < a || std::isnan(v)) ? v : a;
-    for (size_t d = r; d-- > 0;) {
-      if (++idx[d] < x.dims[d]) break;
-      idx[d] = 0;
-    }
+    NextIndex(&idx, x.dims);
   }
   for (int64_t k = 0; k < n_out; ++k) {
     double v = acc[static_cast<size_t>(k)];

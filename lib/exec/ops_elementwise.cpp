@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "exec/isa_dispatch.h"
 #include "exec/kernel.h"
 
 namespace qairt::exec {
@@ -160,16 +161,18 @@ struct UnParams {
 };
 
 // Clip (ReLU6 and friends; a tenth of a MobileNet-style model's time) with
-// NaN passed through, compiled per ISA (GCC function multi-versioning).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ClipF32(const float* __restrict x,
-                                                                         float* __restrict y, int64_t n, float lo,
-                                                                         float hi) {
-  for (int64_t k = 0; k < n; ++k) {
-    const float v = x[k];
-    const float raised = v < lo ? lo : v;  // std::max(v, lo)
-    const float clipped = hi < raised ? hi : raised;  // std::min(raised, hi)
-    y[k] = v != v ? v : clipped;
-  }
+// NaN passed through, compiled per ISA (isa_dispatch.h).
+QAIRT_EXEC_ISA_VARIANTS(void, ClipF32Isa,
+                        (const float* __restrict x, float* __restrict y, int64_t n, float lo, float hi), {
+                          for (int64_t k = 0; k < n; ++k) {
+                            const float v = x[k];
+                            const float raised = v < lo ? lo : v;             // std::max(v, lo)
+                            const float clipped = hi < raised ? hi : raised;  // std::min(raised, hi)
+                            y[k] = v != v ? v : clipped;
+                          }
+                        })
+inline void ClipF32(const float* x, float* y, int64_t n, float lo, float hi) {
+  QAIRT_EXEC_ISA_CALL(ClipF32Isa, x, y, n, lo, hi);
 }
 
 template <int OP>

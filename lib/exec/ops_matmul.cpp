@@ -90,10 +90,7 @@ Status MatMul(Ctx& c) {
       ob += idx[d] * sb[d];
     }
     Gemm(ta, tb, m, n, k, 1.0f, pa + oa * m * k, lda, pb + ob * k * n, ldb, 0.0f, y.f() + bi * m * n, n, plain);
-    for (size_t d = r; d-- > 0;) {
-      if (++idx[d] < obatch[d]) break;
-      idx[d] = 0;
-    }
+    NextIndex(&idx, obatch);
   }
   return Status::Ok();
 }
