@@ -26,3 +26,38 @@ def assert_declared_matches(test, header, exports, declared):
     """The binding declares exactly what the header declares and the library exports."""
     test.assertEqual(header_functions(header), set(declared))
     test.assertEqual(exported_symbols(exports), set(declared))
+
+
+def assert_layouts_match_c(test, headers, structs):
+    """sizeof/offsetof of each C struct (name -> ctypes class), compiled as
+    C99 against include/qairt/HEADERS, equal the ctypes layout. Skips without
+    a C compiler (fails under QAIRT_TEST_STRICT)."""
+    import ctypes
+    import shutil
+    import subprocess
+    import tempfile
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        if os.environ.get("QAIRT_TEST_STRICT"):
+            test.fail("no C compiler (cc/gcc) for the layout check")
+        test.skipTest("no C compiler")
+    lines = ["#include <stdio.h>", "#include <stddef.h>"]
+    lines += ['#include "qairt/%s"' % h for h in headers]
+    lines.append("int main(void) {")
+    expected = []
+    for cname, cls in structs.items():
+        lines.append('printf("%%zu\\n", sizeof(%s));' % cname)
+        expected.append(ctypes.sizeof(cls))
+        for fname, _ in cls._fields_:
+            lines.append('printf("%%zu\\n", offsetof(%s, %s));' % (cname, fname))
+            expected.append(getattr(cls, fname).offset)
+    lines += ["return 0;", "}"]
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = os.path.join(d, "layout.c"), os.path.join(d, "layout")
+        with open(src, "w") as f:
+            f.write("\n".join(lines))
+        r = subprocess.run([cc, "-std=c99", "-Wall", "-pedantic", "-Werror", "-I", os.path.join(REPO, "include"),
+                            src, "-o", exe], capture_output=True, text=True, timeout=120)
+        test.assertEqual(r.returncode, 0, r.stderr)
+        out = subprocess.run([exe], capture_output=True, text=True, timeout=60).stdout.split()
+    test.assertEqual([int(x) for x in out], expected)

@@ -77,28 +77,8 @@ class ConvertBindingTest(unittest.TestCase):
         abi_check.assert_declared_matches(self, "qairt_convert.h", "convert.exports", conversion.DECLARED)
 
     def test_options_layout_matches_c(self):
-        cc = shutil.which("cc") or shutil.which("gcc")
-        if not cc:
-            if STRICT:
-                self.fail("no C compiler (cc/gcc) for the layout check")
-            self.skipTest("no C compiler")
-        cls = conversion.ConvertOptions
-        lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "qairt/qairt_convert.h"', "int main(void) {",
-                 'printf("%zu\\n", sizeof(qairt_convert_options));']
-        expected = [ctypes.sizeof(cls)]
-        for name, _ in cls._fields_:
-            lines.append('printf("%%zu\\n", offsetof(qairt_convert_options, %s));' % name)
-            expected.append(getattr(cls, name).offset)
-        lines += ["return 0;", "}"]
-        with tempfile.TemporaryDirectory() as d:
-            src, exe = os.path.join(d, "layout.c"), os.path.join(d, "layout")
-            with open(src, "w") as f:
-                f.write("\n".join(lines))
-            r = subprocess.run([cc, "-std=c99", "-Wall", "-pedantic", "-Werror", "-I", os.path.join(REPO, "include"),
-                                src, "-o", exe], capture_output=True, text=True, timeout=120)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            out = subprocess.run([exe], capture_output=True, text=True, timeout=60).stdout.split()
-        self.assertEqual([int(x) for x in out], expected)
+        abi_check.assert_layouts_match_c(self, ["qairt_convert.h"],
+                                         {"qairt_convert_options": conversion.ConvertOptions})
 
 
 class ConvertParityTest(unittest.TestCase):

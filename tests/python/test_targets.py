@@ -165,33 +165,10 @@ class AbiTest(unittest.TestCase):
         abi_check.assert_declared_matches(self, "qairt_target.h", "target.exports", targets.DECLARED)
 
     def test_struct_layouts_match_c(self):
-        import ctypes
-        import shutil
-        import subprocess
-        cc = shutil.which("cc") or shutil.which("gcc")
-        if not cc:
-            self.skipTest("no C compiler")
-        structs = {"qairt_target_info": targets.TargetInfo, "qairt_target_soc": targets.TargetSoc,
-                   "qairt_super_group": targets.SuperGroup, "qairt_kernel_info": targets.KernelInfo,
-                   "qairt_kernel_slot": targets.KernelSlotC, "qairt_fixed_encoding": targets.FixedEncodingC}
-        lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "qairt/qairt_target.h"', "int main(void) {"]
-        expected = []
-        for cname, cls in structs.items():
-            lines.append('printf("%%zu\\n", sizeof(%s));' % cname)
-            expected.append(ctypes.sizeof(cls))
-            for fname, _ in cls._fields_:
-                lines.append('printf("%%zu\\n", offsetof(%s, %s));' % (cname, fname))
-                expected.append(getattr(cls, fname).offset)
-        lines += ["return 0;", "}"]
-        with tempfile.TemporaryDirectory() as d:
-            src, exe = os.path.join(d, "layout.c"), os.path.join(d, "layout")
-            with open(src, "w") as f:
-                f.write("\n".join(lines))
-            r = subprocess.run([cc, "-std=c99", "-Wall", "-pedantic", "-Werror", "-I", os.path.join(REPO, "include"),
-                                src, "-o", exe], capture_output=True, text=True, timeout=120)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            out = subprocess.run([exe], capture_output=True, text=True, timeout=60).stdout.split()
-        self.assertEqual([int(x) for x in out], expected)
+        abi_check.assert_layouts_match_c(self, ["qairt_target.h"], {
+            "qairt_target_info": targets.TargetInfo, "qairt_target_soc": targets.TargetSoc,
+            "qairt_super_group": targets.SuperGroup, "qairt_kernel_info": targets.KernelInfo,
+            "qairt_kernel_slot": targets.KernelSlotC, "qairt_fixed_encoding": targets.FixedEncodingC})
 
 
 if __name__ == "__main__":
