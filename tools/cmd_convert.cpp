@@ -6,6 +6,7 @@
 #include <qairt/qairt_encodings.h>
 #include <qairt/qairt_process.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -442,6 +443,44 @@ int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_tar
   return rc;
 }
 
+// Errors that differ only in the name after " for " ("No accuracy preserving
+// kernels found for <op>", one per op of a model) are one line with a count.
+// Errors that occur once come first: a repeated error is usually the
+// consequence of a cause reported once, with its fix (the FP16 audit's
+// "calibrate them (--input_list)").
+static std::string GroupedErrors(const std::vector<std::string>& errors) {
+  struct Group {
+    std::string first;
+    std::vector<std::string> names;
+  };
+  std::vector<std::pair<std::string, Group>> groups;  // key -> group, in order of first occurrence
+  for (const std::string& e : errors) {
+    const size_t at = e.rfind(" for ");
+    const bool named = at != std::string::npos && e.find(' ', at + 5) == std::string::npos;
+    const std::string key = named ? e.substr(0, at) : e;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {e, {}}});
+      it = groups.end() - 1;
+    }
+    if (named) it->second.names.push_back(e.substr(at + 5));
+  }
+  std::stable_partition(groups.begin(), groups.end(), [](const auto& g) { return g.second.names.size() <= 1; });
+  std::string out;
+  for (const auto& [key, g] : groups) {
+    out += "  error: " + g.first;
+    if (g.names.size() > 1) {
+      constexpr size_t kShown = 5;
+      out += " (" + std::to_string(g.names.size() - 1) + " more alike:";
+      for (size_t i = 1; i < g.names.size() && i <= kShown; ++i) out += " " + g.names[i];
+      if (g.names.size() - 1 > kShown) out += " ...";
+      out += ")";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
                     const std::string& output_path, const std::string& overrides) {
   // The library checks the options too; here they are named as flags.
@@ -512,8 +551,10 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   // The cause first: errors, then warnings, then what was done.
   const size_t errors = qairt_convert_result_error_count(r);
   if (errors) {
-    std::fprintf(stderr, "qairt convert: failed with %zu error(s) (first one first):\n", errors);
-    for (size_t i = 0; i < errors; ++i) std::fprintf(stderr, "  error: %s\n", qairt_convert_result_error(r, i));
+    std::vector<std::string> list;
+    for (size_t i = 0; i < errors; ++i) list.push_back(qairt_convert_result_error(r, i));
+    std::fprintf(stderr, "qairt convert: failed with %zu error(s):\n", errors);
+    std::fputs(GroupedErrors(list).c_str(), stderr);
   }
   for (size_t i = 0; i < qairt_convert_result_warning_count(r); ++i)
     std::fprintf(stderr, "warning: %s\n", qairt_convert_result_warning(r, i));

@@ -67,6 +67,14 @@ check "v68 without encodings fails" 1 "$qairt" convert -i "$model" "${dims[@]}" 
   -o "$tmp/bad.qairt" --export_encodings "$tmp/bad.json" --quantizer_log "$tmp/bad.txt" --quantizer_log_level TRACE
 contains "accumulated errors" "$tmp/err" "error: processing: No accuracy preserving kernels found for"
 contains "FP16 audit" "$tmp/err" "FP16 audit: target 'htp_v68' has no float compute"
+# Errors alike (one per op) are one line with a count; the error that says
+# what to do (the FP16 audit's "calibrate them") comes before them.
+contains "errors alike grouped" "$tmp/err" "kernels found for [^ ]* \([0-9]+ more alike:"
+audit_line=$(grep -n "FP16 audit" "$tmp/err" | cut -d: -f1)
+kernel_line=$(grep -n "No accuracy preserving kernels" "$tmp/err" | cut -d: -f1)
+if [ "$(wc -l < "$tmp/err")" -gt 10 ] || [ "${audit_line:-99}" -gt "${kernel_line:-0}" ]; then
+  echo "FAIL: errors not grouped or the cause not first:"; cat "$tmp/err"; fail=1
+fi
 [ ! -e "$tmp/bad.qairt" ] && [ ! -e "$tmp/bad.json" ] || { echo "FAIL: outputs left behind after errors"; fail=1; }
 [ -s "$tmp/bad.txt" ] || { echo "FAIL: the TRACE log is not written when processing fails"; fail=1; }
 # The atomic writer's temporaries are dot-files: .NAME.qairt-tmp-XXXXXX
