@@ -242,8 +242,33 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   if (convert && a.process.list_rewrites) return qairt_cli::PrintRewrites();
   const bool process = convert && !a.dry_run;
   if (convert) {
-    const std::string from_backend = qairt_cli::TargetFromBackend(a.process);
+    std::string from_backend = qairt_cli::TargetFromBackend(a.process);
     if (from_backend == "?") return 2;
+    // As the vendor converter: --target_soc_model gives the backend's
+    // architecture when --target_arch does not; a SoC whose target is of
+    // another backend or architecture is a conflict, never silently dropped.
+    if (!from_backend.empty() && !a.target_soc.empty()) {
+      qairt_target_t* soc_target = nullptr;
+      if (qairt_status_t* ts = qairt_target_for_soc(a.target_soc.c_str(), &soc_target)) {
+        std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(ts));
+        qairt_status_free(ts);
+        return 2;
+      }
+      qairt_target_info info;
+      std::memset(&info, 0, sizeof info);
+      info.struct_size = sizeof info;
+      qairt_status_free(qairt_target_get_info(soc_target, &info));
+      const std::string soc_name = info.name ? info.name : "";
+      qairt_target_destroy(soc_target);
+      const std::string backend_prefix = from_backend.substr(0, from_backend.find('_') + 1);
+      if (soc_name.rfind(backend_prefix, 0) != 0 || (!a.process.target_arch.empty() && soc_name != from_backend)) {
+        std::fprintf(stderr, "qairt convert: --target_soc_model %s is %s, which conflicts with --target_backend/"
+                             "--target_arch (%s)\n", a.target_soc.c_str(), soc_name.c_str(), from_backend.c_str());
+        return 2;
+      }
+      from_backend = soc_name;
+      a.target_soc.clear();
+    }
     if (!from_backend.empty()) {
       if (!a.target.empty() && a.target != from_backend) {
         std::fprintf(stderr, "qairt convert: --target %s conflicts with --target_backend/--target_arch (%s)\n",
@@ -251,6 +276,22 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
         return 2;
       }
       a.target = from_backend;
+    }
+  }
+  if (process && !analyze && a.process.float_fallback && !a.process.input_list.empty()) {
+    // The vendor converter refuses the pair: calibration gives every tensor
+    // an encoding, so there is nothing to fall back from.
+    std::fprintf(stderr, "qairt convert: --float_fallback cannot be used with --input_list (calibration encodes every "
+                         "tensor); drop one of them\n");
+    return 2;
+  }
+  if (process && !a.output_path.empty()) {
+    const std::string& o = a.output_path;
+    if (o.size() >= 4 && o.compare(o.size() - 4, 4, ".dlc") == 0) {
+      std::fprintf(stderr, "qairt convert: -o %s: qairt writes a .qairt container, not a DLC; name it %s.qairt "
+                           "(qairt compare/run/inspect read it, --export_qdq_onnx gives a model other tools run)\n",
+                   o.c_str(), o.substr(0, o.size() - 4).c_str());
+      return 2;
     }
   }
   if (process && !analyze && a.target.empty() && a.target_soc.empty()) {

@@ -63,7 +63,8 @@ const Option kTargetBackend{"--target_backend", "HTP|LPAI|CPU|AIC",
 const Option kTargetArch{"--target_arch", "vNN", "the backend's architecture version; needs --target_backend",
                          "v73 for HTP, v6 for LPAI"};
 const Option kTargetSoc{"--target_soc_model", "SOC",
-                        "the target of a Snapdragon SoC, e.g. SM8550, used when --target and --target_backend are absent",
+                        "the target of a Snapdragon SoC, e.g. SM8650; with --target_backend it gives the architecture "
+                        "(a SoC of another backend or architecture is an error)",
                         "none"};
 const Option kInputList{"--input_list", "LIST",
                         "calibration samples, one line of raw input files per sample; turns calibration on",
@@ -76,7 +77,9 @@ const Option kBiasBitwidth{"--bias_bitwidth, --bias_bw", "8|32", "bias bit width
 const Option kFloatBitwidth{"--float_bitwidth, --float_bw", "16|32", "bit width of tensors left without encodings",
                             "the target's default"};
 const Option kFloatFallback{"--float_fallback", "",
-                            "accepted for the vendor converter's command lines; it changes nothing yet", "off"};
+                            "tensors the encodings leave without one run in float (--float_bitwidth) instead of failing; "
+                            "qairt always does so (the stats count them as FP16/FP32 FALLBACK); as the vendor "
+                            "converter, refused with --input_list", "off"};
 const Option kQuantizedIo{"--quantized_io", "",
                           "graph inputs and outputs take the quantized type instead of a Quantize/Dequantize at the edge",
                           "off; float inputs and outputs"};
@@ -119,7 +122,7 @@ const Option kVerifyRewrites{"--verify_rewrites", "",
 const Option kDisableRewrite{"--disable_rewrite", "NAME", "skip one rewrite (names: --list_rewrites); repeatable",
                              "none"};
 const Option kListRewrites{"--list_rewrites", "", "print the rewrites with a sentence each and exit", "off"};
-const Option kOutputPath{"-o, --output_path", "OUT.qairt", "the converted model (a .qairt container)",
+const Option kOutputPath{"-o, --output_path", "OUT.qairt", "the converted model (a .qairt container; a .dlc name is refused)",
                          "required unless --dry_run or --stop_after"};
 const Option kDryRun{"--dry_run", "",
                      "import and check only: inputs, outputs, ops and the target's kernel coverage; writes nothing",

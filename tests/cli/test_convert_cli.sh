@@ -75,6 +75,20 @@ kernel_line=$(grep -n "No accuracy preserving kernels" "$tmp/err" | cut -d: -f1)
 if [ "$(wc -l < "$tmp/err")" -gt 10 ] || [ "${audit_line:-99}" -gt "${kernel_line:-0}" ]; then
   echo "FAIL: errors not grouped or the cause not first:"; cat "$tmp/err"; fail=1
 fi
+# Vendor flags are honoured or refused, never dropped: the SoC gives the
+# backend's architecture; a SoC of another backend, --float_fallback with
+# calibration and a DLC output name are refused with the reason.
+check "backend + SoC" 0 "$qairt" convert -i "$model" "${dims[@]}" --target_backend HTP --target_soc_model SM8650 --dry_run
+contains "backend + SoC picks the SoC's arch" "$tmp/out" "^target: htp_v75"
+check "SoC of another backend" 2 "$qairt" convert -i "$model" "${dims[@]}" --target_backend LPAI \
+  --target_soc_model SM8650 -o "$tmp/soc.qairt"
+contains "SoC conflict named" "$tmp/err" "SM8650 is htp_v75, which conflicts"
+check "float_fallback with input_list" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --float_fallback \
+  --input_list "$tmp/none.txt" -o "$tmp/ff.qairt"
+contains "float_fallback refused" "$tmp/err" "float_fallback cannot be used with --input_list"
+check "dlc output" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 -o "$tmp/m.dlc"
+contains "dlc refused" "$tmp/err" "not a DLC; name it .*m.qairt"
+[ ! -e "$tmp/m.dlc" ] && [ ! -e "$tmp/soc.qairt" ] && [ ! -e "$tmp/ff.qairt" ] || { echo "FAIL: refused run wrote"; fail=1; }
 [ ! -e "$tmp/bad.qairt" ] && [ ! -e "$tmp/bad.json" ] || { echo "FAIL: outputs left behind after errors"; fail=1; }
 [ -s "$tmp/bad.txt" ] || { echo "FAIL: the TRACE log is not written when processing fails"; fail=1; }
 # The atomic writer's temporaries are dot-files: .NAME.qairt-tmp-XXXXXX
