@@ -98,18 +98,20 @@ def _write_options(target, options, op_annotations, tensor_notes, keep):
     keep.extend([o_arr, a_arr, n_arr])
     w = _ffi.new_struct(_ffi.ContainerWriteOptions)
     _ffi.qairt_container_write_options_init(ctypes.byref(w))
-    w.target_name = _enc(target)
+    # A qairt.Target names itself; a string is the name as given.
+    w.target_name = _enc(target if target is None or isinstance(target, str) else target.name)
     w.num_options, w.options = len(opts), o_arr
     w.num_op_annotations, w.op_annotations = len(anns), a_arr
     w.num_tensor_notes, w.tensor_notes = len(notes), n_arr
     return w
 
 
-def write_container(graph, path: Optional[str] = None, *, target: Optional[str] = None, options=(),
+def write_container(graph, path: Optional[str] = None, *, target=None, options=(),
                     op_annotations=(), tensor_notes=()):
     """Writes `graph` and the metadata as a .qairt container to `path`
     (atomically) and returns None, or returns the bytes when path is None.
 
+    target: the target's name, a qairt.Target, or None.
     options: ContainerOption objects, (key, value[, source]) tuples, or a dict
     {key: value} (source "user"), in namespace order. op_annotations /
     tensor_notes: OpAnnotation / TensorNote objects or tuples.

@@ -4,12 +4,14 @@ Reads QAIRT 2.0.0, AIMET 1.0.0 and AIMET 0.4/0.5/0.6.1 files, applies them to
 a graph and writes 2.0.0, 1.0.0 or 0.6.1::
 
     import qairt
-    g = qairt.import_onnx("model.onnx")
+    g, report = qairt.import_onnx("model.onnx")
     enc = qairt.Encodings.load("overrides.json")      # version detected
     diags = enc.apply(g, keep_going=True)              # list of EncodingsDiagnostic
     for d in diags:
         print(d)                                       # file:line:col: error: ...
     text = qairt.Encodings.write(graph=g, version="0.6.1")
+
+(tests/python/test_encodings.py runs this example.)
 
 Every problem is an ``EncodingsDiagnostic`` (severity, code, file, line,
 column, tensor, field, message, suggestion). Loading raises ``ParseError``

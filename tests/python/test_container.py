@@ -37,6 +37,11 @@ class ContainerTest(unittest.TestCase):
                                      op_annotations=[OpAnnotation("add", "a8w8", 2, True)],
                                      tensor_notes=[("w_f", "OP_ADAPTATION^PRUNED")])
         self.assertEqual(data[4:8], b"QAIR")
+        # A qairt.Target is accepted where its name is.
+        with qairt.Target.load("htp_v73") as t:
+            self.assertEqual(data, qairt.write_container(g, target=t, options=OPTIONS,
+                                                         op_annotations=[OpAnnotation("add", "a8w8", 2, True)],
+                                                         tensor_notes=[("w_f", "OP_ADAPTATION^PRUNED")]))
         # Deterministic: the same call gives the same bytes.
         self.assertEqual(data, qairt.write_container(g, target="htp_v73", options=OPTIONS,
                                                      op_annotations=[OpAnnotation("add", "a8w8", 2, True)],

@@ -154,3 +154,25 @@ class ApplyWriteTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DocstringExampleTest(unittest.TestCase):
+    """The usage example at the top of qairt/encodings.py runs as written."""
+
+    def test_module_example_runs(self):
+        if not os.path.exists(CLS):
+            self.skipTest("PaddleOCR classifier not installed (scripts/setup-npm.sh)")
+        doc = encodings.__doc__
+        example = doc[doc.index("    import qairt"):doc.index("\n\n", doc.index("    import qairt"))]
+        code = "\n".join(line[4:] for line in example.splitlines())
+        with tempfile.TemporaryDirectory() as d:
+            # The example's files: the classifier (static dims) and an
+            # overrides file for its input 'x'.
+            with open(os.path.join(d, "overrides.json"), "w") as f:
+                json.dump({"version": "2.0.0", "encodings": [
+                    {"name": "x", "output_dtype": "uint8", "y_scale": 0.05, "y_zero_point": 128}]}, f)
+            code = code.replace('"model.onnx"', repr(CLS) + ", define_symbols=%r" % (CLS_SYMBOLS,))
+            code = code.replace('"overrides.json"', repr(os.path.join(d, "overrides.json")))
+            scope = {}
+            exec(compile(code, "qairt/encodings.py docstring", "exec"), scope)
+            self.assertIn("encodings", scope["text"])
