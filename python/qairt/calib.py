@@ -170,6 +170,25 @@ def _report(h) -> CalibrationReport:
         _fn["qairt_calibration_report_destroy"](h)
 
 
+def _check_sample(index, tensor, arr):
+    """A sample array must have its input's dtype and (static) shape: the
+    library sees only bytes, so a float64 or transposed array of the right
+    size would otherwise calibrate on garbage."""
+    try:
+        want = np.dtype(tensor.dtype) if tensor.dtype else None
+    except TypeError:  # fixed-point inputs: numpy has no name for them
+        want = None
+    if want is not None and arr.dtype != want:
+        raise errors.InvalidArgumentError("sample %d, input %r: dtype %s, but the input is %s (convert with "
+                                          ".astype(%r))" % (index, tensor.name, arr.dtype, want, want.name),
+                                          code=errors.INVALID_ARGUMENT)
+    shape = tensor.shape
+    if shape is not None and all(isinstance(d, int) for d in shape) and tuple(arr.shape) != tuple(shape):
+        raise errors.InvalidArgumentError("sample %d, input %r: shape %s, but the input is %s"
+                                          % (index, tensor.name, tuple(arr.shape), tuple(shape)),
+                                          code=errors.INVALID_ARGUMENT)
+
+
 def calibrate(graph, samples: Optional[Iterable[Mapping[str, object]]] = None, *, input_list: Optional[str] = None,
               act_method="min-max", param_method="min-max", act_schema="asymmetric", param_schema="symmetric",
               act_bitwidth=8, weights_bitwidth=8, per_channel=False, per_row=False, block_size=0, lpbq=False,
@@ -196,7 +215,9 @@ def calibrate(graph, samples: Optional[Iterable[Mapping[str, object]]] = None, *
             if t.name not in sample:
                 raise errors.InvalidArgumentError("sample %d has no input %r" % (s, t.name),
                                                   code=errors.INVALID_ARGUMENT)
-            bufs.append(np.ascontiguousarray(sample[t.name]))
+            arr = np.asarray(sample[t.name])
+            _check_sample(s, t, arr)
+            bufs.append(np.ascontiguousarray(arr))
     n = len(bufs) // max(1, len(inputs))
     ptrs = (c_void_p * max(1, len(bufs)))(*[b.ctypes.data for b in bufs])
     sizes = (c_size_t * max(1, len(bufs)))(*[b.nbytes for b in bufs])

@@ -98,7 +98,15 @@ class CalibTest(unittest.TestCase):
             calib.calibrate(g, [{"y": np.zeros((1, 8), np.float32)}])
         with self.assertRaises(qairt.InvalidArgumentError) as cm:
             calib.calibrate(g, [{"x": np.zeros((1, 4), np.float32)}])
-        self.assertIn("input 'x' has 16 bytes, needs 32", str(cm.exception))
+        self.assertIn("sample 0, input 'x': shape (1, 4), but the input is (1, 8)", str(cm.exception))
+        # The byte count matches but the data is not the input's: refused
+        # (the library sees only bytes).
+        with self.assertRaises(qairt.InvalidArgumentError) as cm:
+            calib.calibrate(g, samples(1) + [{"x": np.zeros((1, 4), np.float64)}])
+        self.assertIn("sample 1, input 'x': dtype float64, but the input is float32", str(cm.exception))
+        with self.assertRaises(qairt.InvalidArgumentError) as cm:
+            calib.calibrate(g, [{"x": np.zeros((8, 1), np.float32)}])
+        self.assertIn("shape (8, 1), but the input is (1, 8)", str(cm.exception))
         with self.assertRaises(qairt.InvalidArgumentError):
             calib.calibrate(g, samples(1), act_method="best")
         with self.assertRaises(qairt.QairtError) as cm:
