@@ -352,6 +352,7 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   }
   int rc = 0;
   std::string target_text, target_json, legal_text;
+  bool target_ok = true;
   if (graph && target) {
     // What the target will get: ops it lacks but runs in another form
     // (Conv1d as Conv2d) are rewritten first, as processing would.
@@ -370,7 +371,7 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
                     ") rewritten into equivalent ones (Conv1d -> ExpandDims + Conv2d + Squeeze)\n";
     }
     std::string check_text;
-    if (!TargetCheck(graph, target, &check_text, &target_json)) rc = 1;
+    if (!TargetCheck(graph, target, &check_text, &target_json)) rc = 1, target_ok = false;
     target_text = legal_text + check_text;
   }
   // Encodings overrides: applied to the imported graph; their diagnostics
@@ -400,10 +401,27 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
       text.pop_back();
       text += ",\"quantization_overrides\":" + enc_json + "}";
     }
+    // The text ends with one verdict for the whole check: the import
+    // report's "result:" line moves after the target and overrides sections,
+    // and says FAILED when one of them failed (the exit code's reason).
+    std::string verdict;
+    if (!a.json) {
+      const size_t at = text.rfind("result: ");
+      if (at != std::string::npos && (at == 0 || text[at - 1] == '\n')) {
+        const size_t end = text.find('\n', at);
+        verdict = text.substr(at, end == std::string::npos ? std::string::npos : end - at + 1);
+        text.erase(at, verdict.size());
+        if (rc != 0 && !s && verdict.rfind("result: OK", 0) == 0)
+          verdict = "result: FAILED (the model imports, but the " +
+                    std::string(target_ok ? "quantization overrides have errors" : "target check found errors") +
+                    ": see above)\n";
+      }
+    }
     std::fputs(text.c_str(), stdout);
     if (a.json) std::fputc('\n', stdout);
     if (!a.json) std::fputs(target_text.c_str(), stdout);
     if (!a.json) std::fputs(enc_text.c_str(), stdout);
+    std::fputs(verdict.c_str(), stdout);
   }
   qairt_target_destroy(target);
   if (s) {

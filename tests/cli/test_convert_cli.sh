@@ -75,6 +75,22 @@ kernel_line=$(grep -n "No accuracy preserving kernels" "$tmp/err" | cut -d: -f1)
 if [ "$(wc -l < "$tmp/err")" -gt 10 ] || [ "${audit_line:-99}" -gt "${kernel_line:-0}" ]; then
   echo "FAIL: errors not grouped or the cause not first:"; cat "$tmp/err"; fail=1
 fi
+# --dry_run ends with one verdict: a model that imports but has an op the
+# target lacks says FAILED last (and exits 1), never "result: OK" first.
+$py - "$tmp/neg.onnx" <<'PY' || fail=1
+import sys
+from onnx import TensorProto, helper, save
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "neg", [x], [y])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+check "dry run, op without kernel" 1 "$qairt" convert -i "$tmp/neg.onnx" --target lpai_v6 --dry_run
+contains "kernel error listed" "$tmp/out" "error: ElementWiseNeg \(1 ops\) has no kernel on lpai_v6"
+last=$(tail -n 1 "$tmp/out")
+case "$last" in "result: FAILED"*) ;; *) echo "FAIL: dry run's last line is '$last', not the FAILED verdict"; fail=1 ;; esac
+if grep -q "result: OK" "$tmp/out"; then echo "FAIL: dry run says OK and fails"; fail=1; fi
+
 # Vendor flags are honoured or refused, never dropped: the SoC gives the
 # backend's architecture; a SoC of another backend, --float_fallback with
 # calibration and a DLC output name are refused with the reason.
