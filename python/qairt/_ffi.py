@@ -11,6 +11,7 @@ This module is private: use the classes in ``qairt`` instead.
 
 import ctypes
 import ctypes.util
+import glob
 import os
 
 from . import errors
@@ -232,6 +233,11 @@ def _candidate_paths():
         return [env], True
     here = os.path.dirname(os.path.abspath(__file__))
     paths = [os.path.normpath(os.path.join(here, "..", "..", "build", "libqairt.so"))]
+    # Installed (cmake --install): PREFIX/share/qairt/python/qairt beside
+    # PREFIX/lib[/<multiarch>]/libqairt.so.<major>.
+    prefix = os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
+    for libdir in [os.path.join(prefix, "lib")] + sorted(glob.glob(os.path.join(prefix, "lib", "*-linux-gnu"))):
+        paths.append(os.path.join(libdir, "libqairt.so.%d" % ABI_MAJOR))
     found = ctypes.util.find_library("qairt")
     if found:
         paths.append(found)
