@@ -144,27 +144,19 @@ std::string CompareJson(const CompareReport& r) {
   JsonWriter w;
   auto item = [&](const Accuracy& a) {
     w.BeginObject();
-    w.Key("name");
-    w.String(a.name);
-    w.Key("sqnr_db");
-    w.Double(a.sqnr_db);  // +inf (identical) is written as null
-    w.Key("cosine");
-    w.Double(a.cosine);
-    w.Key("max_abs");
-    w.Double(a.max_abs);
-    w.Key("argmax_agree");
-    w.UInt(a.argmax_agree);
+    w.Key("name").String(a.name);
+    w.Key("sqnr_db").Double(a.sqnr_db);  // +inf (identical) is written as null
+    w.Key("cosine").Double(a.cosine);
+    w.Key("max_abs").Double(a.max_abs);
+    w.Key("argmax_agree").UInt(a.argmax_agree);
     w.EndObject();
   };
   w.BeginObject();
-  w.Key("samples");
-  w.UInt(r.samples);
-  w.Key("outputs");
-  w.BeginArray();
+  w.Key("samples").UInt(r.samples);
+  w.Key("outputs").BeginArray();
   for (const auto& a : r.outputs) item(a);
   w.EndArray();
-  w.Key("layers");
-  w.BeginArray();
+  w.Key("layers").BeginArray();
   for (const auto& a : r.layers) item(a);
   w.EndArray();
   w.EndObject();

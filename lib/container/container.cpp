@@ -652,11 +652,8 @@ Result<LoadedContainer> ReadImpl(const uint8_t* data, size_t size, std::string_v
     return bad(fmt::format("file identifier (bytes 4..7) is {:02x} {:02x} {:02x} {:02x}, expected '{}' (not a .qairt "
                            "container)",
                            data[4], data[5], data[6], data[7], fbc::ContainerIdentifier()));
-  flatbuffers::Verifier::Options opts;
-  opts.max_depth = kMaxVerifierDepth;
-  opts.max_tables = kMaxVerifierTables;
-  opts.check_alignment = true;
-  flatbuffers::Verifier verifier(data, size, opts);
+  flatbuffers::Verifier verifier(
+      data, size, {.max_depth = kMaxVerifierDepth, .max_tables = kMaxVerifierTables, .check_alignment = true});
   if (!fbc::VerifyContainerBuffer(verifier))
     return bad(fmt::format("the FlatBuffers verifier rejected the {} bytes (truncated or corrupt: an offset or length "
                            "points outside the buffer, a required field is missing, or nesting is deeper than {} / "

@@ -44,20 +44,13 @@ static_assert(std::is_nothrow_move_constructible_v<Entry>);
 void Reader::ReadTopObject() {
   // Pass 1: the keys and "version" (AIMET sorts keys, so "version" often
   // comes last); the values are skipped.
-  od::object obj;
-  Check(doc_.get_object().get(obj));
   KeySet keys;
   std::string version;
   uint64_t version_off = Diag::kNoOffset;
   bool has_encodings = false, has_sections = false, sections_are_lists = false, sections_are_objects = false;
-  for (auto f : obj) {
-    od::field fld;
-    Check(std::move(f).get(fld));
-    const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
-    std::string_view key;
-    Check(KeyText(fld, &key));
+  // Duplicates are reported, yet still read: a second "version" is checked too.
+  ForEachMember(doc_, [&](std::string_view key, uint64_t key_off, od::value& val) {
     CheckDuplicate(&keys, key, key_off, "");
-    od::value val = fld.value();
     if (key == "version") {
       version_off = Off(val);
       GetString(val, "", "version", &version);
@@ -71,7 +64,7 @@ void Reader::ReadTopObject() {
         sections_are_objects |= t == od::json_type::object;
       }
     }
-  }
+  });
   if (errors_) return;  // duplicate top-level keys or a bad version: nothing is trustworthy
   Version detected = Version::kAuto;
   if (!version.empty()) {
@@ -109,15 +102,8 @@ void Reader::ReadTopObject() {
 
   // Pass 2: the entries.
   doc_.rewind();
-  Check(doc_.get_object().get(obj));
-  for (auto f : obj) {
-    od::field fld;
-    Check(std::move(f).get(fld));
-    const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
-    std::string_view key;
-    Check(KeyText(fld, &key));
-    od::value val = fld.value();
-    if (key == "version") continue;
+  ForEachMember(doc_, [&](std::string_view key, uint64_t key_off, od::value& val) {
+    if (key == "version") return;
     if (use == Version::kV2_0_0) {
       if (key == "encodings") {
         ReadV2List(val);
@@ -139,7 +125,7 @@ void Reader::ReadTopObject() {
                    "version, activation_encodings, param_encodings, quantizer_args, excluded_layers");
       }
     }
-  }
+  });
 }
 
 Result<File> Reader::Run() {
@@ -217,13 +203,7 @@ Result<File> Reader::Run() {
         Add(Severity::kError, "version", 0, "", "",
             "a top-level list is the 2.0.0 format (without wrapper), not {}", VersionName(file_.version));
       } else {
-        od::array arr;
-        Check(doc_.get_array().get(arr));
-        for (auto item : arr) {
-          od::value ev;
-          Check(item.get(ev));
-          ReadV2Entry(ev);
-        }
+        ForEachElement(doc_, [&](od::value& entry) { ReadV2Entry(entry); });
       }
     } else if (t == od::json_type::object) {
       ReadTopObject();
@@ -254,19 +234,29 @@ Result<File> Reader::Run() {
 
 using reader_internal::Reader;
 
+namespace {
+
+// Refuses an input before any of it is parsed (unreadable, too large): one
+// diagnostic without a location, and the matching status.
+Status Refuse(Diags* diags, StatusCode status, const char* code, const std::string& name, std::string message) {
+  Diag d;
+  d.code = code;
+  d.file = name;
+  d.message = std::move(message);
+  diags->push_back(d);
+  return Status(status, fmt::format("{}: {}", name, d.message));
+}
+
+}  // namespace
+
 Result<File> ReadEncodingsBytes(const void* data, size_t size, const std::string& display_name,
                                 const ReadOptions& options, Diags* diags) {
   Diags local;
   if (!diags) diags = &local;
   if (!data && size) return InvalidArgument("encodings buffer is NULL");
-  if (size > options.max_bytes) {
-    Diag d;
-    d.code = "file-size";
-    d.file = display_name;
-    d.message = fmt::format("buffer is {} bytes, above the limit of {} bytes", size, options.max_bytes);
-    diags->push_back(d);
-    return Status(StatusCode::kParseError, fmt::format("{}: {}", display_name, d.message));
-  }
+  if (size > options.max_bytes)
+    return Refuse(diags, StatusCode::kParseError, "file-size", display_name,
+                  fmt::format("buffer is {} bytes, above the limit of {} bytes", size, options.max_bytes));
   auto src = std::make_shared<SourceText>(size);
   if (size) std::memcpy(src->mutable_data(), data, size);
   Reader r(std::move(src), display_name, options, diags);
@@ -276,14 +266,7 @@ Result<File> ReadEncodingsBytes(const void* data, size_t size, const std::string
 Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& options, Diags* diags) {
   Diags local;
   if (!diags) diags = &local;
-  auto io_error = [&](std::string msg) -> Status {
-    Diag d;
-    d.code = "io";
-    d.file = path;
-    d.message = msg;
-    diags->push_back(d);
-    return Status(StatusCode::kIoError, fmt::format("{}: {}", path, msg));
-  };
+  auto io_error = [&](std::string msg) { return Refuse(diags, StatusCode::kIoError, "io", path, std::move(msg)); };
   // O_NONBLOCK: a FIFO is refused below instead of blocking in open().
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return io_error(fmt::format("cannot open: {}", std::strerror(errno)));
@@ -294,14 +277,9 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return io_error("not a regular file");
   const auto size = static_cast<uint64_t>(st.st_size);
-  if (size > options.max_bytes) {
-    Diag d;
-    d.code = "file-size";
-    d.file = path;
-    d.message = fmt::format("file is {} bytes, above the limit of {} bytes", size, options.max_bytes);
-    diags->push_back(d);
-    return Status(StatusCode::kParseError, fmt::format("{}: {}", path, d.message));
-  }
+  if (size > options.max_bytes)
+    return Refuse(diags, StatusCode::kParseError, "file-size", path,
+                  fmt::format("file is {} bytes, above the limit of {} bytes", size, options.max_bytes));
   auto src = std::make_shared<SourceText>(static_cast<size_t>(size));
   size_t done = 0;
   while (done < size) {

@@ -11,33 +11,17 @@
 namespace qairt::encodings::reader_internal {
 
 void Reader::ReadV1Section(od::value& v, Section section) {
-  const char* sname = section == Section::kParam ? "param_encodings" : "activation_encodings";
-  od::json_type t = od::json_type::null;  // read below even when type() failed
-  if (v.type().get(t) || t != od::json_type::array) {
-    WrongType(v, "", sname,
-              t == od::json_type::object ? "a list of encodings (an object {name: [...]} is the 0.6.1 format)"
-                                         : "a list of encodings");
+  if (!ExpectSection(v, section, od::json_type::array, "a list of encodings",
+                     "a list of encodings (an object {name: [...]} is the 0.6.1 format)"))
     return;
-  }
-  od::array arr;
-  Check(v.get_array().get(arr));
-  for (auto item : arr) {
-    od::value e;
-    Check(item.get(e));
-    ReadV1Entry(e, section);
-  }
+  ForEachElement(v, [&](od::value& entry) { ReadV1Entry(entry, section); });
 }
 
 void Reader::ReadV1Entry(od::value& v, Section section) {
   const uint64_t entry_off = Off(v);
-  od::json_type t;
-  if (v.type().get(t) || t != od::json_type::object) {
-    WrongType(v, "", "", "an encoding object {\"name\": ..., \"enc_type\": ..., ...}");
+  if (!Expect(v, od::json_type::object, "", "", "an encoding object {\"name\": ..., \"enc_type\": ..., ...}"))
     return;
-  }
   const size_t errors_before = errors_;
-  od::object obj;
-  Check(v.get_object().get(obj));
   Entry e;
   e.offset = entry_off;
   e.section = section;
@@ -46,18 +30,10 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
   bool has_sym = false, sym = false, has_name = false;
   Nums &scale = nums_[0], &offset = nums_[1], &pbis = nums_[2], &zps = nums_[3];
   for (Nums& n : nums_) Reset(&n);
-  KeySet keys;
   static const char* kKnown =
       "name, enc_type, dtype, bw, is_sym, scale, offset, block_size, compressed_bw, per_block_int_scale, "
       "zero_point_shift";
-  for (auto f : obj) {
-    od::field fld;
-    Check(std::move(f).get(fld));
-    const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
-    std::string_view key;
-    Check(KeyText(fld, &key));
-    od::value val = fld.value();
-    if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
+  ForEachUniqueMember(v, e.name, [&](std::string_view key, uint64_t key_off, od::value& val) {
     e.field_offsets.Add(key, Off(val));
     const std::string& tn = e.name;
     if (key == "name") {
@@ -86,13 +62,8 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     } else {
       UnknownKey(key, key_off, tn, val, kKnown);
     }
-  }
+  });
   if (errors_ != errors_before) return;
-  auto offset_of = [&](std::string_view k) {
-    for (const auto& [key, off] : e.field_offsets)
-      if (key == k) return off;
-    return entry_off;
-  };
   if (!has_name) {
     Add(Severity::kError, "missing-field", entry_off, "", "name", "entry has no \"name\"");
     return;
@@ -105,7 +76,8 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
   Encoding& enc = e.encoding;
   if (dtype == "FLOAT" || dtype == "float") {
     if (bw != 16 && bw != 32) {
-      Add(Severity::kError, "value-range", offset_of("bw"), tn, "bw", "a FLOAT encoding has bw 16 or 32, got {}", bw);
+      Add(Severity::kError, "value-range", ValueOffset(e, "bw"), tn, "bw", "a FLOAT encoding has bw 16 or 32, got {}",
+          bw);
       return;
     }
     if (scale.present || offset.present) {
@@ -119,13 +91,13 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     return;
   }
   if (dtype != "INT" && dtype != "int") {
-    Add(Severity::kError, dtype.empty() ? "missing-field" : "value-range", offset_of("dtype"), tn, "dtype",
+    Add(Severity::kError, dtype.empty() ? "missing-field" : "value-range", ValueOffset(e, "dtype"), tn, "dtype",
         "dtype must be \"INT\" or \"FLOAT\", got \"{}\"", dtype);
     return;
   }
   if (bw != 2 && bw != 4 && bw != 8 && bw != 16 && bw != 32) {
-    Add(Severity::kError, "value-range", offset_of("bw"), tn, "bw", "bw {} is not supported: expected 4, 8, 16 or 32",
-        bw);
+    Add(Severity::kError, "value-range", ValueOffset(e, "bw"), tn, "bw",
+        "bw {} is not supported: expected 4, 8, 16 or 32", bw);
     return;
   }
   if (!has_sym) {
@@ -166,18 +138,18 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     enc.kind = lpbq ? EncodingKind::kLpbq : EncodingKind::kPerBlock;
     e.axis_inferred = true;
     if (block_size < 1) {
-      Add(Severity::kError, block_size < 0 ? "missing-field" : "value-range", offset_of("block_size"), tn,
+      Add(Severity::kError, block_size < 0 ? "missing-field" : "value-range", ValueOffset(e, "block_size"), tn,
           "block_size", "a {} entry needs block_size >= 1", enc_type);
       return;
     }
     e.block_size = block_size;
   } else if (enc_type == "VECTOR") {
-    Add(Severity::kError, "unsupported", offset_of("enc_type"), tn, "enc_type",
+    Add(Severity::kError, "unsupported", ValueOffset(e, "enc_type"), tn, "enc_type",
         "VECTOR (vector quantization) encodings are not supported");
     return;
   } else {
-    Add(Severity::kError, enc_type.empty() ? "missing-field" : "value-range", offset_of("enc_type"), tn, "enc_type",
-        "enc_type must be PER_TENSOR, PER_CHANNEL, PER_BLOCK or LPBQ, got \"{}\"", enc_type);
+    Add(Severity::kError, enc_type.empty() ? "missing-field" : "value-range", ValueOffset(e, "enc_type"), tn,
+        "enc_type", "enc_type must be PER_TENSOR, PER_CHANNEL, PER_BLOCK or LPBQ, got \"{}\"", enc_type);
     return;
   }
   if (offset.values.size() != n && !(offset.values.size() == 1 && lpbq)) {
@@ -187,12 +159,12 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
   }
   if (lpbq) {
     if (!sym) {
-      Add(Severity::kError, "invalid-encoding", offset_of("is_sym"), tn, "is_sym", "LPBQ encodings are symmetric");
+      Add(Severity::kError, "invalid-encoding", ValueOffset(e, "is_sym"), tn, "is_sym", "LPBQ encodings are symmetric");
       return;
     }
     if (compressed_bw < 1 || compressed_bw >= bw ||
         (compressed_bw != 2 && compressed_bw != 4 && compressed_bw != 8 && compressed_bw != 16)) {
-      Add(Severity::kError, compressed_bw < 0 ? "missing-field" : "value-range", offset_of("compressed_bw"), tn,
+      Add(Severity::kError, compressed_bw < 0 ? "missing-field" : "value-range", ValueOffset(e, "compressed_bw"), tn,
           "compressed_bw", "LPBQ needs compressed_bw in {{2, 4, 8, 16}} below bw {}, got {}", bw, compressed_bw);
       return;
     }
@@ -220,7 +192,7 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     return;
   }
   if (pbis.present || compressed_bw >= 0) {
-    Add(Severity::kError, "invalid-encoding", pbis.present ? pbis.offset : offset_of("compressed_bw"), tn,
+    Add(Severity::kError, "invalid-encoding", pbis.present ? pbis.offset : ValueOffset(e, "compressed_bw"), tn,
         pbis.present ? "per_block_int_scale" : "compressed_bw", "only LPBQ entries take this field");
     return;
   }

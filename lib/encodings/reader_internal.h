@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +38,20 @@ struct Nums {
 };
 
 bool IsIntegral(double v);
+
+// Where the value of the entry's `key` starts, or the entry itself when it
+// has no such key: a diagnostic about a missing or defaulted field points at
+// the entry.
+inline uint64_t ValueOffset(const Entry& e, std::string_view key) {
+  for (const auto& [k, off] : e.field_offsets)
+    if (k == key) return off;
+  return e.offset;
+}
+
+// The JSON key of an AIMET section.
+inline const char* SectionKey(Section section) {
+  return section == Section::kParam ? "param_encodings" : "activation_encodings";
+}
 
 struct ParseAbort {};  // internal: a structural error ended the parse
 
@@ -171,11 +186,76 @@ class Reader {
   }
   void UnknownKey(std::string_view key, uint64_t offset, std::string_view tensor, od::value& v, const char* known);
 
+  // ---- walking objects and arrays -------------------------------------------
+  // The readers' loops over objects and arrays (number arrays aside: GetNums
+  // has its own fast paths), so a structural error is always fatal (Check) and
+  // every key is located the same way. `json` is an od::value or the
+  // od::document itself.
+  //
+  // Calls each(item) per item of an opened od::array (Item = od::value) or
+  // od::object (Item = od::field), in file order.
+  template <typename Item, typename Container, typename Each>
+  void ForEachItem(Container& container, Each&& each) {
+    for (auto result : container) {
+      Item item;
+      Check(std::move(result).get(item));
+      each(item);
+    }
+  }
+  // Calls each(key, key_offset, value) per member, in file order; key_offset is
+  // where the key's opening quote is.
+  template <typename Json, typename Each>
+  void ForEachMember(Json& json, Each&& each) {
+    od::object obj;
+    Check(json.get_object().get(obj));
+    ForEachItem<od::field>(obj, [&](od::field& fld) {
+      const uint64_t key_offset = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
+      std::string_view key;
+      Check(KeyText(fld, &key));
+      od::value value = fld.value();
+      each(key, key_offset, value);
+    });
+  }
+  // ForEachMember for the objects whose keys the reader interprets (entries):
+  // a repeated key is reported against `tensor` (the name as read so far) and
+  // its value skipped, so each(...) sees every key once.
+  template <typename Each>
+  void ForEachUniqueMember(od::value& v, const std::string& tensor, Each&& each) {
+    KeySet keys;
+    ForEachMember(v, [&](std::string_view key, uint64_t key_offset, od::value& value) {
+      if (CheckDuplicate(&keys, key, key_offset, tensor)) each(key, key_offset, value);
+    });
+  }
+  // Calls each(element) per array element, in file order.
+  template <typename Json, typename Each>
+  void ForEachElement(Json& json, Each&& each) {
+    od::array arr;
+    Check(json.get_array().get(arr));
+    ForEachItem<od::value>(arr, each);
+  }
+  // True if `v` is a JSON `type`; else reports it (WrongType) and returns false.
+  bool Expect(od::value& v, od::json_type type, std::string_view tensor, std::string_view field,
+              const char* expected) {
+    od::json_type t;
+    if (!v.type().get(t) && t == type) return true;
+    return WrongType(v, tensor, field, expected);
+  }
+  // The AIMET sections ("activation_encodings", "param_encodings") are lists
+  // in 1.0.0 and objects in 0.6.1: true if `v` has the layout of the dialect
+  // being read; else reports it, with `expected_other` when `v` has the other
+  // dialect's layout (the file's "version" is likely wrong).
+  bool ExpectSection(od::value& v, Section section, od::json_type layout, const char* expected,
+                     const char* expected_other);
+
   // ---- the formats ----------------------------------------------------------
   void ReadTopObject();  // the dialect dispatcher (reader.cpp)
   // QAIRT 2.0.0 (reader_v2.cpp)
   void ReadV2List(od::value& v);
   void ReadV2Entry(od::value& v);
+  // The blocks of a blockwise (lpbq = false) or LPBQ entry whose block grid
+  // is e->grid_shape: block_size, and the block axis (`axis`, else inferred).
+  // Sets e->block_size, e->encoding.block_sizes and .axis; false if reported.
+  bool ReadV2Blocks(const Nums& block_size, std::optional<int64_t> axis, bool lpbq, Entry* e);
   // AIMET legacy 0.4 / 0.5 / 0.6.1 (reader_legacy.cpp)
   void ReadLegacySection(od::value& v, Section section);
   void ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v, Section section);

@@ -63,6 +63,14 @@ bool Reader::WrongType(od::value& v, std::string_view tensor, std::string_view f
   return false;
 }
 
+bool Reader::ExpectSection(od::value& v, Section section, od::json_type layout, const char* expected,
+                           const char* expected_other) {
+  od::json_type t = od::json_type::null;  // stays null (no hint) when simdjson cannot tell the type
+  if (!v.type().get(t) && t == layout) return true;
+  const od::json_type other = layout == od::json_type::array ? od::json_type::object : od::json_type::array;
+  return WrongType(v, "", SectionKey(section), t == other ? expected_other : expected);
+}
+
 bool Reader::GetString(od::value& v, std::string_view tensor, std::string_view field, std::string* out) {
   od::json_type t;
   if (v.type().get(t) || t != od::json_type::string) return WrongType(v, tensor, field, "a string");
@@ -265,30 +273,16 @@ void Reader::Validate(od::value& v, int depth, std::string_view tensor, std::str
     return;
   }
   switch (t) {
-    case od::json_type::array: {
-      od::array a;
-      Check(v.get_array().get(a));
-      for (auto item : a) {
-        od::value c;
-        Check(item.get(c));
-        Validate(c, depth + 1, tensor, field);
-      }
+    case od::json_type::array:
+      ForEachElement(v, [&](od::value& element) { Validate(element, depth + 1, tensor, field); });
       break;
-    }
     case od::json_type::object: {
-      od::object o;
-      Check(v.get_object().get(o));
+      // Duplicates are reported and, like every other value, still validated.
       KeySet keys;
-      for (auto f : o) {
-        od::field fld;
-        Check(std::move(f).get(fld));
-        const uint64_t key_off = Off(fld.key().raw()) - 1;
-        std::string_view k;
-        Check(KeyText(fld, &k));
-        CheckDuplicate(&keys, k, key_off, tensor);
-        od::value c = fld.value();
-        Validate(c, depth + 1, tensor, field);
-      }
+      ForEachMember(v, [&](std::string_view key, uint64_t key_offset, od::value& value) {
+        CheckDuplicate(&keys, key, key_offset, tensor);
+        Validate(value, depth + 1, tensor, field);
+      });
       break;
     }
     case od::json_type::number: {

@@ -12,26 +12,15 @@
 namespace qairt::encodings::reader_internal {
 
 void Reader::ReadLegacySection(od::value& v, Section section) {
-  const char* sname = section == Section::kParam ? "param_encodings" : "activation_encodings";
-  od::json_type t;
-  if (v.type().get(t) || t != od::json_type::object) {
-    WrongType(v, "", sname,
-              t == od::json_type::array ? "an object {tensor name: [encodings]} (a list is the 1.0.0 format: set "
-                                          "\"version\": \"1.0.0\")"
-                                        : "an object {tensor name: [encodings]}");
+  if (!ExpectSection(v, section, od::json_type::object, "an object {tensor name: [encodings]}",
+                     "an object {tensor name: [encodings]} (a list is the 1.0.0 format: set "
+                     "\"version\": \"1.0.0\")"))
     return;
-  }
-  od::object obj;
-  Check(v.get_object().get(obj));
-  for (auto f : obj) {
-    od::field fld;
-    Check(std::move(f).get(fld));
-    const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
-    std::string_view key;
-    Check(KeyText(fld, &key));
-    od::value val = fld.value();
-    ReadLegacyEntry(std::string(key), key_off, val, section);
-  }
+  // Each member is one tensor's entry; a tensor named twice is a duplicate
+  // entry (reported once all are read), not a duplicate key.
+  ForEachMember(v, [&](std::string_view name, uint64_t name_offset, od::value& encodings) {
+    ReadLegacyEntry(std::string(name), name_offset, encodings, section);
+  });
 }
 
 void Reader::ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v, Section section) {
@@ -56,8 +45,6 @@ void Reader::ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v
     return;
   }
   e.field_offsets.Add("", Off(v));
-  od::array arr;
-  Check(v.get_array().get(arr));
   struct Item {
     int64_t bitwidth = -1;
     std::string dtype;
@@ -69,29 +56,14 @@ void Reader::ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v
   std::vector<Item> items;
   size_t index = 0;
   static const char* kKnown = "bitwidth, dtype, is_symmetric, max, min, offset, scale";
-  for (auto it : arr) {
-    od::value ev;
-    Check(it.get(ev));
+  ForEachElement(v, [&](od::value& ev) {
     const std::string prefix = fmt::format("[{}]", index++);
     Item item;
     item.off = Off(ev);
-    od::json_type et;
-    if (ev.type().get(et) || et != od::json_type::object) {
-      WrongType(ev, tn, prefix, "an encoding object {\"bitwidth\": ..., \"scale\": ..., ...}");
-      continue;
-    }
-    od::object o;
-    Check(ev.get_object().get(o));
-    KeySet keys;
-    for (auto f : o) {
-      od::field fld;
-      Check(std::move(f).get(fld));
-      const uint64_t key_off = Off(fld.key().raw()) - 1;
-      std::string_view key;
-      Check(KeyText(fld, &key));
-      od::value val = fld.value();
+    if (!Expect(ev, od::json_type::object, tn, prefix, "an encoding object {\"bitwidth\": ..., \"scale\": ..., ...}"))
+      return;
+    ForEachUniqueMember(ev, tn, [&](std::string_view key, uint64_t key_off, od::value& val) {
       const std::string field = prefix + "." + std::string(key);
-      if (!CheckDuplicate(&keys, key, key_off, tn)) continue;
       if (key == "bitwidth") {
         item.bw_off = Off(val);
         GetInt(val, tn, field, &item.bitwidth);
@@ -112,9 +84,9 @@ void Reader::ReadLegacyEntry(std::string name, uint64_t key_offset, od::value& v
       } else {
         UnknownKey(key, key_off, tn, val, kKnown);
       }
-    }
+    });
     items.push_back(std::move(item));
-  }
+  });
   if (errors_ != errors_before) return;
   if (items.empty()) {
     Add(Severity::kError, "shape-mismatch", Off(v), tn, "", "empty list of encodings");

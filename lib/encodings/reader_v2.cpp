@@ -45,30 +45,62 @@ std::optional<DType> OutputDType(std::string_view s) {
 }  // namespace
 
 void Reader::ReadV2List(od::value& v) {
-  od::json_type t;
-  if (v.type().get(t) || t != od::json_type::array) {
-    WrongType(v, "", "encodings", "an array of encoding objects");
-    return;
+  if (!Expect(v, od::json_type::array, "", "encodings", "an array of encoding objects")) return;
+  ForEachElement(v, [&](od::value& entry) { ReadV2Entry(entry); });
+}
+
+bool Reader::ReadV2Blocks(const Nums& block_size, std::optional<int64_t> axis, bool lpbq, Entry* e) {
+  const std::string& tn = e->name;
+  Encoding& enc = e->encoding;
+  const size_t rank = e->grid_shape.size();
+  const char* grid_field = lpbq ? "per_block_int_scale" : "y_scale";  // the field whose shape is the grid
+  if (!CheckIntegral(block_size, tn, "block_size")) return false;
+  if (block_size.scalar) {
+    if (!axis) {
+      Add(Severity::kError, "missing-field", ValueOffset(*e, "block_size"), tn, "axis", "{}",
+          lpbq ? "LPBQ with a single block_size needs \"axis\" (the block axis)"
+               : "blockwise entry needs \"axis\" (the axis along which blocks of block_size run)");
+      return false;
+    }
+    e->block_size = static_cast<int64_t>(block_size.values[0]);
+  } else {
+    // The specification's form: one block size per dim.
+    if (block_size.values.size() != rank) {
+      Add(Severity::kError, "shape-mismatch", block_size.offset, tn, "block_size",
+          "has {} entries but {} has rank {} {}", block_size.values.size(), grid_field, rank,
+          ShapeString(e->grid_shape));
+      return false;
+    }
+    for (double b : block_size.values) enc.block_sizes.push_back(static_cast<int64_t>(b));
+    if (!axis) axis = BlockedAxis(enc.block_sizes);
   }
-  od::array arr;
-  Check(v.get_array().get(arr));
-  for (auto item : arr) {
-    od::value e;
-    Check(item.get(e));
-    ReadV2Entry(e);
+  enc.axis = static_cast<int32_t>(*axis < 0 ? *axis + static_cast<int64_t>(rank) : *axis);
+  if (enc.axis < 0 || static_cast<size_t>(enc.axis) >= rank) {
+    if (lpbq)
+      Add(Severity::kError, "value-range", ValueOffset(*e, "axis"), tn, "axis",
+          "block axis {} is out of range for a block grid of rank {}", *axis, rank);
+    else
+      Add(Severity::kError, "value-range", ValueOffset(*e, "axis"), tn, "axis",
+          "block axis {} is out of range for y_scale of shape {}", *axis, ShapeString(e->grid_shape));
+    return false;
   }
+  // A single block_size given as 0 stays 0 (and is reported below), not the
+  // per-dim list it does not have.
+  if (e->block_size == 0 && !enc.block_sizes.empty()) e->block_size = enc.block_sizes[static_cast<size_t>(enc.axis)];
+  if (e->block_size < 1) {
+    Add(Severity::kError, "value-range", ValueOffset(*e, "block_size"), tn, "block_size", "block size {} must be >= 1",
+        e->block_size);
+    return false;
+  }
+  return true;
 }
 
 void Reader::ReadV2Entry(od::value& v) {
   const uint64_t entry_off = Off(v);
-  od::json_type t;
-  if (v.type().get(t) || t != od::json_type::object) {
-    WrongType(v, "", "encodings[]", "an encoding object {\"name\": ..., \"output_dtype\": ...}");
+  if (!Expect(v, od::json_type::object, "", "encodings[]",
+              "an encoding object {\"name\": ..., \"output_dtype\": ...}"))
     return;
-  }
   const size_t errors_before = errors_;
-  od::object obj;
-  Check(v.get_object().get(obj));
   Entry e;
   e.offset = entry_off;
   std::string dtype_name, index_tensor;
@@ -78,20 +110,12 @@ void Reader::ReadV2Entry(od::value& v) {
   for (Nums& n : nums_) Reset(&n);
   std::optional<int64_t> axis;
   bool has_name = false, has_dtype = false, has_index = false;
-  size_t fields = 0;
-  KeySet keys;
+  size_t fields = 0;  // a repeated key is an error, so only unique keys need counting
   static const char* kKnown =
       "name, output_dtype, y_scale, y_zero_point, axis, block_size, per_channel_float_scale, per_block_int_scale, "
       "index_tensor";
-  for (auto f : obj) {
-    od::field fld;
-    Check(std::move(f).get(fld));
-    const uint64_t key_off = Off(fld.key().raw()) - 1;  // before unescaping, which consumes the raw key
-    std::string_view key;
-    Check(KeyText(fld, &key));  // the opening quote
-    od::value val = fld.value();
+  ForEachUniqueMember(v, e.name, [&](std::string_view key, uint64_t key_off, od::value& val) {
     ++fields;
-    if (!CheckDuplicate(&keys, key, key_off, e.name)) continue;
     e.field_offsets.Add(key, Off(val));
     const std::string& tn = e.name;
     if (key == "name") {
@@ -123,18 +147,13 @@ void Reader::ReadV2Entry(od::value& v) {
     } else {
       UnknownKey(key, key_off, tn, val, kKnown);
     }
-  }
+  });
   if (errors_ != errors_before) return;
   if (!has_name) {
     Add(Severity::kError, "missing-field", entry_off, "", "name", "entry has no \"name\": it cannot be matched to a tensor");
     return;
   }
   const std::string& tn = e.name;
-  auto offset_of = [&](std::string_view k) {
-    for (const auto& [key, off] : e.field_offsets)
-      if (key == k) return off;
-    return entry_off;
-  };
   if (!has_dtype) {
     if (fields == 1) {  // AIMET writes {} (+ name) for float16/bfloat16 tensors
       Add(Severity::kNote, "float-entry", entry_off, tn, "",
@@ -203,7 +222,7 @@ void Reader::ReadV2Entry(od::value& v) {
     return true;
   };
   if (axis && (*axis < -64 || *axis > 64)) {
-    Add(Severity::kError, "value-range", offset_of("axis"), tn, "axis", "axis {} is out of range", *axis);
+    Add(Severity::kError, "value-range", ValueOffset(e, "axis"), tn, "axis", "axis {} is out of range", *axis);
     return;
   }
 
@@ -239,42 +258,11 @@ void Reader::ReadV2Entry(od::value& v) {
     enc.block_int_scales.assign(pbis.values.begin(), pbis.values.end());  // integral: checked
     enc.offsets.assign(enc.scales.size(), 0);
     e.grid_shape = pbis.scalar ? std::vector<int64_t>{1} : pbis.shape;
-    const size_t rank = e.grid_shape.size();
     if (!block_size.present) {
       Add(Severity::kError, "missing-field", entry_off, tn, "block_size", "LPBQ entry needs block_size");
       return;
     }
-    if (!CheckIntegral(block_size, tn, "block_size")) return;
-    if (block_size.scalar) {
-      if (!axis) {
-        Add(Severity::kError, "missing-field", offset_of("block_size"), tn, "axis",
-            "LPBQ with a single block_size needs \"axis\" (the block axis)");
-        return;
-      }
-      e.block_size = static_cast<int64_t>(block_size.values[0]);
-    } else {
-      // The specification's form: one block size per dim.
-      if (block_size.values.size() != rank) {
-        Add(Severity::kError, "shape-mismatch", block_size.offset, tn, "block_size",
-            "has {} entries but per_block_int_scale has rank {} {}", block_size.values.size(), rank,
-            ShapeString(e.grid_shape));
-        return;
-      }
-      for (double b : block_size.values) enc.block_sizes.push_back(static_cast<int64_t>(b));
-      if (!axis) axis = BlockedAxis(enc.block_sizes);
-    }
-    enc.axis = static_cast<int32_t>(*axis < 0 ? *axis + static_cast<int64_t>(rank) : *axis);
-    if (enc.axis < 0 || static_cast<size_t>(enc.axis) >= rank) {
-      Add(Severity::kError, "value-range", offset_of("axis"), tn, "axis",
-          "block axis {} is out of range for a block grid of rank {}", *axis, rank);
-      return;
-    }
-    if (e.block_size == 0 && !enc.block_sizes.empty()) e.block_size = enc.block_sizes[static_cast<size_t>(enc.axis)];
-    if (e.block_size < 1) {
-      Add(Severity::kError, "value-range", offset_of("block_size"), tn, "block_size", "block size {} must be >= 1",
-          e.block_size);
-      return;
-    }
+    if (!ReadV2Blocks(block_size, axis, /*lpbq=*/true, &e)) return;
     AddEntry(std::move(e), errors_before);
     return;
   }
@@ -302,7 +290,7 @@ void Reader::ReadV2Entry(od::value& v) {
   // ---- Array-Of -----------------------------------------------------------------
   if (has_index) {
     if (index_tensor.empty()) {
-      Add(Severity::kError, "missing-field", offset_of("index_tensor"), tn, "index_tensor", "is empty");
+      Add(Severity::kError, "missing-field", ValueOffset(e, "index_tensor"), tn, "index_tensor", "is empty");
       return;
     }
     if (block_size.present) {
@@ -347,38 +335,9 @@ void Reader::ReadV2Entry(od::value& v) {
 
   // ---- blockwise ----------------------------------------------------------------
   if (block_size.present) {
-    if (!CheckIntegral(block_size, tn, "block_size")) return;
     enc.kind = EncodingKind::kPerBlock;
     e.grid_shape = y_scale.scalar ? std::vector<int64_t>{1} : y_scale.shape;
-    const size_t rank = e.grid_shape.size();
-    if (block_size.scalar) {
-      if (!axis) {
-        Add(Severity::kError, "missing-field", offset_of("block_size"), tn, "axis",
-            "blockwise entry needs \"axis\" (the axis along which blocks of block_size run)");
-        return;
-      }
-      e.block_size = static_cast<int64_t>(block_size.values[0]);
-    } else {
-      if (block_size.values.size() != rank) {
-        Add(Severity::kError, "shape-mismatch", block_size.offset, tn, "block_size",
-            "has {} entries but y_scale has rank {} {}", block_size.values.size(), rank, ShapeString(e.grid_shape));
-        return;
-      }
-      for (double b : block_size.values) enc.block_sizes.push_back(static_cast<int64_t>(b));
-      if (!axis) axis = BlockedAxis(enc.block_sizes);
-    }
-    enc.axis = static_cast<int32_t>(*axis < 0 ? *axis + static_cast<int64_t>(rank) : *axis);
-    if (enc.axis < 0 || static_cast<size_t>(enc.axis) >= rank) {
-      Add(Severity::kError, "value-range", offset_of("axis"), tn, "axis",
-          "block axis {} is out of range for y_scale of shape {}", *axis, ShapeString(e.grid_shape));
-      return;
-    }
-    if (e.block_size == 0) e.block_size = enc.block_sizes[static_cast<size_t>(enc.axis)];
-    if (e.block_size < 1) {
-      Add(Severity::kError, "value-range", offset_of("block_size"), tn, "block_size", "block size {} must be >= 1",
-          e.block_size);
-      return;
-    }
+    if (!ReadV2Blocks(block_size, axis, /*lpbq=*/false, &e)) return;
     enc.scales.assign(y_scale.values.begin(), y_scale.values.end());  // double -> float
     if (y_zp.present) {
       if (y_zp.scalar && y_scale.values.size() != 1) return;  // reported above

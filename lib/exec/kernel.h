@@ -170,6 +170,16 @@ inline void NextIndex(std::vector<int64_t>* index, const std::vector<int64_t>& d
 // Strides of `dims` aligned to an output of rank `rank`, 0 on broadcast dims.
 std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out_dims);
 int64_t Count(const std::vector<int64_t>& dims);
+// A row-major tensor seen around one axis: `outer` slices (the dims before the
+// axis), each of `n` (the axis) by `inner` (the dims after it) elements.
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit SplitAt(const std::vector<int64_t>& dims, size_t axis) {
+  AxisSplit s;
+  for (size_t i = 0; i < dims.size(); ++i) (i < axis ? s.outer : i == axis ? s.n : s.inner) *= dims[i];
+  return s;
+}
 float HalfRound(float x);  // round to the nearest float16 value (saturating to inf)
 uint16_t FloatToHalfBits(float x);
 float HalfBitsToFloat(uint16_t h);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "exec/kernel.h"
 
@@ -32,6 +33,37 @@ void CopyConvert(const Buf& x, Buf& y) {
     return;
   }
   for (int64_t k = 0; k < n; ++k) PutD(y, k, GetD(x, k));
+}
+
+// Copies n elements from element `from` of x to element `to` of y,
+// converting when their storages differ.
+void CopyElements(const Buf& x, int64_t from, Buf& y, int64_t to, int64_t n) {
+  if (x.store != y.store) {
+    for (int64_t k = 0; k < n; ++k) PutD(y, to + k, GetD(x, from + k));
+    return;
+  }
+  const size_t es = StoreSize(x.store);
+  std::memcpy(static_cast<uint8_t*>(y.data) + to * es, static_cast<const uint8_t*>(x.data) + from * es,
+              static_cast<size_t>(n) * es);
+}
+
+// Index i into an axis of n elements (negative: from the end), or a failure.
+Result<int64_t> AxisIndex(const Ctx& c, int64_t i, int64_t n) {
+  if (i < -n || i >= n) return c.Fail("index {} is out of range for axis of size {}", i, n);
+  return i < 0 ? i + n : i;
+}
+
+// GatherNd / ScatterNd: the offset in x (strides xs) of the element or slice
+// that index tuple `tuple` (q values) names in dims [first, first + q).
+Result<int64_t> TupleOffset(const Ctx& c, const Buf& x, const Ints& xs, size_t first, const int64_t* tuple, int64_t q) {
+  int64_t off = 0;
+  for (int64_t j = 0; j < q; ++j) {
+    const size_t d = first + static_cast<size_t>(j);
+    const Result<int64_t> v = AxisIndex(c, tuple[j], x.dims[d]);
+    if (!v.ok()) return v.status();
+    off += v.value() * xs[d];
+  }
+  return off;
 }
 
 Status Copy(Ctx& c) {
@@ -175,53 +207,44 @@ Status Transpose(Ctx& c) {
   return Status::Ok();
 }
 
-Status Concat(Ctx& c) {
-  Buf& y = c.out(0);
-  auto axis = NormalizeAxis(c.Int("axis", 0), y.rank());
+// Concat (kConcat) and Split: the parts (Concat's inputs, Split's outputs)
+// are consecutive slices along `axis` of the whole tensor (Concat's output,
+// Split's input). In each of the whole's `outer` rows (the dims before the
+// axis), part k is one run of elements, so it moves as `outer` blocks.
+template <bool kConcat>
+Status ConcatOrSplit(Ctx& c) {
+  const Buf& whole = kConcat ? c.out(0) : c.in(0);
+  auto axis = NormalizeAxis(c.Int("axis", 0), whole.rank());
   if (!axis) return c.Fail("axis out of range");
-  int64_t outer = 1;
-  for (size_t i = 0; i < *axis; ++i) outer *= y.dims[i];
-  const int64_t ychunk = outer ? y.count / outer : 0;
-  const size_t es = StoreSize(y.store);
-  int64_t pos = 0;
-  for (size_t k = 0; k < c.num_in(); ++k) {
-    if (!c.has_in(k)) continue;
-    const Buf& x = c.in(k);
-    const int64_t chunk = outer ? x.count / outer : 0;
-    if (x.store != y.store) {
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t j = 0; j < chunk; ++j) PutD(y, o * ychunk + pos + j, GetD(x, o * chunk + j));
-    } else {
-      for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(static_cast<uint8_t*>(y.data) + (o * ychunk + pos) * es,
-                    static_cast<const uint8_t*>(x.data) + o * chunk * es, static_cast<size_t>(chunk) * es);
+  const int64_t outer = SplitAt(whole.dims, *axis).outer;
+  const int64_t row = outer ? whole.count / outer : 0;
+  int64_t pos = 0;  // where the current part starts in each row of the whole
+  for (size_t k = 0; k < (kConcat ? c.num_in() : c.num_out()); ++k) {
+    if (kConcat ? !c.has_in(k) : !c.has_out(k)) continue;
+    const Buf& from = c.in(kConcat ? k : 0);
+    Buf& to = c.out(kConcat ? 0 : k);
+    const int64_t len = outer ? (kConcat ? from.count : to.count) / outer : 0;  // the part's elements per row
+    for (int64_t o = 0; o < outer; ++o) {
+      const int64_t in_whole = o * row + pos, in_part = o * len;
+      CopyElements(from, kConcat ? in_part : in_whole, to, kConcat ? in_whole : in_part, len);
     }
-    pos += chunk;
+    pos += len;
   }
   return Status::Ok();
 }
 
-Status Split(Ctx& c) {
-  const Buf& x = c.in(0);
-  auto axis = NormalizeAxis(c.Int("axis", 0), x.rank());
-  if (!axis) return c.Fail("axis out of range");
-  int64_t outer = 1;
-  for (size_t i = 0; i < *axis; ++i) outer *= x.dims[i];
-  const int64_t xchunk = outer ? x.count / outer : 0;
-  const size_t es = StoreSize(x.store);
-  int64_t pos = 0;
-  for (size_t k = 0; k < c.num_out(); ++k) {
-    if (!c.has_out(k)) {
-      continue;
-    }
-    Buf& y = c.out(k);
-    const int64_t chunk = outer ? y.count / outer : 0;
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(static_cast<uint8_t*>(y.data) + o * chunk * es,
-                  static_cast<const uint8_t*>(x.data) + (o * xchunk + pos) * es, static_cast<size_t>(chunk) * es);
-    pos += chunk;
+// y[o] = x[source(index of o)] for each element o of y, its multi-index
+// visited in row-major order; `source` gives an element offset into x, or
+// nullopt for an element that gets `fill` instead (Pad's border).
+template <typename Source>
+void GatherEach(const Buf& x, Buf& y, Source&& source, double fill = 0.0) {
+  Ints idx(y.rank(), 0);
+  for (int64_t o = 0; o < y.count; ++o) {
+    const std::optional<int64_t> off = source(idx);
+    if (off) CopyElements(x, *off, y, o, 1);
+    else PutD(y, o, fill);
+    NextIndex(&idx, y.dims);
   }
-  return Status::Ok();
 }
 
 // Generic gather of y from x: y[o] = x[map(o)] where the map is per-axis affine.
@@ -247,18 +270,12 @@ Status StridedSlice(Ctx& c) {
     begin[*a] = st;
     step[*a] = s;
   }
-  if (y.count == 0) return Status::Ok();
   const Ints xs = Strides(x.dims);
-  const size_t es = StoreSize(x.store);
-  const auto* src = static_cast<const uint8_t*>(x.data);
-  auto* dst = static_cast<uint8_t*>(y.data);
-  Ints idx(r, 0);
-  for (int64_t o = 0; o < y.count; ++o) {
+  GatherEach(x, y, [&](const Ints& idx) {
     int64_t off = 0;
     for (size_t d = 0; d < r; ++d) off += (begin[d] + idx[d] * step[d]) * xs[d];
-    std::memcpy(dst + o * es, src + off * es, es);
-    NextIndex(&idx, y.dims);
-  }
+    return off;
+  });
   return Status::Ok();
 }
 
@@ -272,55 +289,44 @@ Status Pad(Ctx& c) {
   const double value = c.Float("constant_value", 0.0);
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     return c.Fail("mode '{}' is not supported", mode);
-  if (y.count == 0) return Status::Ok();
   const Ints xs = Strides(x.dims);
-  const size_t es = StoreSize(x.store);
-  Ints idx(r, 0);
-  for (int64_t o = 0; o < y.count; ++o) {
-    int64_t off = 0;
-    bool inside = true;
-    for (size_t d = 0; d < r && inside; ++d) {
-      int64_t i = idx[d] - pads[d];
-      const int64_t n = x.dims[d];
-      if (i < 0 || i >= n) {
-        if (mode == "constant" || n == 0) {
-          inside = false;
-          break;
-        }
-        if (mode == "edge") i = std::clamp<int64_t>(i, 0, n - 1);
-        else if (mode == "wrap") i = ((i % n) + n) % n;
-        else {  // reflect
-          if (n == 1) i = 0;
-          else {
-            const int64_t period = 2 * (n - 1);
-            i = ((i % period) + period) % period;
-            if (i >= n) i = period - i;
+  GatherEach(
+      x, y,
+      [&](const Ints& idx) -> std::optional<int64_t> {
+        int64_t off = 0;
+        for (size_t d = 0; d < r; ++d) {
+          int64_t i = idx[d] - pads[d];
+          const int64_t n = x.dims[d];
+          if (i < 0 || i >= n) {
+            if (mode == "constant" || n == 0) return std::nullopt;
+            if (mode == "edge") i = std::clamp<int64_t>(i, 0, n - 1);
+            else if (mode == "wrap") i = ((i % n) + n) % n;
+            else {  // reflect
+              if (n == 1) i = 0;
+              else {
+                const int64_t period = 2 * (n - 1);
+                i = ((i % period) + period) % period;
+                if (i >= n) i = period - i;
+              }
+            }
           }
+          off += i * xs[d];
         }
-      }
-      off += i * xs[d];
-    }
-    if (inside) std::memcpy(static_cast<uint8_t*>(y.data) + o * es, static_cast<const uint8_t*>(x.data) + off * es, es);
-    else PutD(y, o, value);
-    NextIndex(&idx, y.dims);
-  }
+        return off;
+      },
+      value);
   return Status::Ok();
 }
 
 Status Tile(Ctx& c) {
   const Buf& x = c.in(0);
   Buf& y = c.out(0);
-  const size_t r = x.rank();
-  if (y.count == 0) return Status::Ok();
   const Ints xs = Strides(x.dims);
-  const size_t es = StoreSize(x.store);
-  Ints idx(r, 0);
-  for (int64_t o = 0; o < y.count; ++o) {
+  GatherEach(x, y, [&](const Ints& idx) {
     int64_t off = 0;
-    for (size_t d = 0; d < r; ++d) off += (idx[d] % x.dims[d]) * xs[d];
-    std::memcpy(static_cast<uint8_t*>(y.data) + o * es, static_cast<const uint8_t*>(x.data) + off * es, es);
-    NextIndex(&idx, y.dims);
-  }
+    for (size_t d = 0; d < x.rank(); ++d) off += (idx[d] % x.dims[d]) * xs[d];
+    return off;
+  });
   return Status::Ok();
 }
 
@@ -331,45 +337,44 @@ Status Gather(Ctx& c) {
   if (!axis) return c.Fail("axis out of range");
   const int64_t* idx = c.I64(1);
   const int64_t ni = c.in(1).count;
-  int64_t outer = 1, inner = 1;
-  for (size_t i = 0; i < x.rank(); ++i) {
-    if (i < *axis) outer *= x.dims[i];
-    if (i > *axis) inner *= x.dims[i];
-  }
-  const int64_t n = x.dims[*axis];
-  const size_t es = StoreSize(x.store);
+  const auto [outer, n, inner] = SplitAt(x.dims, *axis);
   for (int64_t j = 0; j < ni; ++j)
     if (idx[j] < -n || idx[j] >= n) return c.Fail("index {} is out of range for axis of size {}", idx[j], n);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < ni; ++j) {
       const int64_t i = idx[j] < 0 ? idx[j] + n : idx[j];
-      std::memcpy(static_cast<uint8_t*>(y.data) + ((o * ni + j) * inner) * es,
-                  static_cast<const uint8_t*>(x.data) + ((o * n + i) * inner) * es, static_cast<size_t>(inner) * es);
+      CopyElements(x, (o * n + i) * inner, y, (o * ni + j) * inner, inner);
     }
+  return Status::Ok();
+}
+
+// GatherElements and ScatterElements: for each element o of the indices
+// (input 1), in order, calls visit(o, off) with `off` the offset in x of the
+// index's own position with dim `axis` replaced by its value. Fails at the
+// first index out of range.
+template <typename Visit>
+Status ForEachElementIndex(Ctx& c, const Buf& x, Visit&& visit) {
+  auto axis = NormalizeAxis(c.Int("axis", 0), x.rank());
+  if (!axis) return c.Fail("axis out of range");
+  const Buf& ib = c.in(1);
+  const int64_t* idx = c.I64(1);
+  const Ints xs = Strides(x.dims);
+  Ints pos(x.rank(), 0);
+  for (int64_t o = 0; o < ib.count; ++o) {
+    const Result<int64_t> i = AxisIndex(c, idx[o], x.dims[*axis]);
+    if (!i.ok()) return i.status();
+    int64_t off = 0;
+    for (size_t d = 0; d < x.rank(); ++d) off += (d == *axis ? i.value() : pos[d]) * xs[d];
+    visit(o, off);
+    NextIndex(&pos, ib.dims);
+  }
   return Status::Ok();
 }
 
 Status GatherElements(Ctx& c) {
   const Buf& x = c.in(0);
-  const Buf& ib = c.in(1);
   Buf& y = c.out(0);
-  auto axis = NormalizeAxis(c.Int("axis", 0), x.rank());
-  if (!axis) return c.Fail("axis out of range");
-  const int64_t* idx = c.I64(1);
-  const Ints xs = Strides(x.dims);
-  const size_t r = x.rank(), es = StoreSize(x.store);
-  Ints pos(r, 0);
-  for (int64_t o = 0; o < ib.count; ++o) {
-    int64_t i = idx[o];
-    const int64_t n = x.dims[*axis];
-    if (i < -n || i >= n) return c.Fail("index {} is out of range for axis of size {}", i, n);
-    if (i < 0) i += n;
-    int64_t off = 0;
-    for (size_t d = 0; d < r; ++d) off += (d == *axis ? i : pos[d]) * xs[d];
-    std::memcpy(static_cast<uint8_t*>(y.data) + o * es, static_cast<const uint8_t*>(x.data) + off * es, es);
-    NextIndex(&pos, ib.dims);
-  }
-  return Status::Ok();
+  return ForEachElementIndex(c, x, [&](int64_t o, int64_t off) { CopyElements(x, off, y, o, 1); });
 }
 
 Status GatherNd(Ctx& c) {
@@ -388,23 +393,14 @@ Status GatherNd(Ctx& c) {
   for (size_t i = static_cast<size_t>(b + q); i < x.rank(); ++i) slice *= x.dims[i];
   int64_t xblock = 1;
   for (size_t i = static_cast<size_t>(b); i < x.rank(); ++i) xblock *= x.dims[i];
-  Ints st(static_cast<size_t>(q));
-  for (int64_t j = q; j-- > 0;) st[static_cast<size_t>(j)] = (j == q - 1 ? slice : st[static_cast<size_t>(j + 1)] * x.dims[static_cast<size_t>(b + j + 1)]);
-  const size_t es = StoreSize(x.store);
+  const Ints xs = Strides(x.dims);
   int64_t out = 0;
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t t = 0; t < per_batch_tuples; ++t) {
-      const int64_t* tup = idx + (bi * per_batch_tuples + t) * q;
-      int64_t off = bi * xblock;
-      for (int64_t j = 0; j < q; ++j) {
-        const int64_t n = x.dims[static_cast<size_t>(b + j)];
-        int64_t v = tup[j];
-        if (v < -n || v >= n) return c.Fail("index {} is out of range for axis of size {}", v, n);
-        if (v < 0) v += n;
-        off += v * st[static_cast<size_t>(j)];
-      }
-      std::memcpy(static_cast<uint8_t*>(y.data) + out * es, static_cast<const uint8_t*>(x.data) + off * es,
-                  static_cast<size_t>(slice) * es);
+      const Result<int64_t> off =
+          TupleOffset(c, x, xs, static_cast<size_t>(b), idx + (bi * per_batch_tuples + t) * q, q);
+      if (!off.ok()) return off.status();
+      CopyElements(x, bi * xblock + off.value(), y, out, slice);
       out += slice;
     }
   return Status::Ok();
@@ -434,43 +430,20 @@ Status ScatterNd(Ctx& c) {
   const Ints xs = Strides(x.dims);
   const int64_t tuples = q ? ib.count / q : 0;
   for (int64_t t = 0; t < tuples; ++t) {
-    int64_t off = 0;
-    for (int64_t j = 0; j < q; ++j) {
-      const int64_t n = x.dims[static_cast<size_t>(j)];
-      int64_t v = idx[t * q + j];
-      if (v < -n || v >= n) return c.Fail("index {} is out of range for axis of size {}", v, n);
-      if (v < 0) v += n;
-      off += v * xs[static_cast<size_t>(j)];
-    }
-    for (int64_t k = 0; k < slice; ++k) Reduce(y, off + k, GetD(u, t * slice + k), red);
+    const Result<int64_t> off = TupleOffset(c, x, xs, 0, idx + t * q, q);
+    if (!off.ok()) return off.status();
+    for (int64_t k = 0; k < slice; ++k) Reduce(y, off.value() + k, GetD(u, t * slice + k), red);
   }
   return Status::Ok();
 }
 
 Status ScatterElements(Ctx& c) {
   const Buf& x = c.in(0);
-  const Buf& ib = c.in(1);
   const Buf& u = c.in(2);
   Buf& y = c.out(0);
   CopyConvert(x, y);
-  auto axis = NormalizeAxis(c.Int("axis", 0), x.rank());
-  if (!axis) return c.Fail("axis out of range");
   const std::string red = c.Str("reduction", "none");
-  const int64_t* idx = c.I64(1);
-  const Ints xs = Strides(x.dims);
-  const size_t r = x.rank();
-  Ints pos(r, 0);
-  for (int64_t o = 0; o < ib.count; ++o) {
-    const int64_t n = x.dims[*axis];
-    int64_t i = idx[o];
-    if (i < -n || i >= n) return c.Fail("index {} is out of range for axis of size {}", i, n);
-    if (i < 0) i += n;
-    int64_t off = 0;
-    for (size_t d = 0; d < r; ++d) off += (d == *axis ? i : pos[d]) * xs[d];
-    Reduce(y, off, GetD(u, o), red);
-    NextIndex(&pos, ib.dims);
-  }
-  return Status::Ok();
+  return ForEachElementIndex(c, x, [&](int64_t o, int64_t off) { Reduce(y, off, GetD(u, o), red); });
 }
 
 // Reductions over a set of axes (absent: all).
@@ -531,12 +504,7 @@ Status ArgOp(Ctx& c) {
   if (!axis) return c.Fail("axis out of range");
   const bool is_max = c.op().type == "Argmax";
   const bool last = c.Int("select_last_index", 0) != 0;
-  int64_t outer = 1, inner = 1;
-  for (size_t i = 0; i < x.rank(); ++i) {
-    if (i < *axis) outer *= x.dims[i];
-    if (i > *axis) inner *= x.dims[i];
-  }
-  const int64_t n = x.dims[*axis];
+  const auto [outer, n, inner] = SplitAt(x.dims, *axis);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       int64_t best = 0;
@@ -559,14 +527,9 @@ Status TopK(Ctx& c) {
   auto axis = NormalizeAxis(c.Int("axis", -1), x.rank());
   if (!axis) return c.Fail("axis out of range");
   const bool largest = c.Int("largest", 1) != 0;
-  const int64_t n = x.dims[*axis];
+  const auto [outer, n, inner] = SplitAt(x.dims, *axis);
   int64_t k = c.has_in(1) ? c.I64(1)[0] : c.Int("k", 1);
   if (k < 0 || k > n) return c.Fail("k={} is out of range for an axis of {}", k, n);
-  int64_t outer = 1, inner = 1;
-  for (size_t i = 0; i < x.rank(); ++i) {
-    if (i < *axis) outer *= x.dims[i];
-    if (i > *axis) inner *= x.dims[i];
-  }
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::vector<double> vals(static_cast<size_t>(n));
   for (int64_t o = 0; o < outer; ++o)
@@ -592,12 +555,7 @@ Status CumSum(Ctx& c) {
   auto axis = NormalizeAxis(c.Int("axis", 0), x.rank());
   if (!axis) return c.Fail("axis out of range");
   const bool excl = c.Int("exclusive", 0) != 0, rev = c.Int("reverse", 0) != 0;
-  int64_t outer = 1, inner = 1;
-  for (size_t i = 0; i < x.rank(); ++i) {
-    if (i < *axis) outer *= x.dims[i];
-    if (i > *axis) inner *= x.dims[i];
-  }
-  const int64_t n = x.dims[*axis];
+  const auto [outer, n, inner] = SplitAt(x.dims, *axis);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       double acc = 0;
@@ -650,8 +608,8 @@ void RegisterData(KernelTable* t) {
   m["Cast"] = Cast;
   m["Shape"] = ShapeOp;
   m["Transpose"] = Transpose;
-  m["Concat"] = Concat;
-  m["Split"] = Split;
+  m["Concat"] = ConcatOrSplit<true>;
+  m["Split"] = ConcatOrSplit<false>;
   m["StridedSlice"] = StridedSlice;
   m["Pad"] = Pad;
   m["Tile"] = Tile;
@@ -662,8 +620,7 @@ void RegisterData(KernelTable* t) {
   m["ScatterElements"] = ScatterElements;
   for (const char* op : {"ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum", "ReduceProd", "ReduceSumSquare"})
     m[op] = ReduceOp;
-  m["Argmax"] = ArgOp;
-  m["Argmin"] = ArgOp;
+  for (const char* op : {"Argmax", "Argmin"}) m[op] = ArgOp;
   m["TopK"] = TopK;
   m["CumulativeSum"] = CumSum;
   m["OneHot"] = OneHot;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <utility>
 
 #include "exec/isa_dispatch.h"
 #include "exec/kernel.h"
@@ -43,6 +45,14 @@ void BroadcastLoop(const std::vector<int64_t>& od, const std::array<std::vector<
 
 enum BinOp { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kFloorDiv, kMod, kFmod, kSqDiff, kPrelu,
              kEq, kNe, kGt, kGe, kLt, kLe, kAnd, kOr, kXor };
+// The op type each BinOp's kernel is registered as, in enum order.
+constexpr const char* kBinaryOpTypes[] = {
+    "ElementWiseAdd", "ElementWiseSubtract", "ElementWiseMultiply", "ElementWiseDivide", "ElementWisePower",
+    "ElementWiseMaximum", "ElementWiseMinimum", "ElementWiseFloorDiv", "ElementWiseMod", "ElementWiseFmod",
+    "ElementWiseSquaredDifference", "Prelu",
+    "ElementWiseEqual", "ElementWiseNotEqual", "ElementWiseGreater", "ElementWiseGreaterEqual", "ElementWiseLess",
+    "ElementWiseLessEqual", "ElementWiseAnd", "ElementWiseOr", "ElementWiseXor"};
+static_assert(std::size(kBinaryOpTypes) == kXor + 1, "one op type per BinOp");
 
 template <int OP, typename T>
 inline T Arith(T a, T b) {
@@ -155,6 +165,15 @@ Status Binary(Ctx& c) {
 
 enum UnOp { uRelu, uRelu1, uRelu6, uReluMinMax, uHardSwish, uSigmoid, uTanh, uGelu, uGeluTanh, uElu, uAbs, uNeg,
             uExp, uLog, uSqrt, uRsqrt, uSin, uCos, uAsin, uAtan, uFloor, uCeil, uRound, uSign, uSoftplus, uErf };
+// The op type each UnOp's UnaryKernel is registered as, in enum order; null
+// for the ops another kernel serves (Gelu picks its form from `approximate`,
+// Softplus has a beta, erf comes as ElementWiseUnary's operation).
+constexpr const char* kUnaryOpTypes[] = {
+    "Relu", "Relu1", "Relu6", "ReluMinMax", "HardSwish", "Sigmoid", "Tanh", nullptr, nullptr, "Elu",
+    "ElementWiseAbs", "ElementWiseNeg", "ElementWiseExp", "ElementWiseLog", "ElementWiseSquareRoot", "ElementWiseRsqrt",
+    "ElementWiseSin", "ElementWiseCos", "ElementWiseAsin", "ElementWiseAtan", "ElementWiseFloor", "ElementWiseCeil",
+    "ElementWiseRound", "ElementWiseSign", nullptr, nullptr};
+static_assert(std::size(kUnaryOpTypes) == uErf + 1, "one entry per UnOp");
 
 struct UnParams {
   float lo = 0, hi = 0, alpha = 1;
@@ -319,60 +338,30 @@ Status Select(Ctx& c) {
   return Status::Ok();
 }
 
+// Binary<op> for every BinOp, UnaryKernel<op> for every UnOp with an op type.
+template <size_t... Ops>
+void RegisterBinary(KernelTable& m, std::index_sequence<Ops...>) {
+  ((m[kBinaryOpTypes[Ops]] = Binary<static_cast<int>(Ops)>), ...);
+}
+template <int Op>
+void RegisterUnaryOp(KernelTable& m) {
+  if constexpr (kUnaryOpTypes[Op] != nullptr) m[kUnaryOpTypes[Op]] = UnaryKernel<Op>;
+}
+template <size_t... Ops>
+void RegisterUnary(KernelTable& m, std::index_sequence<Ops...>) {
+  (RegisterUnaryOp<static_cast<int>(Ops)>(m), ...);
+}
+
 }  // namespace
 
 void RegisterElementwise(KernelTable* t) {
   auto& m = *t;
-  m["ElementWiseAdd"] = Binary<kAdd>;
-  m["ElementWiseSubtract"] = Binary<kSub>;
-  m["ElementWiseMultiply"] = Binary<kMul>;
-  m["ElementWiseDivide"] = Binary<kDiv>;
-  m["ElementWisePower"] = Binary<kPow>;
-  m["ElementWiseMaximum"] = Binary<kMax>;
-  m["ElementWiseMinimum"] = Binary<kMin>;
-  m["ElementWiseFloorDiv"] = Binary<kFloorDiv>;
-  m["ElementWiseMod"] = Binary<kMod>;
-  m["ElementWiseFmod"] = Binary<kFmod>;
-  m["ElementWiseSquaredDifference"] = Binary<kSqDiff>;
-  m["Prelu"] = Binary<kPrelu>;
-  m["ElementWiseEqual"] = Binary<kEq>;
-  m["ElementWiseNotEqual"] = Binary<kNe>;
-  m["ElementWiseGreater"] = Binary<kGt>;
-  m["ElementWiseGreaterEqual"] = Binary<kGe>;
-  m["ElementWiseLess"] = Binary<kLt>;
-  m["ElementWiseLessEqual"] = Binary<kLe>;
-  m["ElementWiseAnd"] = Binary<kAnd>;
-  m["ElementWiseOr"] = Binary<kOr>;
-  m["ElementWiseXor"] = Binary<kXor>;
-  m["ElementWiseSelect"] = Select;
-  m["Relu"] = UnaryKernel<uRelu>;
-  m["Relu1"] = UnaryKernel<uRelu1>;
-  m["Relu6"] = UnaryKernel<uRelu6>;
-  m["ReluMinMax"] = UnaryKernel<uReluMinMax>;
-  m["HardSwish"] = UnaryKernel<uHardSwish>;
-  m["Sigmoid"] = UnaryKernel<uSigmoid>;
-  m["Tanh"] = UnaryKernel<uTanh>;
-  m["Gelu"] = GeluKernel;
-  m["Elu"] = UnaryKernel<uElu>;
-  m["ElementWiseAbs"] = UnaryKernel<uAbs>;
-  m["ElementWiseNeg"] = UnaryKernel<uNeg>;
-  m["ElementWiseExp"] = UnaryKernel<uExp>;
-  m["ElementWiseLog"] = UnaryKernel<uLog>;
-  m["ElementWiseSquareRoot"] = UnaryKernel<uSqrt>;
-  m["ElementWiseRsqrt"] = UnaryKernel<uRsqrt>;
-  m["ElementWiseSin"] = UnaryKernel<uSin>;
-  m["ElementWiseCos"] = UnaryKernel<uCos>;
-  m["ElementWiseAsin"] = UnaryKernel<uAsin>;
-  m["ElementWiseAtan"] = UnaryKernel<uAtan>;
-  m["ElementWiseFloor"] = UnaryKernel<uFloor>;
-  m["ElementWiseCeil"] = UnaryKernel<uCeil>;
-  m["ElementWiseRound"] = UnaryKernel<uRound>;
-  m["ElementWiseSign"] = UnaryKernel<uSign>;
-  m["ElementWiseSoftplus"] = Softplus;
-  m["ElementWiseUnary"] = ElementWiseUnary;
-  m["ElementWiseNot"] = NotKernel;
-  m["IsNan"] = IsNanKernel;
-  m["IsInf"] = IsInfKernel;
+  RegisterBinary(m, std::make_index_sequence<std::size(kBinaryOpTypes)>());
+  RegisterUnary(m, std::make_index_sequence<std::size(kUnaryOpTypes)>());
+  // The kernels outside BinOp and UnOp.
+  m.insert({{"ElementWiseSelect", Select}, {"Gelu", GeluKernel}, {"ElementWiseSoftplus", Softplus},
+            {"ElementWiseUnary", ElementWiseUnary}, {"ElementWiseNot", NotKernel}, {"IsNan", IsNanKernel},
+            {"IsInf", IsInfKernel}});
 }
 
 }  // namespace qairt::exec

@@ -15,15 +15,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-struct AxisSplit {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisSplit SplitAt(const Ints& dims, size_t axis) {
-  AxisSplit s;
-  for (size_t i = 0; i < dims.size(); ++i) (i < axis ? s.outer : i == axis ? s.n : s.inner) *= dims[i];
-  return s;
-}
-
 std::optional<size_t> Axis(Ctx& c, const char* name, int64_t def, size_t rank) {
   return NormalizeAxis(c.Int(name, def), rank);
 }
@@ -210,12 +201,10 @@ Status L2Norm(Ctx& c) {
 
 void RegisterNorm(KernelTable* t) {
   auto& m = *t;
-  m["Softmax"] = Softmax;
-  m["LogSoftmax"] = Softmax;
-  m["LayerNorm"] = LayerNorm;
-  m["RmsNorm"] = LayerNorm;
-  m["GroupNorm"] = GroupNorm;
-  m["InstanceNorm"] = GroupNorm;
+  // One kernel for both types of each pair (it tells them apart by c.op().type).
+  for (const char* op : {"Softmax", "LogSoftmax"}) m[op] = Softmax;
+  for (const char* op : {"LayerNorm", "RmsNorm"}) m[op] = LayerNorm;
+  for (const char* op : {"GroupNorm", "InstanceNorm"}) m[op] = GroupNorm;
   m["Batchnorm"] = Batchnorm;
   m["Lrn"] = Lrn;
   m["L2Norm"] = L2Norm;

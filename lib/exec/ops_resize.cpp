@@ -55,12 +55,7 @@ int64_t NearestIndex(const std::string& nm, double x, int64_t in) {
 
 void ResizeAxis(const float* src, const Ints& dims, size_t axis, int64_t out_len, double scale, const ResizeMode& m,
                 float* dst) {
-  int64_t outer = 1, inner = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i < axis) outer *= dims[i];
-    if (i > axis) inner *= dims[i];
-  }
-  const int64_t in_len = dims[axis];
+  const auto [outer, in_len, inner] = SplitAt(dims, axis);
   // Per output position: up to 4 taps.
   std::vector<std::array<int64_t, 4>> idx(static_cast<size_t>(out_len));
   std::vector<std::array<float, 4>> wts(static_cast<size_t>(out_len));
@@ -218,9 +213,7 @@ Status SpaceToDepth(Ctx& c) {
 
 void RegisterResize(KernelTable* t) {
   auto& m = *t;
-  m["Resize"] = Resize;
-  m["ResizeBilinear"] = Resize;
-  m["ResizeNearestNeighbor"] = Resize;
+  for (const char* op : {"Resize", "ResizeBilinear", "ResizeNearestNeighbor"}) m[op] = Resize;
   m["DepthToSpace"] = DepthToSpace;
   m["SpaceToDepth"] = SpaceToDepth;
 }

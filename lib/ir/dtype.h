@@ -11,35 +11,15 @@
 
 namespace qairt {
 
+// One line per DTypeFamily.
 enum class DType : uint32_t {
   kUndefined = 0,
-  kFloat32 = 1,
-  kFloat16 = 2,
-  kBFloat16 = 3,
-  kFloat64 = 4,
+  kFloat32 = 1, kFloat16 = 2, kBFloat16 = 3, kFloat64 = 4,
   kBool = 5,
-  kInt2 = 6,
-  kInt4 = 7,
-  kInt8 = 8,
-  kInt16 = 9,
-  kInt32 = 10,
-  kInt64 = 11,
-  kUInt2 = 12,
-  kUInt4 = 13,
-  kUInt8 = 14,
-  kUInt16 = 15,
-  kUInt32 = 16,
-  kUInt64 = 17,
-  kSFixed2 = 18,
-  kSFixed4 = 19,
-  kSFixed8 = 20,
-  kSFixed16 = 21,
-  kSFixed32 = 22,
-  kUFixed2 = 23,
-  kUFixed4 = 24,
-  kUFixed8 = 25,
-  kUFixed16 = 26,
-  kUFixed32 = 27,
+  kInt2 = 6, kInt4 = 7, kInt8 = 8, kInt16 = 9, kInt32 = 10, kInt64 = 11,
+  kUInt2 = 12, kUInt4 = 13, kUInt8 = 14, kUInt16 = 15, kUInt32 = 16, kUInt64 = 17,
+  kSFixed2 = 18, kSFixed4 = 19, kSFixed8 = 20, kSFixed16 = 21, kSFixed32 = 22,
+  kUFixed2 = 23, kUFixed4 = 24, kUFixed8 = 25, kUFixed16 = 26, kUFixed32 = 27,
 };
 inline constexpr uint32_t kDTypeCount = 28;
 

@@ -13,23 +13,11 @@
 
 namespace qairt {
 
-// Values equal enum qairt_encoding_kind.
+// Values equal enum qairt_encoding_kind / qairt_symmetry.
 enum class EncodingKind : uint32_t {
-  kFloat = 1,
-  kPerTensor = 2,
-  kPerChannel = 3,
-  kPerBlock = 4,
-  kLpbq = 5,
-  kArrayOf = 6,
+  kFloat = 1, kPerTensor = 2, kPerChannel = 3, kPerBlock = 4, kLpbq = 5, kArrayOf = 6
 };
-
-// Values equal enum qairt_symmetry.
-enum class Symmetry : uint32_t {
-  kAsymmetric = 0,
-  kSymmetric = 1,
-  kStrictSymmetric = 2,
-  kUnsignedSymmetric = 3,
-};
+enum class Symmetry : uint32_t { kAsymmetric = 0, kSymmetric = 1, kStrictSymmetric = 2, kUnsignedSymmetric = 3 };
 
 std::string_view EncodingKindName(EncodingKind k);  // "per_tensor", ...
 std::string_view SymmetryName(Symmetry s);

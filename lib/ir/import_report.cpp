@@ -34,14 +34,11 @@ void WriteIo(JsonWriter& w, const Graph& g, const std::vector<TensorId>& ids) {
   for (TensorId id : ids) {
     const Tensor& t = g.tensor(id);
     w.BeginObject();
-    w.Key("name");
-    w.String(t.name);
-    w.Key("dtype");
-    w.String(DTypeName(t.dtype));
+    w.Key("name").String(t.name);
+    w.Key("dtype").String(DTypeName(t.dtype));
     w.Key("shape");
     WriteShapeJson(w, t.shape);
-    w.Key("static");
-    w.Bool(t.shape.fully_known());
+    w.Key("static").Bool(t.shape.fully_known());
     w.EndObject();
   }
   w.EndArray();
@@ -49,6 +46,16 @@ void WriteIo(JsonWriter& w, const Graph& g, const std::vector<TensorId>& ids) {
 
 std::string SeverityName(Severity s) {
   return s == Severity::kError ? "error" : s == Severity::kWarning ? "warning" : "note";
+}
+
+// One entry of "diagnostics": the importer's own, and (with require_static)
+// the dynamic dims left, which are errors of the same form.
+void WriteDiagnostic(JsonWriter& w, std::string_view severity, std::string_view field, std::string_view message) {
+  w.BeginObject();
+  w.Key("severity").String(severity);
+  w.Key("field").String(field);
+  w.Key("message").String(message);
+  w.EndObject();
 }
 
 }  // namespace
@@ -62,20 +69,12 @@ std::string ImportReportJson(const ImportSummaryInput& in) {
   const ImportReport& r = *in.report;
   JsonWriter w;
   w.BeginObject();
-  w.Key("model");
-  w.String(in.model);
-  w.Key("ok");
-  w.Bool(ImportSucceeded(in));
-  w.Key("producer");
-  w.String(r.producer);
-  w.Key("ir_version");
-  w.Int(r.ir_version);
-  w.Key("opsets");
-  w.BeginObject();
-  for (const auto& [domain, v] : r.opsets) {
-    w.Key(domain.empty() ? "ai.onnx" : domain);
-    w.Int(v);
-  }
+  w.Key("model").String(in.model);
+  w.Key("ok").Bool(ImportSucceeded(in));
+  w.Key("producer").String(r.producer);
+  w.Key("ir_version").Int(r.ir_version);
+  w.Key("opsets").BeginObject();
+  for (const auto& [domain, v] : r.opsets) w.Key(domain.empty() ? "ai.onnx" : domain).Int(v);
   w.EndObject();
   if (in.graph) {
     const Graph& g = *in.graph;
@@ -85,81 +84,43 @@ std::string ImportReportJson(const ImportSummaryInput& in) {
     WriteIo(w, g, g.outputs());
     std::map<std::string, size_t> ir_ops;
     for (OpId id = 0; id < g.op_count(); ++id) ++ir_ops[g.op(id).type];
-    w.Key("ir_ops");
-    w.BeginObject();
-    for (const auto& [t, n] : ir_ops) {
-      w.Key(t);
-      w.UInt(n);
-    }
+    w.Key("ir_ops").BeginObject();
+    for (const auto& [t, n] : ir_ops) w.Key(t).UInt(n);
     w.EndObject();
     const ParamStats p = Params(g);
-    w.Key("parameters");
-    w.BeginObject();
-    w.Key("count");
-    w.UInt(p.count);
-    w.Key("bytes");
-    w.UInt(p.bytes);
+    w.Key("parameters").BeginObject();
+    w.Key("count").UInt(p.count);
+    w.Key("bytes").UInt(p.bytes);
     w.EndObject();
-    w.Key("encodings");
-    w.BeginArray();
+    w.Key("encodings").BeginArray();
     for (TensorId id = 0; id < g.tensor_count(); ++id) {
       const Tensor& t = g.tensor(id);
       if (!t.encoding) continue;
       w.BeginObject();
-      w.Key("tensor");
-      w.String(t.name);
-      w.Key("kind");
-      w.String(EncodingKindName(t.encoding->kind));
-      w.Key("dtype");
-      w.String(DTypeName(t.encoding->dtype));
-      w.Key("bitwidth");
-      w.UInt(t.encoding->effective_bitwidth());
+      w.Key("tensor").String(t.name);
+      w.Key("kind").String(EncodingKindName(t.encoding->kind));
+      w.Key("dtype").String(DTypeName(t.encoding->dtype));
+      w.Key("bitwidth").UInt(t.encoding->effective_bitwidth());
       w.EndObject();
     }
     w.EndArray();
   }
-  w.Key("onnx_ops");
-  w.BeginObject();
-  for (const auto& [t, n] : r.source_ops) {
-    w.Key(t);
-    w.UInt(n);
-  }
+  w.Key("onnx_ops").BeginObject();
+  for (const auto& [t, n] : r.source_ops) w.Key(t).UInt(n);
   w.EndObject();
-  w.Key("qdq_folded");
-  w.UInt(r.qdq_folded);
-  w.Key("constants_folded");
-  w.UInt(r.constants_folded);
-  w.Key("unsupported");
-  w.BeginArray();
+  w.Key("qdq_folded").UInt(r.qdq_folded);
+  w.Key("constants_folded").UInt(r.constants_folded);
+  w.Key("unsupported").BeginArray();
   for (const auto& u : r.unsupported) w.String(u);
   w.EndArray();
-  w.Key("dynamic_dims");
-  w.BeginArray();
+  w.Key("dynamic_dims").BeginArray();
   for (const auto& d : r.dynamic_dims) w.String(d);
   w.EndArray();
-  w.Key("diagnostics");
-  w.BeginArray();
-  for (const Diagnostic& d : r.diagnostics) {
-    w.BeginObject();
-    w.Key("severity");
-    w.String(SeverityName(d.severity));
-    w.Key("field");
-    w.String(d.field);
-    w.Key("message");
-    w.String(d.message);
-    w.EndObject();
-  }
+  w.Key("diagnostics").BeginArray();
+  for (const Diagnostic& d : r.diagnostics) WriteDiagnostic(w, SeverityName(d.severity), d.field, d.message);
   if (in.require_static)
-    for (const auto& d : r.dynamic_dims) {
-      w.BeginObject();
-      w.Key("severity");
-      w.String("error");
-      w.Key("field");
-      w.String("shape");
-      w.Key("message");
-      w.String("dynamic dimension left: " + d + " (fix it with --define_symbol or --input_dim)");
-      w.EndObject();
-    }
+    for (const auto& d : r.dynamic_dims)
+      WriteDiagnostic(w, "error", "shape", "dynamic dimension left: " + d + " (fix it with --define_symbol or --input_dim)");
   w.EndArray();
   w.EndObject();
   return w.Take();

@@ -30,8 +30,7 @@ namespace {
 template <typename T>
 void WriteNumbers(JsonWriter& w, const char* key, const std::vector<T>& v) {
   if (v.empty()) return;
-  w.Key(key);
-  w.BeginArray();
+  w.Key(key).BeginArray();
   for (const T& x : v) {
     if constexpr (std::is_floating_point_v<T>)
       w.Double(x);
@@ -43,38 +42,21 @@ void WriteNumbers(JsonWriter& w, const char* key, const std::vector<T>& v) {
 
 void WriteEncoding(JsonWriter& w, const Encoding& e) {
   w.BeginObject();
-  w.Key("kind");
-  w.String(EncodingKindName(e.kind));
-  w.Key("dtype");
-  w.String(DTypeName(e.dtype));
-  w.Key("bitwidth");
-  w.UInt(e.effective_bitwidth());
-  if (e.kind != EncodingKind::kFloat) {
-    w.Key("symmetry");
-    w.String(SymmetryName(e.symmetry));
-  }
-  w.Key("overridden");
-  w.Bool(e.overridden);
-  if (e.axis >= 0) {
-    w.Key("axis");
-    w.Int(e.axis);
-  }
+  w.Key("kind").String(EncodingKindName(e.kind));
+  w.Key("dtype").String(DTypeName(e.dtype));
+  w.Key("bitwidth").UInt(e.effective_bitwidth());
+  if (e.kind != EncodingKind::kFloat) w.Key("symmetry").String(SymmetryName(e.symmetry));
+  w.Key("overridden").Bool(e.overridden);
+  if (e.axis >= 0) w.Key("axis").Int(e.axis);
   WriteNumbers(w, "block_sizes", e.block_sizes);
   WriteNumbers(w, "scales", e.scales);
   WriteNumbers(w, "offsets", e.offsets);
   WriteNumbers(w, "float_offsets", e.float_offsets);
   WriteNumbers(w, "block_int_scales", e.block_int_scales);
-  if (e.decompressed_bitwidth) {
-    w.Key("decompressed_bitwidth");
-    w.UInt(e.decompressed_bitwidth);
-  }
-  if (!e.index_tensor.empty()) {
-    w.Key("index_tensor");
-    w.String(e.index_tensor);
-  }
+  if (e.decompressed_bitwidth) w.Key("decompressed_bitwidth").UInt(e.decompressed_bitwidth);
+  if (!e.index_tensor.empty()) w.Key("index_tensor").String(e.index_tensor);
   if (!e.sub_encodings.empty()) {
-    w.Key("sub_encodings");
-    w.BeginArray();
+    w.Key("sub_encodings").BeginArray();
     for (const Encoding& sub : e.sub_encodings) WriteEncoding(w, sub);
     w.EndArray();
   }
@@ -108,12 +90,18 @@ void WriteAttribute(JsonWriter& w, const Attribute& a) {
 
 void WriteTensorRef(JsonWriter& w, const Graph& g, TensorId id) {
   w.BeginObject();
-  w.Key("name");
-  w.String(g.tensor(id).name);
-  w.Key("dtype");
-  w.String(DTypeName(g.tensor(id).dtype));
+  w.Key("name").String(g.tensor(id).name);
+  w.Key("dtype").String(DTypeName(g.tensor(id).dtype));
   w.Key("shape");
   WriteShapeJson(w, g.tensor(id).shape);
+  w.EndObject();
+}
+
+// A tensor's producer or one of its consumers: the op and its slot.
+void WriteOpSlot(JsonWriter& w, std::string_view op, uint32_t slot) {
+  w.BeginObject();
+  w.Key("op").String(op);
+  w.Key("slot").UInt(slot);
   w.EndObject();
 }
 
@@ -122,8 +110,7 @@ void WriteTensorRef(JsonWriter& w, const Graph& g, TensorId id) {
 std::string Graph::SummaryJson() const {
   JsonWriter w;
   w.BeginObject();
-  w.Key("name");
-  w.String(name_);
+  w.Key("name").String(name_);
 
   size_t static_count = 0, encoded = 0;
   uint64_t static_bytes = 0;
@@ -137,84 +124,47 @@ std::string Graph::SummaryJson() const {
   }
   for (const Op& op : ops_) ++histogram[op.type];
 
-  w.Key("counts");
-  w.BeginObject();
-  w.Key("tensors");
-  w.UInt(tensors_.size());
-  w.Key("ops");
-  w.UInt(ops_.size());
-  w.Key("inputs");
-  w.UInt(inputs_.size());
-  w.Key("outputs");
-  w.UInt(outputs_.size());
-  w.Key("static_tensors");
-  w.UInt(static_count);
-  w.Key("static_bytes");
-  w.UInt(static_bytes);
-  w.Key("encoded_tensors");
-  w.UInt(encoded);
+  w.Key("counts").BeginObject();
+  w.Key("tensors").UInt(tensors_.size());
+  w.Key("ops").UInt(ops_.size());
+  w.Key("inputs").UInt(inputs_.size());
+  w.Key("outputs").UInt(outputs_.size());
+  w.Key("static_tensors").UInt(static_count);
+  w.Key("static_bytes").UInt(static_bytes);
+  w.Key("encoded_tensors").UInt(encoded);
   w.EndObject();
 
-  w.Key("op_types");
-  w.BeginObject();
-  for (const auto& [type, n] : histogram) {
-    w.Key(type);
-    w.UInt(n);
-  }
+  w.Key("op_types").BeginObject();
+  for (const auto& [type, n] : histogram) w.Key(type).UInt(n);
   w.EndObject();
 
-  w.Key("inputs");
-  w.BeginArray();
+  w.Key("inputs").BeginArray();
   for (TensorId id : inputs_) WriteTensorRef(w, *this, id);
   w.EndArray();
-  w.Key("outputs");
-  w.BeginArray();
+  w.Key("outputs").BeginArray();
   for (TensorId id : outputs_) WriteTensorRef(w, *this, id);
   w.EndArray();
 
-  w.Key("tensors");
-  w.BeginArray();
+  w.Key("tensors").BeginArray();
   for (TensorId id = 0; id < tensors_.size(); ++id) {
     const Tensor& t = tensors_[id];
     w.BeginObject();
-    w.Key("id");
-    w.UInt(id);
-    w.Key("name");
-    w.String(t.name);
-    w.Key("dtype");
-    w.String(DTypeName(t.dtype));
-    w.Key("short_dtype");
-    w.String(DTypeShortName(t.dtype));
-    w.Key("role");
-    w.String(TensorRoleName(t.role()));
+    w.Key("id").UInt(id);
+    w.Key("name").String(t.name);
+    w.Key("dtype").String(DTypeName(t.dtype));
+    w.Key("short_dtype").String(DTypeShortName(t.dtype));
+    w.Key("role").String(TensorRoleName(t.role()));
     w.Key("shape");
     WriteShapeJson(w, t.shape);
     w.Key("producer");
-    if (t.producer == kInvalidId) {
+    if (t.producer == kInvalidId)
       w.Null();
-    } else {
-      w.BeginObject();
-      w.Key("op");
-      w.String(ops_[t.producer].name);
-      w.Key("slot");
-      w.UInt(t.producer_slot);
-      w.EndObject();
-    }
-    w.Key("consumers");
-    w.BeginArray();
-    for (const Use& u : t.consumers) {
-      w.BeginObject();
-      w.Key("op");
-      w.String(ops_[u.op].name);
-      w.Key("slot");
-      w.UInt(u.slot);
-      w.EndObject();
-    }
+    else
+      WriteOpSlot(w, ops_[t.producer].name, t.producer_slot);
+    w.Key("consumers").BeginArray();
+    for (const Use& u : t.consumers) WriteOpSlot(w, ops_[u.op].name, u.slot);
     w.EndArray();
-    if (t.data) {
-      w.Key("static_bytes");
-      w.UInt(t.data->size());
-    }
+    if (t.data) w.Key("static_bytes").UInt(t.data->size());
     w.Key("encoding");
     if (t.encoding)
       WriteEncoding(w, *t.encoding);
@@ -224,27 +174,16 @@ std::string Graph::SummaryJson() const {
   }
   w.EndArray();
 
-  w.Key("ops");
-  w.BeginArray();
+  w.Key("ops").BeginArray();
   for (OpId id = 0; id < ops_.size(); ++id) {
     const Op& op = ops_[id];
     w.BeginObject();
-    w.Key("id");
-    w.UInt(id);
-    w.Key("name");
-    w.String(op.name);
-    w.Key("type");
-    w.String(op.type);
-    if (!op.source_name.empty()) {
-      w.Key("source_name");
-      w.String(op.source_name);
-    }
-    if (!op.source_op_type.empty()) {
-      w.Key("source_op_type");
-      w.String(op.source_op_type);
-    }
-    w.Key("inputs");
-    w.BeginArray();
+    w.Key("id").UInt(id);
+    w.Key("name").String(op.name);
+    w.Key("type").String(op.type);
+    if (!op.source_name.empty()) w.Key("source_name").String(op.source_name);
+    if (!op.source_op_type.empty()) w.Key("source_op_type").String(op.source_op_type);
+    w.Key("inputs").BeginArray();
     for (TensorId t : op.inputs) {
       if (t == kInvalidId)
         w.Null();
@@ -252,12 +191,10 @@ std::string Graph::SummaryJson() const {
         w.String(tensors_[t].name);
     }
     w.EndArray();
-    w.Key("outputs");
-    w.BeginArray();
+    w.Key("outputs").BeginArray();
     for (TensorId t : op.outputs) w.String(tensors_[t].name);
     w.EndArray();
-    w.Key("attrs");
-    w.BeginObject();
+    w.Key("attrs").BeginObject();
     for (const auto& [name, value] : op.attrs) {
       w.Key(name);
       WriteAttribute(w, value);

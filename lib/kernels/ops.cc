@@ -123,6 +123,17 @@ struct RowPlan {
     }
     return base;
   }
+  // The kernel parameters of a call over row `row` from its element `pos`:
+  // the row's scales and offsets and its run length.
+  QuantParams RunParams(const QuantArgs& a, size_t row, size_t pos) const {
+    QuantParams qp;
+    const size_t base = ScaleBase(row);
+    qp.scales = a.scales + base;
+    qp.offsets = a.offsets ? a.offsets + base : nullptr;
+    qp.block = run;
+    qp.first = pos;
+    return qp;
+  }
 };
 
 RowPlan Plan(const Grid& g) {
@@ -232,12 +243,7 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
   // streamed, 10.7 plain, on the Intel host above).
   const bool stream = bits >= 8 && n * static_cast<size_t>(bits) / 8 >= kStreamMinBytes;
   auto params = [&](size_t row, size_t pos) {
-    QuantParams qp;
-    const size_t base = p.ScaleBase(row);
-    qp.scales = a.scales + base;
-    qp.offsets = a.offsets ? a.offsets + base : nullptr;
-    qp.block = p.run;
-    qp.first = pos;
+    QuantParams qp = p.RunParams(a, row, pos);
     qp.qmin = a.qmin;
     qp.qmax = a.qmax;
     qp.stream = stream;
@@ -290,15 +296,6 @@ void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a
   const size_t n = g.NumElements();
   const int bits = KindBits(kind);
   const auto* qb = static_cast<const uint8_t*>(q);
-  auto params = [&](size_t row, size_t pos) {
-    QuantParams qp;
-    const size_t base = p.ScaleBase(row);
-    qp.scales = a.scales + base;
-    qp.offsets = a.offsets ? a.offsets + base : nullptr;
-    qp.block = p.run;
-    qp.first = pos;
-    return qp;
-  };
   const size_t per = bits < 8 ? static_cast<size_t>(8 / bits) : 1;
   if (per > 1 && p.row % per != 0) {
     const DequantFn s8 = c.Dequant(QKind::kS8);
@@ -307,7 +304,7 @@ void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a
       for (size_t done = 0; done < len;) {
         const size_t m = std::min(len - done, sizeof(buf));
         UnpackAt(qb, m, bits, KindSigned(kind), flat + done, buf);
-        const QuantParams qp = params(row, pos + done);
+        const QuantParams qp = p.RunParams(a, row, pos + done);
         s8(m, buf, y + flat + done, &qp);
         done += m;
       }
@@ -318,7 +315,7 @@ void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
     const size_t b = std::min(n, (t + 1) * o.chunk);
     ForPieces(p, t * o.chunk, b, [&](size_t row, size_t pos, size_t len, size_t flat) {
-      const QuantParams qp = params(row, pos);
+      const QuantParams qp = p.RunParams(a, row, pos);
       fn(len, qb + flat * static_cast<size_t>(bits) / 8, y + flat, &qp);
     });
   });

@@ -273,12 +273,8 @@ Importer::Importer(std::shared_ptr<const onnx::ModelProto> model, std::string mo
 }
 
 void Importer::AddDiagnostic(Severity severity, DiagKind kind, std::string field, std::string message) {
-  Diagnostic d;
-  d.severity = severity;
-  d.kind = kind;
-  d.field = std::move(field);
-  d.message = std::move(message);
-  report_->diagnostics.push_back(std::move(d));
+  report_->diagnostics.push_back(
+      {.severity = severity, .kind = kind, .field = std::move(field), .message = std::move(message)});
 }
 
 Value* Importer::Find(const std::string& name) {

@@ -26,6 +26,16 @@ std::optional<DType> FixedPointOf(DType integer) {
   }
 }
 
+// The `axis` attribute (default 1; negative counts from the end) as a dim of
+// x, whose rank is known.
+Result<int32_t> QuantAxis(NodeContext& ctx, const Shape& x) {
+  const auto r = static_cast<int64_t>(x.rank());
+  int64_t axis = ctx.Int("axis", 1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return ctx.Fail("axis", "axis {} out of range for rank {}", ctx.Int("axis", 1), r);
+  return static_cast<int32_t>(axis);
+}
+
 // Builds the encoding described by (scale, zero_point, axis, block_size) for a
 // tensor of shape `x`; `quant_dtype` is the integer dtype of the quantized side.
 Result<Encoding> EncodingFromQdq(NodeContext& ctx, const Shape& x, DType quant_dtype) {
@@ -51,23 +61,19 @@ Result<Encoding> EncodingFromQdq(NodeContext& ctx, const Shape& x, DType quant_d
     if (!x.rank_known() || !scale_shape.rank_known() || scale_shape.rank() != x.rank())
       return ctx.Fail("block_size", "blocked quantization needs scale of the same rank as the input ({} vs {})",
                       scale_shape.ToString(), x.ToString());
-    const auto r = static_cast<int64_t>(x.rank());
-    int64_t axis = ctx.Int("axis", 1);
-    if (axis < 0) axis += r;
-    if (axis < 0 || axis >= r) return ctx.Fail("axis", "axis {} out of range for rank {}", ctx.Int("axis", 1), r);
+    const Result<int32_t> axis = QuantAxis(ctx, x);
+    if (!axis.ok()) return axis.status();
     e.kind = EncodingKind::kPerBlock;
-    e.axis = static_cast<int32_t>(axis);
+    e.axis = axis.value();
     e.block_sizes.assign(x.rank(), 1);
-    e.block_sizes[static_cast<size_t>(axis)] = block_size;
+    e.block_sizes[static_cast<size_t>(e.axis)] = block_size;
   } else if (scales->size() > 1 || (scale_shape.rank_known() && scale_shape.rank() == 1 && x.rank_known() &&
                                     x.rank() > 0 && ctx.attr("axis"))) {
     if (!x.rank_known()) return ctx.Fail("axis", "per-axis quantization of an input of unknown rank");
-    const auto r = static_cast<int64_t>(x.rank());
-    int64_t axis = ctx.Int("axis", 1);
-    if (axis < 0) axis += r;
-    if (axis < 0 || axis >= r) return ctx.Fail("axis", "axis {} out of range for rank {}", ctx.Int("axis", 1), r);
+    const Result<int32_t> axis = QuantAxis(ctx, x);
+    if (!axis.ok()) return axis.status();
     e.kind = EncodingKind::kPerChannel;
-    e.axis = static_cast<int32_t>(axis);
+    e.axis = axis.value();
   } else {
     e.kind = EncodingKind::kPerTensor;
   }

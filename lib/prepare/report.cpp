@@ -82,40 +82,25 @@ std::string Report::Text() const {
 std::string Report::Json() const {
   JsonWriter w;
   w.BeginObject();
-  w.Key("model");
-  w.String(model_path);
-  w.Key("target");
-  w.String(target);
-  w.Key("ok");
-  w.Bool(!HasErrors());
-  w.Key("symbols");
-  w.BeginObject();
-  for (const auto& [k, v] : symbols) {
-    w.Key(k);
-    w.Int(v);
-  }
+  w.Key("model").String(model_path);
+  w.Key("target").String(target);
+  w.Key("ok").Bool(!HasErrors());
+  w.Key("symbols").BeginObject();
+  for (const auto& [k, v] : symbols) w.Key(k).Int(v);
   w.EndObject();
-  w.Key("specializations");
-  w.BeginArray();
+  w.Key("specializations").BeginArray();
   for (const auto& s : specializations) {
     w.BeginObject();
-    w.Key("name");
-    w.String(s.name);
-    w.Key("symbols");
-    w.BeginObject();
-    for (const auto& [k, v] : s.symbols) {
-      w.Key(k);
-      w.Int(v);
-    }
+    w.Key("name").String(s.name);
+    w.Key("symbols").BeginObject();
+    for (const auto& [k, v] : s.symbols) w.Key(k).Int(v);
     w.EndObject();
     w.EndObject();
   }
   w.EndArray();
-  w.Key("input_shapes");
-  w.BeginObject();
+  w.Key("input_shapes").BeginObject();
   for (const auto& [name, per] : input_shapes) {
-    w.Key(name);
-    w.BeginArray();
+    w.Key(name).BeginArray();
     for (const auto& d : per) {
       w.BeginArray();
       for (int64_t x : d) w.Int(x);
@@ -124,35 +109,24 @@ std::string Report::Json() const {
     w.EndArray();
   }
   w.EndObject();
-  w.Key("model_bytes");
-  w.UInt(model_bytes);
-  w.Key("external_data");
-  w.Bool(external_data);
-  w.Key("findings");
-  w.BeginArray();
+  w.Key("model_bytes").UInt(model_bytes);
+  w.Key("external_data").Bool(external_data);
+  w.Key("findings").BeginArray();
   for (const auto& f : findings) {
     w.BeginObject();
-    w.Key("severity");
-    w.String(SeverityName(f.severity));
-    w.Key("code");
-    w.String(f.code);
-    w.Key("subject");
-    w.String(f.subject);
-    w.Key("message");
-    w.String(f.message);
+    w.Key("severity").String(SeverityName(f.severity));
+    w.Key("code").String(f.code);
+    w.Key("subject").String(f.subject);
+    w.Key("message").String(f.message);
     w.EndObject();
   }
   w.EndArray();
-  w.Key("changes");
-  w.BeginArray();
+  w.Key("changes").BeginArray();
   for (const auto& c : changes) {
     w.BeginObject();
-    w.Key("tensor");
-    w.String(c.tensor);
-    w.Key("what");
-    w.String(c.what);
-    w.Key("count");
-    w.UInt(c.count);
+    w.Key("tensor").String(c.tensor);
+    w.Key("what").String(c.what);
+    w.Key("count").UInt(c.count);
     w.EndObject();
   }
   w.EndArray();
@@ -163,26 +137,18 @@ std::string Report::Json() const {
     else w.Double(v);
   };
   num("fixed_max_abs_diff", fixed_max_abs_diff);
-  w.Key("fixed_check_samples");
-  w.UInt(fixed_check_samples);
+  w.Key("fixed_check_samples").UInt(fixed_check_samples);
   num("fp16_error", fp16_error);
-  w.Key("first_diverging_tensor");
-  w.String(first_diverging_tensor);
-  w.Key("first_diverging_node");
-  w.String(first_diverging_node);
-  w.Key("audit_samples");
-  w.UInt(audit_samples);
-  w.Key("fp32_nodes");
-  w.BeginArray();
+  w.Key("first_diverging_tensor").String(first_diverging_tensor);
+  w.Key("first_diverging_node").String(first_diverging_node);
+  w.Key("audit_samples").UInt(audit_samples);
+  w.Key("fp32_nodes").BeginArray();
   for (const auto& n : fp32_nodes) w.String(n);
   w.EndArray();
-  w.Key("fp32_island_nodes");
-  w.UInt(fp32_island_nodes);
+  w.Key("fp32_island_nodes").UInt(fp32_island_nodes);
   num("fp16_island_error", fp16_island_error);
-  w.Key("compile_command");
-  w.String(compile_command);
-  w.Key("files");
-  w.BeginArray();
+  w.Key("compile_command").String(compile_command);
+  w.Key("files").BeginArray();
   for (const auto& f : files) w.String(f);
   w.EndArray();
   w.EndObject();

@@ -223,20 +223,15 @@ void Preparer::Shapes() {
   if (r_.specializations.empty()) return;
   JsonWriter w;
   w.BeginObject();
-  w.Key("specializations");
-  w.BeginArray();
+  w.Key("specializations").BeginArray();
   for (size_t i = 0; i < specs.size(); ++i) {
     w.BeginObject();
     if (o_.named_specializations) {
-      w.Key("name");
-      w.String(specs[i].name);
-      w.Key("symbols");
-      w.BeginObject();
+      w.Key("name").String(specs[i].name);
+      w.Key("symbols").BeginObject();
     }
-    for (const auto& [k, v] : spec_symbols_[i]) {
-      w.Key(k);
-      w.String(std::to_string(v));  // the compiler's reader takes strings
-    }
+    // The compiler's reader takes the symbol values as strings.
+    for (const auto& [k, v] : spec_symbols_[i]) w.Key(k).String(std::to_string(v));
     if (o_.named_specializations) w.EndObject();
     w.EndObject();
   }

@@ -78,11 +78,12 @@ void JsonWriter::EndArray() {
   out_.push_back(']');
   first_.pop_back();
 }
-void JsonWriter::Key(std::string_view key) {
+JsonWriter& JsonWriter::Key(std::string_view key) {
   BeforeValue();
   AppendJsonString(&out_, key);
   out_.push_back(':');
   after_key_ = true;
+  return *this;
 }
 void JsonWriter::String(std::string_view value) {
   BeforeValue();

@@ -15,7 +15,9 @@ class JsonWriter {
   void EndObject();
   void BeginArray();
   void EndArray();
-  void Key(std::string_view key);
+  // Returns *this so that a member reads as one statement:
+  // `w.Key("name").String(name);`.
+  JsonWriter& Key(std::string_view key);
   void String(std::string_view value);
   void Int(int64_t value);
   void UInt(uint64_t value);

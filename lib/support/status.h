@@ -15,15 +15,8 @@ namespace qairt {
 
 enum class StatusCode : int32_t {
   kOk = 0,
-  kInvalidArgument = 1,
-  kNotFound = 2,
-  kUnsupported = 3,
-  kParseError = 4,
-  kOutOfMemory = 5,
-  kInternal = 6,
-  kValidationFailed = 7,
-  kIoError = 8,
-  kBufferTooSmall = 9,
+  kInvalidArgument = 1, kNotFound = 2, kUnsupported = 3, kParseError = 4, kOutOfMemory = 5,
+  kInternal = 6, kValidationFailed = 7, kIoError = 8, kBufferTooSmall = 9,
 };
 
 class [[nodiscard]] Status {

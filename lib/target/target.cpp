@@ -154,108 +154,74 @@ void WriteDTypes(JsonWriter& w, const std::vector<DType>& ds) {
 
 void WriteSlot(JsonWriter& w, const Slot& s) {
   w.BeginObject();
-  w.Key("role");
-  w.String(SlotRoleName(s.role));
-  if (s.optional) {
-    w.Key("optional");
-    w.Bool(true);
-  }
+  w.Key("role").String(SlotRoleName(s.role));
+  if (s.optional) w.Key("optional").Bool(true);
   w.Key("dtypes");
   WriteDTypes(w, s.dtypes);
   if (s.symmetry_mask) {
-    w.Key("symmetries");
-    w.BeginArray();
+    w.Key("symmetries").BeginArray();
     for (uint32_t i = 0; i < 4; ++i)
       if (s.symmetry_mask & (1u << i)) w.String(SymmetryName(i));
     w.EndArray();
   }
   if (s.granularity_mask) {
-    w.Key("granularities");
-    w.BeginArray();
+    w.Key("granularities").BeginArray();
     for (uint32_t i = 1; i <= 6; ++i)
       if (s.granularity_mask & (1u << i)) w.String(GranularityName(i));
     w.EndArray();
   }
-  if (s.channel_axis != -1) {
-    w.Key("channel_axis");
-    w.Int(s.channel_axis);
-  }
-  if (s.block_size_min) {
-    w.Key("block_size_min");
-    w.UInt(s.block_size_min);
-  }
-  if (s.block_size_multiple) {
-    w.Key("block_size_multiple");
-    w.UInt(s.block_size_multiple);
-  }
-  if (s.scale_rule != ScaleRule::kNone) {
-    w.Key("scale_rule");
-    w.String(ScaleRuleName(s.scale_rule));
-  }
+  if (s.channel_axis != -1) w.Key("channel_axis").Int(s.channel_axis);
+  if (s.block_size_min) w.Key("block_size_min").UInt(s.block_size_min);
+  if (s.block_size_multiple) w.Key("block_size_multiple").UInt(s.block_size_multiple);
+  if (s.scale_rule != ScaleRule::kNone) w.Key("scale_rule").String(ScaleRuleName(s.scale_rule));
   if (s.has_range) {
-    w.Key("value_range");
-    w.BeginObject();
-    w.Key("min");
-    w.Double(s.range_min);
-    w.Key("max");
-    w.Double(s.range_max);
+    w.Key("value_range").BeginObject();
+    w.Key("min").Double(s.range_min);
+    w.Key("max").Double(s.range_max);
     w.EndObject();
   }
   if (!s.fixed_encodings.empty()) {
-    w.Key("fixed_encodings");
-    w.BeginArray();
+    w.Key("fixed_encodings").BeginArray();
     for (const FixedEncoding& e : s.fixed_encodings) {
       w.BeginObject();
-      w.Key("dtype");
-      w.String(DTypeShortName(e.dtype));
-      w.Key("offset");
-      w.Int(e.offset);
-      w.Key("scale");
-      w.Double(e.scale);
+      w.Key("dtype").String(DTypeShortName(e.dtype));
+      w.Key("offset").Int(e.offset);
+      w.Key("scale").Double(e.scale);
       w.EndObject();
     }
     w.EndArray();
   }
-  if (!s.note.empty()) {
-    w.Key("note");
-    w.String(s.note);
-  }
+  if (!s.note.empty()) w.Key("note").String(s.note);
   w.EndObject();
 }
 
 void WriteOp(JsonWriter& w, const OpKernels& o) {
   w.BeginObject();
-  w.Key("op");
-  w.String(o.op);
-  w.Key("kernels");
-  w.BeginArray();
+  w.Key("op").String(o.op);
+  w.Key("kernels").BeginArray();
   for (const Kernel& k : o.kernels) {
     w.BeginObject();
-    w.Key("name");
-    w.String(k.name);
-    w.Key("inputs");
-    w.BeginArray();
+    w.Key("name").String(k.name);
+    w.Key("inputs").BeginArray();
     for (const Slot& s : k.inputs) WriteSlot(w, s);
     w.EndArray();
-    w.Key("outputs");
-    w.BeginArray();
+    w.Key("outputs").BeginArray();
     for (const Slot& s : k.outputs) WriteSlot(w, s);
     w.EndArray();
-    if (k.variadic_inputs) {
-      w.Key("variadic_inputs");
-      w.Bool(true);
-    }
-    if (!k.accuracy_preserving) {
-      w.Key("accuracy_preserving");
-      w.Bool(false);
-    }
-    if (!k.note.empty()) {
-      w.Key("note");
-      w.String(k.note);
-    }
+    if (k.variadic_inputs) w.Key("variadic_inputs").Bool(true);
+    if (!k.accuracy_preserving) w.Key("accuracy_preserving").Bool(false);
+    if (!k.note.empty()) w.Key("note").String(k.note);
     w.EndObject();
   }
   w.EndArray();
+  w.EndObject();
+}
+
+void WriteSoc(JsonWriter& w, const Soc& s) {
+  w.BeginObject();
+  w.Key("name").String(s.name);
+  w.Key("soc_model").UInt(s.soc_model);
+  w.Key("vtcm_mb").UInt(s.vtcm_mb);
   w.EndObject();
 }
 
@@ -277,42 +243,20 @@ Result<std::string> TargetToJson(const Target& t, std::string_view op) {
     return w.Take();
   }
   w.BeginObject();
-  w.Key("schema_version");
-  w.UInt(t.schema_version);
-  w.Key("min_reader_version");
-  w.UInt(t.min_reader_version);
-  w.Key("name");
-  w.String(t.name);
-  w.Key("description");
-  w.String(t.description);
-  w.Key("backend");
-  w.String(BackendName(t.backend));
-  w.Key("arch_version");
-  w.UInt(t.arch_version);
-  w.Key("socs");
-  w.BeginArray();
-  for (const Soc& s : t.socs) {
-    w.BeginObject();
-    w.Key("name");
-    w.String(s.name);
-    w.Key("soc_model");
-    w.UInt(s.soc_model);
-    w.Key("vtcm_mb");
-    w.UInt(s.vtcm_mb);
-    w.EndObject();
-  }
+  w.Key("schema_version").UInt(t.schema_version);
+  w.Key("min_reader_version").UInt(t.min_reader_version);
+  w.Key("name").String(t.name);
+  w.Key("description").String(t.description);
+  w.Key("backend").String(BackendName(t.backend));
+  w.Key("arch_version").UInt(t.arch_version);
+  w.Key("socs").BeginArray();
+  for (const Soc& s : t.socs) WriteSoc(w, s);
   w.EndArray();
-  w.Key("capabilities");
-  w.BeginObject();
-  for (const CapabilityName& c : CapabilityNames()) {
-    w.Key(c.name);
-    w.Bool((t.capabilities & c.bit) != 0);
-  }
+  w.Key("capabilities").BeginObject();
+  for (const CapabilityName& c : CapabilityNames()) w.Key(c.name).Bool((t.capabilities & c.bit) != 0);
   w.EndObject();
-  w.Key("default_float_dtype");
-  w.String(DTypeShortName(t.default_float_dtype));
-  w.Key("quant_defaults");
-  w.BeginObject();
+  w.Key("default_float_dtype").String(DTypeShortName(t.default_float_dtype));
+  w.Key("quant_defaults").BeginObject();
   const QuantDefaults& q = t.quant_defaults;
   const std::pair<const char*, bool> qd[] = {{"activations_symmetric", q.activations_symmetric},
                                              {"params_symmetric", q.params_symmetric},
@@ -320,40 +264,30 @@ Result<std::string> TargetToJson(const Target& t, std::string_view op) {
                                              {"unsigned_symmetric", q.unsigned_symmetric},
                                              {"per_channel", q.per_channel},
                                              {"bias_quantized", q.bias_quantized}};
-  for (const auto& [k, v] : qd) {
-    w.Key(k);
-    w.Bool(v);
-  }
+  for (const auto& [k, v] : qd) w.Key(k).Bool(v);
   w.EndObject();
-  w.Key("ops");
-  w.BeginArray();
+  w.Key("ops").BeginArray();
   for (const OpKernels& o : t.ops) WriteOp(w, o);
   w.EndArray();
   w.Key("data_movement_ops");
   WriteStrings(w, t.data_movement_ops);
-  w.Key("super_groups");
-  w.BeginArray();
+  w.Key("super_groups").BeginArray();
   for (const SuperGroup& g : t.super_groups) {
     w.BeginObject();
     w.Key("ops");
     WriteStrings(w, g.ops);
-    if (!g.note.empty()) {
-      w.Key("note");
-      w.String(g.note);
-    }
+    if (!g.note.empty()) w.Key("note").String(g.note);
     w.EndObject();
   }
   w.EndArray();
-  w.Key("conversions");
-  w.BeginArray();
+  w.Key("conversions").BeginArray();
   for (const Conversion& c : t.conversions) {
     w.BeginObject();
     w.Key("from");
     WriteDTypes(w, c.from);
     w.Key("to");
     WriteDTypes(w, c.to);
-    w.Key("via");
-    w.String(ConvertOpName(c.via));
+    w.Key("via").String(ConvertOpName(c.via));
     w.EndObject();
   }
   w.EndArray();
@@ -519,20 +453,14 @@ std::string DiffTargets(const Target& a, const Target& b, bool json) {
   if (json) {
     JsonWriter w;
     w.BeginObject();
-    w.Key("a");
-    w.String(a.name);
-    w.Key("b");
-    w.String(b.name);
-    w.Key("equal");
-    w.Bool(changes.empty());
-    w.Key("changes");
-    w.BeginArray();
+    w.Key("a").String(a.name);
+    w.Key("b").String(b.name);
+    w.Key("equal").Bool(changes.empty());
+    w.Key("changes").BeginArray();
     for (const Change& c : changes) {
       w.BeginObject();
-      w.Key("kind");
-      w.String(c.kind);
-      w.Key("item");
-      w.String(c.item);
+      w.Key("kind").String(c.kind);
+      w.Key("item").String(c.item);
       w.Key("a");
       if (c.a.empty()) w.Null(); else w.String(c.a);
       w.Key("b");

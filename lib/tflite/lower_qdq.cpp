@@ -5,6 +5,19 @@
 #include "tflite/tflite_importer.h"
 
 namespace qairt::tflite_import {
+namespace {
+
+// A QUANTIZE or DEQUANTIZE of an activation that only carries quantization
+// parameters: its output is the input's IR tensor (in each layout it has).
+Status FoldIntoInput(Importer& imp, const Val& x, Val& y) {
+  ++imp.report().qdq_folded;
+  y.id = x.id;
+  y.nchw = x.nchw;
+  y.available = true;
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status LowerQuantize(OpCtx& c) {
   Importer& imp = c.imp;
@@ -35,11 +48,7 @@ Status LowerQuantize(OpCtx& c) {
     if (!s.ok()) return imp.Fail(c, "outputs[0]", "{}", s.message());
   }
   (void)xin;
-  ++imp.report().qdq_folded;
-  y.id = x.id;
-  y.nchw = x.nchw;
-  y.available = true;
-  return Status::Ok();
+  return FoldIntoInput(imp, x, y);
 }
 
 Status LowerDequantize(OpCtx& c) {
@@ -73,11 +82,7 @@ Status LowerDequantize(OpCtx& c) {
   if (imp.graph().tensor(xin).dtype == DType::kFloat16)
     return Done(imp.Emit(c, "Cast", {xin}, {{"to", static_cast<int64_t>(DType::kFloat32)}}, 0, nchw));
   // A quantized activation already is a float tensor with an encoding.
-  ++imp.report().qdq_folded;
-  y.id = x.id;
-  y.nchw = x.nchw;
-  y.available = true;
-  return Status::Ok();
+  return FoldIntoInput(imp, x, y);
 }
 
 Status LowerCast(OpCtx& c) {

@@ -88,12 +88,8 @@ class Importer {
 
   // ---- diagnostics ----
   void Diag(Severity sev, DiagKind kind, std::string field, std::string message) {
-    Diagnostic d;
-    d.severity = sev;
-    d.kind = kind;
-    d.field = std::move(field);
-    d.message = std::move(message);
-    report_->diagnostics.push_back(std::move(d));
+    report_->diagnostics.push_back(
+        {.severity = sev, .kind = kind, .field = std::move(field), .message = std::move(message)});
   }
   template <typename... Args>
   Status Fail(OpCtx& c, std::string field, fmt::format_string<Args...> format, Args&&... args) {

@@ -457,11 +457,8 @@ Status VerifyTfliteModel(const uint8_t* data, size_t size, uint64_t file_size, c
   // The Verifier asserts size < FLATBUFFERS_MAX_BUFFER_SIZE: a bigger file keeps
   // its buffers outside the FlatBuffer, which is verified on its own.
   const size_t fb_size = std::min<uint64_t>(size, FLATBUFFERS_MAX_BUFFER_SIZE - 1);
-  flatbuffers::Verifier::Options opts;
-  opts.max_depth = kMaxDepth;
-  opts.max_tables = kMaxTables;
-  opts.check_alignment = true;
-  flatbuffers::Verifier verifier(data, fb_size, opts);
+  flatbuffers::Verifier verifier(data, fb_size,
+                                 {.max_depth = kMaxDepth, .max_tables = kMaxTables, .check_alignment = true});
   if (!fb::VerifyModelBuffer(verifier))
     return Error(StatusCode::kParseError,
                  "{}: the FlatBuffers verifier rejected the model ({} bytes: truncated or corrupt, an offset or length "

@@ -38,13 +38,22 @@ std::vector<Dim> SpatialOutputs(InferContext& ctx, const Shape& x, const std::ve
 
 // ---- convolution -------------------------------------------------------------------
 
+// Checks a (transposed) convolution's x and weight: the weight's dtype
+// against x's and both ranks against n + 2 (both checked, so both get
+// reported). False on a rank mismatch, after giving output 0 x's dtype and an
+// unknown shape.
+bool CheckConvOperands(InferContext& ctx, size_t n) {
+  CheckWeightDType(ctx, 0, 1);
+  const bool x_rank_ok = CheckRank(ctx, 0, n + 2);
+  const bool ranks_ok = CheckRank(ctx, 1, n + 2) && x_rank_ok;
+  if (!ranks_ok) SetOutput(ctx, 0, InputOrUnknown(ctx, 0).dtype, Shape());
+  return ranks_ok;
+}
+
 void InferConv(InferContext& ctx, size_t n, bool depthwise) {
   const TensorType& x = InputOrUnknown(ctx, 0);
   const Shape& w = InputOrUnknown(ctx, 1).shape;
-  CheckWeightDType(ctx, 0, 1);
-  const bool x_rank_ok = CheckRank(ctx, 0, n + 2);  // both checked, so both get reported
-  const bool ranks_ok = CheckRank(ctx, 1, n + 2) && x_rank_ok;
-  if (!ranks_ok) return SetOutput(ctx, 0, x.dtype, Shape());
+  if (!CheckConvOperands(ctx, n)) return;
   const Dim channels = DimOr(x.shape, 1), weight_in = DimOr(w, 1), weight_out = DimOr(w, 0);
   if (depthwise) {
     if (weight_in.known() && weight_in.value != 1)
@@ -116,10 +125,7 @@ Dim TransposeOutputDim(InferContext& ctx, const Dim& in, int64_t kernel, size_t 
 void InferTransposeConv(InferContext& ctx, size_t n) {
   const TensorType& x = InputOrUnknown(ctx, 0);
   const Shape& w = InputOrUnknown(ctx, 1).shape;
-  CheckWeightDType(ctx, 0, 1);
-  const bool x_rank_ok = CheckRank(ctx, 0, n + 2);  // both checked, so both get reported
-  const bool ranks_ok = CheckRank(ctx, 1, n + 2) && x_rank_ok;
-  if (!ranks_ok) return SetOutput(ctx, 0, x.dtype, Shape());
+  if (!CheckConvOperands(ctx, n)) return;
   const int64_t group = ctx.Int("group", 1);
   Dim out_channels;
   if (group < 1) {

@@ -43,13 +43,14 @@ void InferDequantize(InferContext& ctx) {
 }  // namespace
 
 void RegisterQuantizationOps(std::vector<OpSchema>* out) {
-  const OpSchema schemas[] = {
-      {"Cast", 1, 1, 1, 1, InferCast, "x; to (int DType value, required)"},
-      {"Convert", 1, 1, 1, 1, InferConvert, "x (quantized or float); output_dtype? (int DType value)"},
-      {"Quantize", 1, 1, 1, 1, InferQuantize, "x (float); output_dtype? (int DType value, fixed-point)"},
-      {"Dequantize", 1, 1, 1, 1, InferDequantize, "x (fixed-point); output_dtype? (int DType value, float)"},
+  // Each takes one input and gives one output.
+  auto add = [out](std::string_view type, ShapeFn infer, std::string_view summary) {
+    out->push_back({type, 1, 1, 1, 1, infer, summary});
   };
-  out->insert(out->end(), std::begin(schemas), std::end(schemas));
+  add("Cast", InferCast, "x; to (int DType value, required)");
+  add("Convert", InferConvert, "x (quantized or float); output_dtype? (int DType value)");
+  add("Quantize", InferQuantize, "x (float); output_dtype? (int DType value, fixed-point)");
+  add("Dequantize", InferDequantize, "x (fixed-point); output_dtype? (int DType value, float)");
 }
 
 }  // namespace qairt::ops

@@ -1,9 +1,9 @@
 // lpbq-scales kernel, avx2 level (compiled with: -mavx2 -mfma -mf16c; see
-// CMakeLists.txt). Four blocks per step in double lanes; see avx512.cc for
-// how it matches the reference.
-#include <immintrin.h>
-
-#include "kernels/common/scalar.h"
+// CMakeLists.txt). Block scales four per step in double lanes, the rest in
+// impl.h; see avx512.cc for how it matches the reference.
+#include "kernels/isa/avx2.h"
+//
+#include "kernels/lpbq-scales/impl.h"
 
 namespace qairt::kernels {
 
@@ -30,26 +30,8 @@ void qairt_f32_lpbqscales__avx2_u4(size_t nblocks, const float* bmins, const flo
   }
   alignas(16) float lanes[4];
   _mm_store_ps(lanes, vmax);
-  float cs = 0.0f;
-  for (float v : lanes) cs = cs < v ? v : cs;
-  bool any_nan = _mm_movemask_ps(nan) != 0;
-  cs = LpbqTailBlockScales(b, nblocks, bmins, bmaxs, p, cs, &any_nan, effective_scales) / p->levels;
-  if (!LpbqChannelScaleExact(cs, any_nan)) {
-    ref::LpbqScales(nblocks, bmins, bmaxs, p, channel_scale, int_scales, effective_scales);
-    return;
-  }
-  *channel_scale = cs;
-  const __m256 vcs = _mm256_set1_ps(cs), one = _mm256_set1_ps(1.0f), levels = _mm256_set1_ps(p->levels);
-  b = 0;
-  for (; b + 8 <= nblocks; b += 8) {
-    __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(effective_scales + b), vcs),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_min_ps(_mm256_max_ps(r, one), levels);  // finite here: std::clamp's value
-    const __m256i k = _mm256_cvttps_epi32(r);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(int_scales + b), k);
-    _mm256_storeu_ps(effective_scales + b, _mm256_mul_ps(_mm256_cvtepi32_ps(k), vcs));
-  }
-  LpbqTailIntScales(b, nblocks, cs, p->levels, int_scales, effective_scales);
+  avx2::LpbqFinishChannel(b, lanes, 4, _mm_movemask_ps(nan) != 0, nblocks, bmins, bmaxs, p, channel_scale, int_scales,
+                          effective_scales);
 }
 
 }  // namespace qairt::kernels

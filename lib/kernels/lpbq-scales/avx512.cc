@@ -1,12 +1,13 @@
 // lpbq-scales kernel, avx512 level (compiled with: -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma -mf16c; see
-// CMakeLists.txt). Eight blocks per step in double lanes: the same IEEE
+// CMakeLists.txt). Block scales eight per step in double lanes (the rest in
+// impl.h): the same IEEE
 // operations as the reference, with MINPD/MAXPD operand order chosen to give
 // std::min/std::max's result (ties and NaN included). The channel maximum is
 // taken in a different order, which only matters for NaN or an all-zero
 // channel: those rows are handed to the reference.
-#include <immintrin.h>
-
-#include "kernels/common/scalar.h"
+#include "kernels/isa/avx512.h"
+//
+#include "kernels/lpbq-scales/impl.h"
 
 namespace qairt::kernels {
 
@@ -33,26 +34,8 @@ void qairt_f32_lpbqscales__avx512_u8(size_t nblocks, const float* bmins, const f
   }
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, vmax);
-  float cs = 0.0f;
-  for (float v : lanes) cs = cs < v ? v : cs;
-  bool any_nan = nan != 0;
-  cs = LpbqTailBlockScales(b, nblocks, bmins, bmaxs, p, cs, &any_nan, effective_scales) / p->levels;
-  if (!LpbqChannelScaleExact(cs, any_nan)) {
-    ref::LpbqScales(nblocks, bmins, bmaxs, p, channel_scale, int_scales, effective_scales);
-    return;
-  }
-  *channel_scale = cs;
-  const __m512 vcs = _mm512_set1_ps(cs), one = _mm512_set1_ps(1.0f), levels = _mm512_set1_ps(p->levels);
-  b = 0;
-  for (; b + 16 <= nblocks; b += 16) {
-    __m512 r = _mm512_roundscale_ps(_mm512_div_ps(_mm512_loadu_ps(effective_scales + b), vcs),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm512_min_ps(_mm512_max_ps(r, one), levels);  // finite here: std::clamp's value
-    const __m512i k = _mm512_cvttps_epi32(r);
-    _mm512_storeu_si512(int_scales + b, k);
-    _mm512_storeu_ps(effective_scales + b, _mm512_mul_ps(_mm512_cvtepi32_ps(k), vcs));
-  }
-  LpbqTailIntScales(b, nblocks, cs, p->levels, int_scales, effective_scales);
+  avx512::LpbqFinishChannel(b, lanes, 8, nan != 0, nblocks, bmins, bmaxs, p, channel_scale, int_scales,
+                            effective_scales);
 }
 
 }  // namespace qairt::kernels
