@@ -130,7 +130,7 @@ QAIRT_LAYOUT(qairt_op_desc, attrs, 64);
 QAIRT_LAYOUT(qairt_op_desc, source_name, 72);
 QAIRT_LAYOUT(qairt_op_desc, source_op_type, 80);
 
-static_assert(sizeof(qairt_diagnostic) == 40);
+static_assert(sizeof(qairt_diagnostic) == 88);
 QAIRT_LAYOUT(qairt_diagnostic, struct_size, 0);
 QAIRT_LAYOUT(qairt_diagnostic, severity, 4);
 QAIRT_LAYOUT(qairt_diagnostic, kind, 8);
@@ -139,6 +139,13 @@ QAIRT_LAYOUT(qairt_diagnostic, tensor, 16);
 QAIRT_LAYOUT(qairt_diagnostic, reserved, 20);
 QAIRT_LAYOUT(qairt_diagnostic, field, 24);
 QAIRT_LAYOUT(qairt_diagnostic, message, 32);
+QAIRT_LAYOUT(qairt_diagnostic, code, 40);
+QAIRT_LAYOUT(qairt_diagnostic, file, 48);
+QAIRT_LAYOUT(qairt_diagnostic, line, 56);
+QAIRT_LAYOUT(qairt_diagnostic, column, 60);
+QAIRT_LAYOUT(qairt_diagnostic, op_name, 64);
+QAIRT_LAYOUT(qairt_diagnostic, tensor_name, 72);
+QAIRT_LAYOUT(qairt_diagnostic, suggestion, 80);
 
 static_assert(sizeof(qairt_tensor_info) == 72);
 QAIRT_LAYOUT(qairt_tensor_info, struct_size, 0);

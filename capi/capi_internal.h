@@ -35,11 +35,24 @@ struct qairt_encoding_t {
   qairt::Encoding encoding;
 };
 
+// The C ABI's one diagnostics list (also qairt_encodings_diagnostics_t).
+// Records from graph validation keep their kind and op/tensor ids in `ids`;
+// `ids` is shorter than `diags` when other producers appended after them.
 struct qairt_diagnostics_t {
-  qairt::Diagnostics diagnostics;
+  struct GraphIds {
+    uint32_t kind = 0;
+    uint32_t op = qairt::kInvalidId;
+    uint32_t tensor = qairt::kInvalidId;
+  };
+  qairt::Diags diags;
+  std::vector<GraphIds> ids;
 };
 
 namespace qairt::capi {
+
+// Graph-validation diagnostics as records of the one family: the code is the
+// kind's rule id, the op and tensor are named as well as numbered.
+void AppendGraphDiagnostics(const Graph& graph, const Diagnostics& in, qairt_diagnostics_t* out);
 
 // Preallocated so that an allocation failure can still be reported.
 qairt_status_t* OutOfMemoryStatus();

@@ -22,11 +22,37 @@ struct qairt_convert_result_t {
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
   std::string log;
+  qairt_diagnostics_t diagnostics;  // the errors and warnings as records, in order
   qairt_process_result_t* process = nullptr;
   qairt_compare_report_t* accuracy = nullptr;
   ~qairt_convert_result_t() {
     qairt_process_result_destroy(process);
     qairt_compare_report_destroy(accuracy);
+  }
+
+  // An error or warning of a stage that has no finer rule ids: the stage is
+  // the record's code ("quantization overrides" -> "quantization-overrides").
+  void AddError(std::string_view stage, const std::string& message, bool record = true) {
+    errors.push_back(std::string(stage) + ": " + message);
+    if (record) AddRecord(qairt::Severity::kError, stage, message);
+  }
+  void AddWarning(std::string_view stage, const std::string& message) {
+    warnings.push_back(message);
+    AddRecord(qairt::Severity::kWarning, stage, message);
+  }
+  void AddRecords(const qairt::Diags& records) {
+    diagnostics.diags.insert(diagnostics.diags.end(), records.begin(), records.end());
+  }
+
+ private:
+  void AddRecord(qairt::Severity severity, std::string_view stage, const std::string& message) {
+    qairt::Diag d;
+    d.severity = severity;
+    d.code = stage;
+    for (char& c : d.code)
+      if (c == ' ') c = '-';
+    d.message = message;
+    diagnostics.diags.push_back(std::move(d));
   }
 };
 
@@ -92,7 +118,7 @@ class Pipeline {
 
  private:
   bool Fail(const char* stage, const std::string& message) {
-    r_->errors.push_back(std::string(stage) + ": " + message);
+    r_->AddError(stage, message);
     return false;
   }
   bool Legalize();
@@ -159,8 +185,15 @@ bool Pipeline::ApplyOverrides() {
   });
   const size_t applied = errors ? 0 : qairt_encodings_entry_count(enc);
   qairt_encodings_destroy(enc);
+  // The file's own records (file:line:col, tensor, rule id) stand for this
+  // stage in the diagnostics; the error string keeps the summary.
+  r_->AddRecords(diags->diags);
   qairt_encodings_diagnostics_destroy(diags);
-  if (errors) return Fail("quantization overrides", fmt::format("{}: {} error(s), nothing applied\n{}", path, errors, text));
+  if (errors) {
+    r_->AddError("quantization overrides",
+                 fmt::format("{}: {} error(s), nothing applied\n{}", path, errors, text), /*record=*/false);
+    return false;
+  }
   r_->summary += fmt::format("quantization overrides: {}: {} encodings applied\n{}", path, applied, text);
   return true;
 }
@@ -201,7 +234,7 @@ bool Pipeline::Rewrite() {
   if (std::string e = Consume(qairt_rewrite_graph(graph_, &ro, &rr)); !e.empty()) return Fail("rewrites", e);
   r_->summary += Render(rr, QAIRT_ANALYSIS_TEXT);
   for (size_t i = 0; i < qairt_analysis_report_warning_count(rr); ++i)
-    r_->warnings.push_back(qairt_analysis_report_warning(rr, i));
+    r_->AddWarning("rewrites", qairt_analysis_report_warning(rr, i));
   detail_log_ += "======== REWRITES ========\n" + Render(rr, QAIRT_ANALYSIS_TEXT_DETAILED);
   qairt_analysis_report_destroy(rr);
   return true;
@@ -237,7 +270,7 @@ bool Pipeline::Calibrate() {
       return Fail("calibration", e);
     r_->summary += Render(mr, QAIRT_ANALYSIS_TEXT);
     for (size_t i = 0; i < qairt_analysis_report_warning_count(mr); ++i)
-      r_->warnings.push_back(qairt_analysis_report_warning(mr, i));
+      r_->AddWarning("mixed precision", qairt_analysis_report_warning(mr, i));
     detail_log_ += "======== MIXED PRECISION ========\n" + Render(mr, QAIRT_ANALYSIS_TEXT);
     qairt_analysis_report_destroy(mr);
     return true;
@@ -249,7 +282,7 @@ bool Pipeline::Calibrate() {
                              qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
                              qairt_calibration_report_param_count(cr));
   for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
-    r_->warnings.push_back(qairt_calibration_report_warning(cr, i));
+    r_->AddWarning("calibration", qairt_calibration_report_warning(cr, i));
   qairt_calibration_report_destroy(cr);
   return true;
 }
@@ -274,6 +307,8 @@ bool Pipeline::Process() {
     r_->warnings.push_back(qairt_process_result_warning(pr, i));
   for (size_t i = 0; i < qairt_process_result_error_count(pr); ++i)
     r_->errors.push_back(std::string("processing: ") + qairt_process_result_error(pr, i));
+  // The records carry processing's own rule ids and the op/tensor of each.
+  r_->AddRecords(qairt_process_result_diagnostics(pr)->diags);
   return qairt_process_result_error_count(pr) == 0;
 }
 
@@ -382,7 +417,7 @@ void Pipeline::Evaluate() {
   if (std::string e = Consume(qairt_compare_input_list_progress(
           float_graph_, graph_, eval, 0, o_.progress ? StageProgress::Callback : nullptr, &accuracy_progress_, &cmp));
       !e.empty()) {
-    r_->warnings.push_back("accuracy: " + e);
+    r_->AddWarning("accuracy", "accuracy: " + e);
     return;
   }
   r_->accuracy = cmp;
@@ -496,7 +531,7 @@ qairt_status_t* qairt_convert_file(const char* model_path, const qairt_import_op
     std::string text = report ? QueryThenFill([&](char* b, size_t c, size_t* l) {
       return qairt_import_report_text(report, b, c, l);
     }) : std::string();
-    result->errors.push_back("import: " + Consume(is) + (text.empty() ? "" : "\n" + text));
+    result->AddError("import", Consume(is) + (text.empty() ? "" : "\n" + text));
   } else {
     Pipeline(graph, o, result.get()).Run();
   }
@@ -523,6 +558,9 @@ size_t qairt_convert_result_warning_count(const qairt_convert_result_t* result) 
 }
 const char* qairt_convert_result_warning(const qairt_convert_result_t* result, size_t index) {
   return result && index < result->warnings.size() ? result->warnings[index].c_str() : nullptr;
+}
+const qairt_diagnostics_t* qairt_convert_result_diagnostics(const qairt_convert_result_t* result) {
+  return result ? &result->diagnostics : nullptr;
 }
 const char* qairt_convert_result_log(const qairt_convert_result_t* result) { return result ? result->log.c_str() : ""; }
 const qairt_process_result_t* qairt_convert_result_process(const qairt_convert_result_t* result) {

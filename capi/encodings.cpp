@@ -10,10 +10,6 @@ struct qairt_encodings_t {
   qairt::encodings::File file;
 };
 
-struct qairt_encodings_diagnostics_t {
-  qairt::encodings::Diags diags;
-};
-
 using namespace qairt;  // NOLINT: implementation file of the C boundary
 using capi::InvalidArg;
 namespace enc = qairt::encodings;
@@ -82,48 +78,36 @@ qairt_status_t* ReadWriteOptions(const qairt_encodings_write_options* in, enc::W
 
 extern "C" {
 
+// The collector is the one list type: these are the 1.2 spellings of the
+// qairt_diagnostics_* functions (capi/diagnostics.cpp).
 qairt_status_t* qairt_encodings_diagnostics_create(qairt_encodings_diagnostics_t** out_diagnostics) {
-  QAIRT_CAPI_BEGIN
-  if (!out_diagnostics) return InvalidArg("qairt_encodings_diagnostics_create: out_diagnostics is NULL");
-  *out_diagnostics = new qairt_encodings_diagnostics_t;
-  return nullptr;
-  QAIRT_CAPI_END
+  return qairt_diagnostics_create(out_diagnostics);
 }
 
-void qairt_encodings_diagnostics_destroy(qairt_encodings_diagnostics_t* diagnostics) { delete diagnostics; }
+void qairt_encodings_diagnostics_destroy(qairt_encodings_diagnostics_t* diagnostics) {
+  qairt_diagnostics_destroy(diagnostics);
+}
 
 size_t qairt_encodings_diagnostics_count(const qairt_encodings_diagnostics_t* diagnostics) {
-  return diagnostics ? diagnostics->diags.size() : 0;
+  return qairt_diagnostics_count(diagnostics);
 }
 
 size_t qairt_encodings_diagnostics_count_severity(const qairt_encodings_diagnostics_t* diagnostics,
                                                   qairt_severity_t severity) {
-  if (!diagnostics) return 0;
-  size_t n = 0;
-  for (const auto& d : diagnostics->diags) n += static_cast<uint32_t>(d.severity) == severity;
-  return n;
+  return qairt_diagnostics_count_severity(diagnostics, severity);
 }
 
 qairt_status_t* qairt_encodings_diagnostics_get(const qairt_encodings_diagnostics_t* diagnostics, size_t index,
                                                 qairt_encodings_diagnostic* out_diagnostic) {
   QAIRT_CAPI_BEGIN
   if (!diagnostics) return InvalidArg("qairt_encodings_diagnostics_get: diagnostics is NULL");
-  if (index >= diagnostics->diags.size())
-    return capi::MakeStatus(QAIRT_NOT_FOUND, fmt::format("diagnostic index {} out of range (count {})", index,
-                                                         diagnostics->diags.size()));
-  const enc::Diag& d = diagnostics->diags[index];
-  qairt_encodings_diagnostic full{};
-  full.struct_size = sizeof full;
-  full.severity = static_cast<qairt_severity_t>(d.severity);
-  full.line = d.line;
-  full.column = d.column;
-  full.byte_offset = d.offset;
-  full.code = d.code.c_str();
-  full.file = d.file.c_str();
-  full.tensor = d.tensor.c_str();
-  full.field = d.field.c_str();
-  full.message = d.message.c_str();
-  full.suggestion = d.suggestion.c_str();
+  // The common record, re-packed in the 1.2 layout (which adds the byte offset).
+  qairt_diagnostic c{};
+  c.struct_size = sizeof c;
+  if (qairt_status_t* s = qairt_diagnostics_get(diagnostics, index, &c)) return s;
+  const qairt_encodings_diagnostic full{
+      sizeof full, c.severity, c.line,    c.column,  diagnostics->diags[index].offset,
+      c.code,      c.file,     c.tensor_name, c.field, c.message, c.suggestion};
   return capi::WriteVersionedStruct(full, QAIRT_STRUCT_V1_SIZE(qairt_encodings_diagnostic, suggestion), "qairt_encodings_diagnostic",
                                     out_diagnostic);
   QAIRT_CAPI_END
@@ -132,17 +116,11 @@ qairt_status_t* qairt_encodings_diagnostics_get(const qairt_encodings_diagnostic
 qairt_status_t* qairt_encodings_diagnostics_render(const qairt_encodings_diagnostics_t* diagnostics,
                                                    qairt_report_format_t format, char* buf, size_t capacity,
                                                    size_t* out_length) {
-  QAIRT_CAPI_BEGIN
-  if (!diagnostics) return InvalidArg("qairt_encodings_diagnostics_render: diagnostics is NULL");
-  if (format < QAIRT_REPORT_TEXT || format > QAIRT_REPORT_SARIF)
-    return InvalidArg("qairt_encodings_diagnostics_render: unknown format {}", format);
-  const std::string s = enc::RenderDiagnostics(diagnostics->diags, static_cast<enc::ReportFormat>(format));
-  return capi::FillString(s, buf, capacity, out_length, "qairt_encodings_diagnostics_render");
-  QAIRT_CAPI_END
+  return qairt_diagnostics_render(diagnostics, format, buf, capacity, out_length);
 }
 
 void qairt_encodings_diagnostics_clear(qairt_encodings_diagnostics_t* diagnostics) {
-  if (diagnostics) diagnostics->diags.clear();
+  qairt_diagnostics_clear(diagnostics);
 }
 
 void qairt_encodings_load_options_init(qairt_encodings_load_options* options) {

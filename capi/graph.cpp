@@ -15,7 +15,6 @@ constexpr size_t kTensorDescV1 = QAIRT_STRUCT_V1_SIZE(qairt_tensor_desc, reserve
 constexpr size_t kOpDescV1 = QAIRT_STRUCT_V1_SIZE(qairt_op_desc, source_op_type);
 constexpr size_t kTensorInfoV1 = QAIRT_STRUCT_V1_SIZE(qairt_tensor_info, static_data_size);
 constexpr size_t kOpInfoV1 = QAIRT_STRUCT_V1_SIZE(qairt_op_info, num_attrs);
-constexpr size_t kDiagnosticV1 = QAIRT_STRUCT_V1_SIZE(qairt_diagnostic, message);
 
 // Hostile-input guard: no real tensor has more dims than this.
 constexpr size_t kMaxRank = 64;
@@ -316,36 +315,14 @@ qairt_status_t* qairt_graph_validate(const qairt_graph_t* graph, qairt_diagnosti
   Diagnostics diags = graph->graph.Validate();
   const bool failed = HasErrors(diags);
   std::string text = failed ? fmt::format("graph '{}' is invalid:\n{}", graph->graph.name(), JoinMessages(diags)) : "";
-  if (out_diagnostics) *out_diagnostics = new qairt_diagnostics_t{std::move(diags)};
+  if (out_diagnostics) {
+    auto list = std::make_unique<qairt_diagnostics_t>();
+    capi::AppendGraphDiagnostics(graph->graph, diags, list.get());
+    *out_diagnostics = list.release();
+  }
   return failed ? capi::MakeStatus(QAIRT_VALIDATION_FAILED, std::move(text)) : nullptr;
   QAIRT_CAPI_END
 }
-
-size_t qairt_diagnostics_count(const qairt_diagnostics_t* diagnostics) {
-  return diagnostics ? diagnostics->diagnostics.size() : 0;
-}
-
-qairt_status_t* qairt_diagnostics_get(const qairt_diagnostics_t* diagnostics, size_t index,
-                                      qairt_diagnostic* out_diagnostic) {
-  QAIRT_CAPI_BEGIN
-  if (!diagnostics) return InvalidArg("qairt_diagnostics_get: diagnostics must not be NULL");
-  if (index >= diagnostics->diagnostics.size())
-    return capi::MakeStatus(QAIRT_NOT_FOUND, fmt::format("qairt_diagnostics_get: index {} out of range (count {})",
-                                                         index, diagnostics->diagnostics.size()));
-  const Diagnostic& d = diagnostics->diagnostics[index];
-  qairt_diagnostic full{};
-  full.struct_size = sizeof(qairt_diagnostic);
-  full.severity = static_cast<qairt_severity_t>(d.severity);
-  full.kind = static_cast<qairt_diag_kind_t>(d.kind);
-  full.op = d.op;
-  full.tensor = d.tensor;
-  full.field = d.field.c_str();
-  full.message = d.message.c_str();
-  return capi::WriteVersionedStruct(full, kDiagnosticV1, "qairt_diagnostic", out_diagnostic);
-  QAIRT_CAPI_END
-}
-
-void qairt_diagnostics_destroy(qairt_diagnostics_t* diagnostics) { delete diagnostics; }
 
 // ---- introspection ----------------------------------------------------------
 

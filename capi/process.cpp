@@ -11,6 +11,7 @@ struct qairt_process_result_t {
   std::vector<qairt_container_option> options;
   std::vector<qairt_container_op_annotation> annotations;
   std::vector<qairt_container_tensor_note> notes;
+  qairt_diagnostics_t diagnostics;  // result.diagnostics, moved here
 };
 
 using qairt::capi::InvalidArg;
@@ -92,6 +93,7 @@ qairt_status_t* qairt_process(qairt_graph_t* graph, const qairt_process_options*
   for (const auto& a : r->result.annotations)
     r->annotations.push_back({a.op.c_str(), a.kernel.c_str(), a.super_group, a.adapted ? 1u : 0u});
   for (const auto& n : r->result.notes) r->notes.push_back({n.tensor.c_str(), n.reasons.c_str()});
+  r->diagnostics.diags = std::move(r->result.diagnostics);
   *out_result = r.release();
   return nullptr;
   QAIRT_CAPI_END
@@ -108,6 +110,9 @@ size_t qairt_process_result_warning_count(const qairt_process_result_t* r) {
 }
 const char* qairt_process_result_warning(const qairt_process_result_t* r, size_t i) {
   return r && i < r->result.warnings.size() ? r->result.warnings[i].c_str() : nullptr;
+}
+const qairt_diagnostics_t* qairt_process_result_diagnostics(const qairt_process_result_t* r) {
+  return r ? &r->diagnostics : nullptr;
 }
 const char* qairt_process_result_log(const qairt_process_result_t* r) { return r ? r->result.log.c_str() : ""; }
 const char* qairt_process_result_stats(const qairt_process_result_t* r) { return r ? r->result.stats.c_str() : ""; }

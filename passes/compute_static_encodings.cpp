@@ -58,9 +58,10 @@ Status ComputeStaticEncodings(Session& s) {
         if (!in || !w || !IsFixedPoint(in->dtype) || !IsFixedPoint(w->dtype) || in->scales.size() != 1 ||
             (w->kind != EncodingKind::kPerTensor && w->kind != EncodingKind::kPerChannel &&
              w->kind != EncodingKind::kLpbq)) {
-          s.Error(fmt::format("{} ({}): cannot compute the encoding of bias '{}': the input and weight need per-tensor "
+          s.Error("bias-encoding", fmt::format("{} ({}): cannot compute the encoding of bias '{}': the input and weight need per-tensor "
                               "/ per-channel / LPBQ fixed-point encodings",
-                              op.name, op.type, bias.name));
+                              op.name, op.type, bias.name),
+                  op.name, bias.name);
           continue;
         }
         enc.kind = w->scales.size() > 1 ? EncodingKind::kPerChannel : EncodingKind::kPerTensor;
@@ -71,8 +72,10 @@ Status ComputeStaticEncodings(Session& s) {
         enc.offsets.assign(enc.scales.size(), 0);
       } else {
         if (bias.dtype != DType::kFloat32 || !bias.data) {
-          s.Error(fmt::format("{} ({}): bias '{}' has no float data to compute a {} encoding from", op.name, op.type,
-                              bias.name, DTypeShortName(want)));
+          s.Error("bias-encoding",
+                  fmt::format("{} ({}): bias '{}' has no float data to compute a {} encoding from", op.name, op.type,
+                              bias.name, DTypeShortName(want)),
+                  op.name, bias.name);
           continue;
         }
         quant::EncodingRequest req;
@@ -81,7 +84,7 @@ Status ComputeStaticEncodings(Session& s) {
         auto e = quant::ComputeEncoding(bias.name, reinterpret_cast<const float*>(bias.data->data()),
                                         bias.shape.extents(), req);
         if (!e.ok()) {
-          s.Error(e.status().message());
+          s.Error("bias-encoding", e.status().message(), op.name, bias.name);
           continue;
         }
         enc = e.value();
@@ -93,9 +96,11 @@ Status ComputeStaticEncodings(Session& s) {
           rec.needed_in[i] = enc;
           continue;
         }
-        s.Warn(fmt::format("bias '{}': the given encoding is replaced by scale = input scale x weight scale for {} "
+        s.Warn("bias-encoding-replaced",
+               fmt::format("bias '{}': the given encoding is replaced by scale = input scale x weight scale for {} "
                            "({})",
-                           bias.name, op.name, rec.kernel));
+                           bias.name, op.name, rec.kernel),
+               op.name, bias.name);
       }
       QAIRT_RETURN_IF_ERROR(g.SetEncoding(b, enc));
       rec.needed_in[i] = enc;

@@ -40,7 +40,9 @@ Status FillMissingEncodings(Session& s) {
       continue;
     }
     if (IsFixedPoint(t.dtype)) {
-      s.Error(fmt::format("tensor '{}' holds {} data but has no encoding", t.name, DTypeShortName(t.dtype)));
+      s.Error("missing-encoding",
+              fmt::format("tensor '{}' holds {} data but has no encoding", t.name, DTypeShortName(t.dtype)), {},
+              t.name);
       continue;
     }
     const DType f = s.float_dtype();

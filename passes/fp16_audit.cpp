@@ -40,7 +40,7 @@ Status Fp16Audit(Session& s) {
   std::string list;
   for (size_t i = 0; i < names.size() && i < 20; ++i) list += (i ? ", " : "") + names[i];
   if (names.size() > 20) list += fmt::format(", ... ({} in all)", names.size());
-  s.Error(fmt::format("FP16 audit: target '{}' has no float compute, but {} tensor(s) are float after processing: {}. "
+  s.Error("fp16-audit", fmt::format("FP16 audit: target '{}' has no float compute, but {} tensor(s) are float after processing: {}. "
                       "Give them encodings (--quantization_overrides) or calibrate them (--input_list)",
                       tgt.name, names.size(), list));
   return Status::Ok();

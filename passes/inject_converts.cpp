@@ -108,8 +108,10 @@ Status Materialize(Session& s, const ConvertSite& site) {
   for (const Encoding& e : steps) {
     std::string type = ConvertOpType(s.target(), from, e.dtype);
     if (type.empty()) {
-      s.Error(fmt::format("no Cast/Convert from {} to {} for tensor '{}' on target '{}' ({})", DTypeShortName(from),
-                          DTypeShortName(e.dtype), source_name, s.target().name, site.why));
+      s.Error("no-convert",
+              fmt::format("no Cast/Convert from {} to {} for tensor '{}' on target '{}' ({})", DTypeShortName(from),
+                          DTypeShortName(e.dtype), source_name, s.target().name, site.why),
+              {}, source_name);
       return Status::Ok();
     }
     types.push_back(std::move(type));

@@ -68,6 +68,7 @@ Status Process(Graph* graph, Options options, ProcessResult* result) {
 
   result->errors = session.errors();
   result->warnings = session.warnings();
+  result->diagnostics = session.diagnostics();
   result->stats = StatsSummary(session);
   if (session.options().log_level == LogLevel::kTrace) {
     result->log = session.trace();

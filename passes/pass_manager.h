@@ -36,6 +36,7 @@ Status RunPipeline(Session& session);
 struct ProcessResult {
   std::vector<std::string> errors;    // in order of occurrence
   std::vector<std::string> warnings;
+  Diags diagnostics;                  // the errors and warnings as records, in order
   std::string log;                    // INFO CSV or TRACE text ("" at NONE)
   std::string stats;                  // the stats summary (always)
   std::vector<ResolvedOption> options;

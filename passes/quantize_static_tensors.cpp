@@ -29,8 +29,10 @@ Status NarrowInt64(Session& s, TensorId id) {
     int64_t v;
     std::memcpy(&v, t.data->data() + i * sizeof(v), sizeof(v));
     if (v < INT32_MIN || v > INT32_MAX) {
-      s.Error(fmt::format("static tensor '{}': value {} at index {} does not fit the int32 the kernel needs", t.name, v,
-                          i));
+      s.Error("static-range",
+              fmt::format("static tensor '{}': value {} at index {} does not fit the int32 the kernel needs", t.name,
+                          v, i),
+              {}, t.name);
       return Status::Ok();
     }
     const int32_t w = static_cast<int32_t>(v);
@@ -61,10 +63,11 @@ void WarnSaturation(Session& s, const Tensor& t, const void* src, uint64_t count
     }
   }
   if (!saturated) return;
-  s.Warn(fmt::format("bias '{}': {} of {} values saturate the int32 grid (scale = input scale x weight scale; the "
+  s.Warn("bias-saturation", fmt::format("bias '{}': {} of {} values saturate the int32 grid (scale = input scale x weight scale; the "
                      "largest needs {:.3g}x the range). Keep this layer's weights or activations at 8 bits, or its "
                      "output will be wrong",
-                     t.name, saturated, count, worst));
+                     t.name, saturated, count, worst),
+         {}, t.name);
 }
 
 }  // namespace
@@ -111,7 +114,8 @@ Status QuantizeStaticTensors(Session& s) {
     }
     const auto count = t.shape.element_count();
     if (!count) {
-      s.Error(fmt::format("static tensor '{}' has an unknown shape {}", t.name, t.shape.ToString()));
+      s.Error("unknown-shape", fmt::format("static tensor '{}' has an unknown shape {}", t.name, t.shape.ToString()),
+              {}, t.name);
       continue;
     }
     const std::vector<int64_t> dims = t.shape.extents();
@@ -121,14 +125,16 @@ Status QuantizeStaticTensors(Session& s) {
     DType src_dtype = t.dtype;
     if (IsFixedPoint(t.dtype)) {
       if (!t.encoding) {
-        s.Error(fmt::format("static tensor '{}' holds {} data without an encoding", t.name, DTypeShortName(t.dtype)));
+        s.Error("missing-encoding",
+                fmt::format("static tensor '{}' holds {} data without an encoding", t.name, DTypeShortName(t.dtype)),
+                {}, t.name);
         continue;
       }
       dequantized.resize(*count);
       Status st = quant::DequantizeTensor(t.name, t.data->data(), t.data->size(), dims, *t.encoding,
                                           dequantized.data());
       if (!st.ok()) {
-        s.Error(st.message());
+        s.Error("static-quantize", st.message(), {}, t.name);
         continue;
       }
       src = dequantized.data();
@@ -158,7 +164,7 @@ Status QuantizeStaticTensors(Session& s) {
     if (!saturated.empty())
       s.Trace("[STATIC] {}: infinite values saturated to the ends of its grid", t.name);
     if (!q.ok()) {
-      s.Error(q.status().message());
+      s.Error("static-quantize", q.status().message(), {}, t.name);
       continue;
     }
     const size_t bytes = q.value().size();

@@ -331,8 +331,10 @@ Status SelectKernels(Session& s) {
     if (!kernels || kernels->kernels.empty()) {
       rec.failed = true;
       s.Trace("[REJ. KERN.] (none): the target has no kernels for {}", op.type);
-      s.Error(fmt::format("No accuracy preserving kernels found for {}: target '{}' has no {} kernels", op.name,
-                          tgt.name, op.type));
+      s.Error("no-kernel",
+              fmt::format("No accuracy preserving kernels found for {}: target '{}' has no {} kernels", op.name,
+                          tgt.name, op.type),
+              op.name);
       continue;
     }
     std::optional<Candidate> best;
@@ -361,7 +363,7 @@ Status SelectKernels(Session& s) {
     }
     if (!best) {
       rec.failed = true;
-      s.Error(fmt::format("No accuracy preserving kernels found for {}", op.name));
+      s.Error("no-kernel", fmt::format("No accuracy preserving kernels found for {}", op.name), op.name);
       continue;
     }
     const target::Kernel& k = kernels->kernels[best_index];
@@ -371,8 +373,10 @@ Status SelectKernels(Session& s) {
       // The requested precision exists but not for this symmetry/granularity:
       // the user's encoding is wrong for the target, not something to adapt.
       rec.failed = true;
-      s.Error(fmt::format("{} ({}): the requested precision is supported only with other encodings: {}", op.name,
-                          op.type, hard_reason));
+      s.Error("precision-needs-encodings",
+              fmt::format("{} ({}): the requested precision is supported only with other encodings: {}", op.name,
+                          op.type, hard_reason),
+              op.name);
       continue;
     }
     rec.kernel = k.name;

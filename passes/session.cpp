@@ -30,8 +30,28 @@ Session::Session(Graph* graph, Options options) : graph_(graph), options_(std::m
   ops_.resize(graph_->op_count());
 }
 
-void Session::Error(std::string message) { errors_.push_back(std::move(message)); }
-void Session::Warn(std::string message) { warnings_.push_back(std::move(message)); }
+namespace {
+Diag Record(Severity severity, std::string_view code, const std::string& message, std::string_view op,
+            std::string_view tensor) {
+  Diag d;
+  d.severity = severity;
+  d.code = code;
+  d.op = op;
+  d.tensor = tensor;
+  d.message = message;
+  return d;
+}
+}  // namespace
+
+void Session::Error(std::string_view code, std::string message, std::string_view op, std::string_view tensor) {
+  diagnostics_.push_back(Record(Severity::kError, code, message, op, tensor));
+  errors_.push_back(std::move(message));
+}
+
+void Session::Warn(std::string_view code, std::string message, std::string_view op, std::string_view tensor) {
+  diagnostics_.push_back(Record(Severity::kWarning, code, message, op, tensor));
+  warnings_.push_back(std::move(message));
+}
 
 TensorRecord& Session::tensor_record(TensorId id) {
   if (id >= tensors_.size()) tensors_.resize(id + 1);

@@ -15,6 +15,7 @@
 
 #include "ir/encoding.h"
 #include "ir/graph.h"
+#include "support/diagnostic.h"
 #include "support/status.h"
 #include "target/target_descriptor.h"
 
@@ -126,10 +127,15 @@ class Session {
   DType float_dtype() const { return float_dtype_; }
 
   // ---- diagnostics ----------------------------------------------------------
-  void Error(std::string message);
-  void Warn(std::string message);
+  // A problem under a stable rule id (the catalogue in support/diagnostic.cpp).
+  // `message` is the whole sentence (it names its op and tensor for the log
+  // and the CLI); `op` and `tensor` name them again for IDEs ("" if none).
+  void Error(std::string_view code, std::string message, std::string_view op = {}, std::string_view tensor = {});
+  void Warn(std::string_view code, std::string message, std::string_view op = {}, std::string_view tensor = {});
   const std::vector<std::string>& errors() const { return errors_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // Errors and warnings in the order found.
+  const Diags& diagnostics() const { return diagnostics_; }
 
   // ---- TRACE ----------------------------------------------------------------
   bool tracing() const { return options_.log_level == LogLevel::kTrace; }
@@ -170,6 +176,7 @@ class Session {
   Options options_;
   DType float_dtype_ = DType::kFloat16;
   std::vector<std::string> errors_, warnings_;
+  Diags diagnostics_;
   std::string trace_;
   std::vector<TensorRecord> tensors_;
   std::vector<OpRecord> ops_;

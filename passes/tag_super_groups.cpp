@@ -101,7 +101,7 @@ Status TagSuperGroups(Session& s) {
           auto enc = quant::ComputeEncoding(ct.name, reinterpret_cast<const float*>(ct.data->data()),
                                             ct.shape.extents(), req);
           if (!enc.ok()) {
-            s.Error(enc.status().message());
+            s.Error("super-group-encoding", enc.status().message(), {}, ct.name);
             continue;
           }
           QAIRT_RETURN_IF_ERROR(g.SetEncoding(c, enc.value()));

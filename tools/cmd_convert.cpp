@@ -67,6 +67,34 @@ bool WriteTextAtomically(const std::string& path, const std::string& text, std::
   return true;
 }
 
+// --diagnostics FILE: every error and warning of the conversion as SARIF 2.1.0
+// (.sarif), JSON (.json) or text, written whether or not the conversion
+// succeeded: a failed conversion is when an IDE needs it most.
+bool WriteDiagnostics(const std::string& path, const qairt_convert_result_t* r) {
+  auto ends_with = [&](const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
+  };
+  const qairt_report_format_t format =
+      ends_with(".sarif") ? QAIRT_REPORT_SARIF : ends_with(".json") ? QAIRT_REPORT_JSON : QAIRT_REPORT_TEXT;
+  const qairt_diagnostics_t* diags = qairt_convert_result_diagnostics(r);
+  size_t length = 0;
+  qairt_status_free(qairt_diagnostics_render(diags, format, nullptr, 0, &length));
+  std::string text(length + 1, '\0');
+  qairt_status_t* s = qairt_diagnostics_render(diags, format, text.data(), text.size(), &length);
+  std::string error;
+  if (s) {
+    error = qairt_status_message(s);
+    qairt_status_free(s);
+  } else {
+    text.resize(length);
+    if (WriteTextAtomically(path, text, &error)) return true;
+  }
+  std::fprintf(stderr, "qairt convert: --diagnostics %s: cannot write the diagnostics: %s\n", path.c_str(),
+               error.c_str());
+  return false;
+}
+
 }  // namespace
 
 int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
@@ -100,7 +128,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
       {"--stop_after", &p->stop_after},           {"--quantizer_log", &p->log_path},
       {"--export_encodings", &p->export_encodings}, {"--export_qdq_onnx", &p->export_qdq_onnx},
       {"--input_list", &p->input_list},           {"--eval_input_list", &p->eval_input_list},
-      {"--plot", &p->plot_path},
+      {"--plot", &p->plot_path},                 {"--diagnostics", &p->diagnostics_path},
   };
   for (const auto& [name, dst] : strings) {
     if (arg != name) continue;
@@ -412,6 +440,10 @@ int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_tar
     std::fprintf(stderr, "qairt analyze: --input_list LIST is required\n");
     return 2;
   }
+  if (!p.diagnostics_path.empty()) {
+    std::fprintf(stderr, "qairt analyze: --diagnostics is an option of qairt convert\n");
+    return 2;
+  }
   std::string log;
   if (p.rewrites && !RunRewrites(p, graph, target, &log)) return 1;
   std::vector<const char*> floats;
@@ -559,8 +591,9 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   for (size_t i = 0; i < qairt_convert_result_warning_count(r); ++i)
     std::fprintf(stderr, "warning: %s\n", qairt_convert_result_warning(r, i));
   std::fputs(qairt_convert_result_summary(r), stdout);
+  const bool diagnostics_written = p.diagnostics_path.empty() || WriteDiagnostics(p.diagnostics_path, r);
   qairt_convert_result_destroy(r);
-  return errors ? 1 : 0;
+  return errors || !diagnostics_written ? 1 : 0;
 }
 
 }  // namespace qairt_cli

@@ -241,6 +241,11 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   if (convert && a.process.print_pipeline) return qairt_cli::PrintPipeline();
   if (convert && a.process.list_rewrites) return qairt_cli::PrintRewrites();
   const bool process = convert && !a.dry_run;
+  if (convert && a.dry_run && !a.process.diagnostics_path.empty()) {
+    std::fprintf(stderr, "qairt convert: --diagnostics is written by a conversion; drop --dry_run, or use --dry_run "
+                         "--json for its report as JSON\n");
+    return 2;
+  }
   if (convert) {
     std::string from_backend = qairt_cli::TargetFromBackend(a.process);
     if (from_backend == "?") return 2;

@@ -46,6 +46,7 @@ struct ProcessArgs {
   uint32_t mixed_mode = 0;      // qairt_mixed_mode
   double mixed_value = 0;
   std::string plot_path;        // qairt analyze --plot FILE.svg
+  std::string diagnostics_path; // qairt convert --diagnostics FILE (.sarif, .json or text)
 };
 
 // Consumes the option at argv[*i] (advancing *i past its values): 1 if it was

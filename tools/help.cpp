@@ -139,6 +139,10 @@ const Option kQuantizerLog{"--quantizer_log", "FILE", "write the quantizer log (
                            "none"};
 const Option kQuantizerLogLevel{"--quantizer_log_level", "NONE|INFO|TRACE",
                                 "INFO: a CSV row per changed tensor; TRACE: every phase and decision", "NONE"};
+const Option kDiagnostics{"--diagnostics", "FILE",
+                          "write every error and warning with its rule id, op and tensor: SARIF 2.1.0 for .sarif, "
+                          "JSON for .json, else text (also when the conversion fails)",
+                          "none"};
 const Option kPrintPipeline{"--print_pipeline", "", "print the processing passes and exit", "off"};
 const Option kStopAfter{"--stop_after", "PASS", "stop processing after this pass (names: --print_pipeline)",
                         "every pass runs"};
@@ -193,7 +197,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"outputs",
                  {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset,
                   kPlotOnConvert}},
-                {"logs", {kQuantizerLog, kQuantizerLogLevel, kPrintPipeline, kStopAfter}}},
+                {"logs", {kQuantizerLog, kQuantizerLogLevel, kDiagnostics, kPrintPipeline, kStopAfter}}},
                "qairt convert -i model.onnx --target htp_v73 --input_list calib/input_list.txt -o model.qairt"});
   t.push_back({"targets",
                "qairt targets list\n"
@@ -254,7 +258,8 @@ std::vector<CommandHelp> MakeTable() {
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
                  {{"--json", "", "the sensitivity table as JSON", "off; text"},
-                  {"--plot", "FILE.svg", "also write the sensitivity plot as SVG", "none"}}},
+                  {"--plot", "FILE.svg", "also write the sensitivity plot as SVG", "none"},
+                  {kDiagnostics.flags, kDiagnostics.arg, "an option of qairt convert: analyze refuses it", "none"}}},
                 {"logs", {kPrintPipeline}},
                 {"accepted for convert's command lines, no effect on analyze",
                  {{kOutputPath.flags, kOutputPath.arg, "analyze writes no model", "none"},

@@ -63,7 +63,7 @@
 #include <stdint.h>
 
 #define QAIRT_ABI_MAJOR 1
-#define QAIRT_ABI_MINOR 7
+#define QAIRT_ABI_MINOR 8
 #define QAIRT_ABI_VERSION ((QAIRT_ABI_MAJOR << 16) | QAIRT_ABI_MINOR)
 
 #if defined(_WIN32)
@@ -87,7 +87,7 @@ extern "C" {
 typedef struct qairt_status_t qairt_status_t;           /* error object */
 typedef struct qairt_graph_t qairt_graph_t;             /* thread-compatible */
 typedef struct qairt_encoding_t qairt_encoding_t;       /* thread-compatible */
-typedef struct qairt_diagnostics_t qairt_diagnostics_t; /* immutable */
+typedef struct qairt_diagnostics_t qairt_diagnostics_t; /* a list of diagnostics (see qairt_diagnostic) */
 
 /* Tensors and ops are referred to by ids that are dense indices within their
  * graph, stable for the graph's lifetime. */
@@ -363,15 +363,31 @@ QAIRT_API qairt_status_t* qairt_graph_infer_shapes(qairt_graph_t* graph);
 /* Validation and diagnostics                                                */
 /*===========================================================================*/
 
+/* Diagnostics are one family: every producer — graph validation, encodings
+ * files (qairt_encodings_diagnostics_t is this same list type), target
+ * processing (qairt_process_result_diagnostics) and conversion
+ * (qairt_convert_result_diagnostics) — hands out a qairt_diagnostics_t of
+ * qairt_diagnostic records, read with the functions below and rendered as
+ * text, JSON or SARIF 2.1.0. Each record has a stable rule id (`code`, the
+ * catalogue is in include/qairt/README.md) and fills the location fields it
+ * knows. Strings are borrowed until the list is destroyed or cleared. */
 typedef struct qairt_diagnostic {
   uint32_t struct_size;      /* set by the caller */
   qairt_severity_t severity;
-  qairt_diag_kind_t kind;
-  qairt_op_id op;            /* QAIRT_INVALID_ID if not about an op */
-  qairt_tensor_id tensor;    /* QAIRT_INVALID_ID if not about a tensor */
+  qairt_diag_kind_t kind;    /* graph validation only; 0 otherwise */
+  qairt_op_id op;            /* graph validation: the op; QAIRT_INVALID_ID otherwise */
+  qairt_tensor_id tensor;    /* graph validation: the tensor; QAIRT_INVALID_ID otherwise */
   uint32_t reserved;
-  const char* field;         /* e.g. "y_scale", "inputs[1]"; "" if none. Borrowed. */
-  const char* message;       /* full sentence naming the op/tensor. Borrowed. */
+  const char* field;         /* e.g. "y_scale[3]", "inputs[1]"; "" if none */
+  const char* message;       /* the sentence */
+  /* 1.8 */
+  const char* code;          /* stable rule id, e.g. "shape-mismatch", "unknown-tensor", "no-kernel" */
+  const char* file;          /* source file as given; "" if none */
+  uint32_t line;             /* 1-based; 0 = no location */
+  uint32_t column;           /* 1-based, Unicode code points */
+  const char* op_name;       /* "" if not about an op */
+  const char* tensor_name;   /* "" if not about a tensor */
+  const char* suggestion;    /* "did you mean" candidate; "" if none */
 } qairt_diagnostic;
 
 /* Checks the whole graph and reports every problem at once. Returns NULL when
@@ -387,6 +403,18 @@ QAIRT_API size_t qairt_diagnostics_count(const qairt_diagnostics_t* diagnostics)
 QAIRT_API qairt_status_t* qairt_diagnostics_get(const qairt_diagnostics_t* diagnostics, size_t index,
                                                 qairt_diagnostic* out_diagnostic);
 QAIRT_API void qairt_diagnostics_destroy(qairt_diagnostics_t* diagnostics);
+/* 1.8: an empty list, to collect into (e.g. as the diagnostics argument of
+ * the qairt_encodings_* functions). */
+QAIRT_API qairt_status_t* qairt_diagnostics_create(qairt_diagnostics_t** out_diagnostics);
+/* 1.8: number of records of the given severity (QAIRT_SEVERITY_*). */
+QAIRT_API size_t qairt_diagnostics_count_severity(const qairt_diagnostics_t* diagnostics,
+                                                  qairt_severity_t severity);
+/* 1.8: all records rendered in `format` (qairt_report_format). Query-then-fill. */
+QAIRT_API qairt_status_t* qairt_diagnostics_render(const qairt_diagnostics_t* diagnostics,
+                                                   qairt_report_format_t format, char* buf, size_t capacity,
+                                                   size_t* out_length);
+/* 1.8: removes every record. */
+QAIRT_API void qairt_diagnostics_clear(qairt_diagnostics_t* diagnostics);
 
 /*===========================================================================*/
 /* Introspection                                                             */

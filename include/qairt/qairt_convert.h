@@ -127,6 +127,14 @@ QAIRT_API size_t qairt_convert_result_error_count(const qairt_convert_result_t* 
 QAIRT_API const char* qairt_convert_result_error(const qairt_convert_result_t* result, size_t index);
 QAIRT_API size_t qairt_convert_result_warning_count(const qairt_convert_result_t* result);
 QAIRT_API const char* qairt_convert_result_warning(const qairt_convert_result_t* result, size_t index);
+/* 1.8: every error and warning as diagnostics records (qairt.h), in order:
+ * the overrides file's own records (file:line:col, tensor, rule id),
+ * processing's (rule id, op, tensor), and one record per message of the
+ * other stages with the stage as its code ("import", "rewrites",
+ * "calibration", "target", "output", "accuracy", ...). Render them as SARIF
+ * for an IDE with qairt_diagnostics_render. Borrowed; NULL only for a NULL
+ * result. */
+QAIRT_API const qairt_diagnostics_t* qairt_convert_result_diagnostics(const qairt_convert_result_t* result);
 /* The quantizer log as written to quantizer_log_path ("" at NONE). Borrowed. */
 QAIRT_API const char* qairt_convert_result_log(const qairt_convert_result_t* result);
 /* The processing result (NULL when the conversion stopped before

@@ -39,7 +39,9 @@ extern "C" {
 #endif
 
 typedef struct qairt_encodings_t qairt_encodings_t;                         /* a loaded file, immutable */
-typedef struct qairt_encodings_diagnostics_t qairt_encodings_diagnostics_t; /* diagnostics collector */
+/* The diagnostics collector is the library's one list type (qairt.h): the
+ * qairt_diagnostics_* functions work on it too. */
+typedef qairt_diagnostics_t qairt_encodings_diagnostics_t;
 
 typedef uint32_t qairt_encodings_version_t;
 enum qairt_encodings_version {

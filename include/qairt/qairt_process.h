@@ -83,6 +83,10 @@ QAIRT_API size_t qairt_process_result_error_count(const qairt_process_result_t* 
 QAIRT_API const char* qairt_process_result_error(const qairt_process_result_t* result, size_t index);
 QAIRT_API size_t qairt_process_result_warning_count(const qairt_process_result_t* result);
 QAIRT_API const char* qairt_process_result_warning(const qairt_process_result_t* result, size_t index);
+/* 1.8: the errors and warnings above as diagnostics records, in the same
+ * order, each with its rule id and the op/tensor it is about (qairt.h).
+ * Borrowed; NULL only for a NULL result. */
+QAIRT_API const qairt_diagnostics_t* qairt_process_result_diagnostics(const qairt_process_result_t* result);
 /* INFO CSV or TRACE text ("" at NONE). Borrowed. */
 QAIRT_API const char* qairt_process_result_log(const qairt_process_result_t* result);
 /* The stats summary ([MISSING ENC.] ... [PRUNED CONVERTS]). Borrowed. */

@@ -1,7 +1,7 @@
 // Quantization encodings files: QAIRT 2.0.0, AIMET 1.0.0 and the AIMET legacy
 // family (0.4.0 / 0.5.0 / 0.6.1, also the classic `--quantization_overrides`
 // format). Reading (reader*.cpp, simdjson on-demand), applying to a graph
-// (apply.cpp), diagnostics rendering (diagnostics.cpp) and writing
+// (apply.cpp) and writing
 // (encodings_writer.h).
 //
 // Conventions of the formats, converted on read to the IR's (QNN) convention
@@ -49,31 +49,13 @@ std::optional<Version> VersionFromName(std::string_view s);  // "0.6.1", "1.0.0"
 // Where a legacy/1.0.0 file listed an entry.
 enum class Section : uint8_t { kUnspecified = 0, kActivation = 1, kParam = 2 };
 
-// One problem, with everything an IDE needs. `message` is the bare sentence;
-// Format() prefixes the location.
-struct Diag {
-  Severity severity = Severity::kError;
-  std::string code;  // stable rule id, e.g. "json-duplicate-key" (SARIF ruleId)
-  std::string file;  // as given by the caller
-  uint64_t offset = kNoOffset;
-  uint32_t line = 0;    // 1-based; 0 = no location
-  uint32_t column = 0;  // 1-based, in Unicode code points
-  std::string tensor;
-  std::string field;  // JSON path inside the entry, e.g. "y_scale[3]"
-  std::string message;
-  std::string suggestion;  // "did you mean" candidate, "" if none
-
-  static constexpr uint64_t kNoOffset = UINT64_MAX;
-  // "file:line:col: error: tensor 'x': field 'y_scale[3]': message (did you mean 'z'?)"
-  std::string Format() const;
-};
-using Diags = std::vector<Diag>;
-
-inline size_t CountErrors(const Diags& d) {
-  size_t n = 0;
-  for (const Diag& x : d) n += x.severity == Severity::kError;
-  return n;
-}
+// Problems are qairt::Diag records (support/diagnostic.h); `file` is the name
+// the caller gave, `field` the JSON path inside the entry ("y_scale[3]").
+using qairt::CountErrors;
+using qairt::Diag;
+using qairt::Diags;
+using qairt::RenderDiagnostics;
+using qairt::ReportFormat;
 
 // The bytes of an encodings file (with the padding simdjson reads past the
 // end), kept so diagnostics found at apply time can still be located.
@@ -236,12 +218,5 @@ Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOpt
 // max(2, |name|/3) edits), best first.
 std::vector<std::string> SuggestNames(std::string_view name, const std::vector<std::string_view>& candidates,
                                       size_t max_results = 1);
-
-// ---------------------------------------------------------------------------
-// Rendering
-// ---------------------------------------------------------------------------
-
-enum class ReportFormat : uint32_t { kText = 1, kJson = 2, kSarif = 3 };
-std::string RenderDiagnostics(const Diags& diags, ReportFormat format);
 
 }  // namespace qairt::encodings

@@ -139,17 +139,6 @@ const Entry* File::Find(std::string_view name) const {
   return nullptr;
 }
 
-std::string Diag::Format() const {
-  std::string s = file.empty() ? std::string("<encodings>") : file;
-  if (line) s += fmt::format(":{}:{}", line, column);
-  s += severity == Severity::kError ? ": error: " : severity == Severity::kWarning ? ": warning: " : ": note: ";
-  if (!tensor.empty()) s += fmt::format("tensor '{}': ", tensor);
-  if (!field.empty()) s += fmt::format("field '{}': ", field);
-  s += message;
-  if (!suggestion.empty()) s += fmt::format(" (did you mean '{}'?)", suggestion);
-  return s;
-}
-
 namespace {
 // The keys the formats define ("" names an AIMET 0.6.1 entry's list).
 constexpr std::string_view kKnownKeys[] = {

@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "support/diagnostic.h"
+
 namespace qairt {
 
 inline constexpr uint32_t kInvalidId = 0xFFFFFFFFu;
 
-// Values equal enum qairt_severity / qairt_diag_kind.
-enum class Severity : uint32_t { kError = 1, kWarning = 2, kNote = 3 };
+// Values equal enum qairt_diag_kind.
 enum class DiagKind : uint32_t {
   kCycle = 1,
   kDuplicateTensorName = 2,

@@ -64,7 +64,7 @@ from .errors import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "Graph", "Encoding", "TensorInfo", "OpInfo", "Diagnostic",
+    "Graph", "Encoding", "TensorInfo", "OpInfo", "Diagnostic", "DiagnosticList",
     "QairtError", "InvalidArgumentError", "NotFoundError", "UnsupportedError", "ParseError",
     "OutOfMemoryError", "InternalError", "ValidationError", "IoError", "BufferTooSmallError",
     "abi_version", "version", "op_types", "dtype_names", "dtype_name", "dtype_short_name",
@@ -113,6 +113,7 @@ from .op_attrs import (  # noqa: F401
 )
 from .graph_info import (  # noqa: F401
     Diagnostic,
+    DiagnosticList,
     OpInfo,
     TensorInfo,
     TensorRef,
@@ -124,7 +125,7 @@ from .graph_info import (  # noqa: F401
 from .graph import Graph, _as_buffer  # noqa: F401
 
 # The classes are documented as qairt.X (repr, pickling, help).
-for _cls in (Diagnostic, TensorInfo, OpInfo, Encoding, Graph):
+for _cls in (Diagnostic, DiagnosticList, TensorInfo, OpInfo, Encoding, Graph):
     _cls.__module__ = __name__
 del _cls
 

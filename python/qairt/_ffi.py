@@ -126,6 +126,14 @@ class Diagnostic(ctypes.Structure):
         ("reserved", c_uint32),
         ("field", c_char_p),
         ("message", c_char_p),
+        # 1.8
+        ("code", c_char_p),
+        ("file", c_char_p),
+        ("line", c_uint32),
+        ("column", c_uint32),
+        ("op_name", c_char_p),
+        ("tensor_name", c_char_p),
+        ("suggestion", c_char_p),
     ]
 
 
@@ -507,11 +515,19 @@ _DECLS_1_7 = [
     ("qairt_container_get_tensor_note", StatusP, [ContainerP, c_size_t, _P(ContainerTensorNote)]),
 ]
 
+# The one diagnostics list (qairt.h, ABI 1.8).
+_DECLS_1_8 = [
+    ("qairt_diagnostics_create", StatusP, [_P(DiagnosticsP)]),
+    ("qairt_diagnostics_count_severity", c_size_t, [DiagnosticsP, c_uint32]),
+    ("qairt_diagnostics_render", StatusP, [DiagnosticsP, c_uint32, c_char_p, c_size_t, _P(c_size_t)]),
+    ("qairt_diagnostics_clear", None, [DiagnosticsP]),
+]
+
 # Declarations per public header: tests/python/test_binding.py compares each
 # list with its header and with capi/<name>.exports. A new header's functions
 # go in a list of their own and an entry here.
 DECLARED_BY_HEADER = {
-    "qairt.h": tuple(d[0] for d in _DECLS),
+    "qairt.h": tuple(d[0] for d in _DECLS + _DECLS_1_8),
     "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS) + ("qairt_import_report_render",),
     "qairt_export.h": tuple(d[0] for d in _EXPORT_DECLS),
     "qairt_container.h": tuple(d[0] for d in _CONTAINER_DECLS) + tuple(
@@ -521,7 +537,7 @@ DECLARED_BY_HEADER = {
 _DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS + _EXEC_DECLS + _CONTAINER_DECLS
 
 # Names of every function declared (tests compare this with the header).
-DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7)
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7 + _DECLS_1_8)
 
 try:
     for _name, _restype, _argtypes in _DECLS:
@@ -537,6 +553,9 @@ if (_abi >> 16) != ABI_MAJOR:
         % (library_path, _abi >> 16, _abi & 0xFFFF, ABI_MAJOR))
 if (_abi & 0xFFFF) >= 7:
     for _name, _restype, _argtypes in _DECLS_1_7:
+        globals()[_name] = _declare(_name, _restype, _argtypes)
+if (_abi & 0xFFFF) >= 8:
+    for _name, _restype, _argtypes in _DECLS_1_8:
         globals()[_name] = _declare(_name, _restype, _argtypes)
 
 

@@ -33,13 +33,15 @@ from typing import List, Optional
 
 from . import _ffi, calib, errors
 from .graph import Graph
+from .graph_info import _read_diagnostic_list
 from .targets import Target, TargetP
 
 _P = POINTER
 
 # The ABI minor version qairt_convert.h was added with. The package as a whole
-# needs _ffi.ABI_MINOR; only this module needs 7, checked on first use.
-ABI_MINOR = 7
+# needs _ffi.ABI_MINOR; only this module needs 8 (7 + the diagnostics list),
+# checked on first use.
+ABI_MINOR = 8
 
 # qairt_convert_options.flags
 NO_REWRITES = 1      # QAIRT_CONVERT_NO_REWRITES
@@ -105,6 +107,7 @@ _DECLS = [
     # Borrowed qairt_process_result_t* (read with qairt.process, imported on demand).
     ("qairt_convert_result_process", c_void_p, [ResultP]),
     ("qairt_convert_result_accuracy", calib.CompareP, [ResultP]),
+    ("qairt_convert_result_diagnostics", _ffi.DiagnosticsP, [ResultP]),  # 1.8
 ]
 # Functions of qairt_convert.h declared here (tests compare them with the
 # header and capi/convert.exports).
@@ -145,6 +148,9 @@ class ConvertResult:
     log: str = ""
     process: Optional[object] = None
     accuracy: Optional[calib.CompareReport] = None
+    # Every error and warning as a Diagnostic (rule id, file:line:col, op,
+    # tensor), in order; a DiagnosticList: render("sarif") for an IDE.
+    diagnostics: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -212,6 +218,7 @@ def _read(fn, h) -> ConvertResult:
     r.warnings = [_dec(fn["qairt_convert_result_warning"](h, i))
                   for i in range(fn["qairt_convert_result_warning_count"](h))]
     r.log = _dec(fn["qairt_convert_result_log"](h))
+    r.diagnostics = _read_diagnostic_list(fn["qairt_convert_result_diagnostics"](h))
     p = fn["qairt_convert_result_process"](h)
     if p:
         from . import process  # qairt_process.h (ABI 1.6)

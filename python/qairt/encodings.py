@@ -38,12 +38,11 @@ class EncodingsHandle(ctypes.Structure):
     """Opaque qairt_encodings_t."""
 
 
-class EncodingsDiagnosticsHandle(ctypes.Structure):
-    """Opaque qairt_encodings_diagnostics_t."""
-
-
+# qairt_encodings_diagnostics_t is the library's one diagnostics list
+# (qairt_diagnostics_t): one ctypes type for both.
+EncodingsDiagnosticsHandle = _ffi.DiagnosticsHandle
 EncodingsP = _P(EncodingsHandle)
-DiagsP = _P(EncodingsDiagnosticsHandle)
+DiagsP = _ffi.DiagnosticsP
 
 
 class DiagnosticC(ctypes.Structure):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Union
 
 from . import _ffi
-from .errors import BufferTooSmallError, NotFoundError
+from .errors import BufferTooSmallError, InvalidArgumentError, NotFoundError
 from .library import INVALID_ID, _dec, _enc, _name_of_dtype_code
 from .op_attrs import _read_attr
 
@@ -27,10 +27,16 @@ _DIAG_KIND_NAMES = {
 
 @dataclass
 class Diagnostic:
-    """One problem found by validation.
+    """One problem, from any part of the library: graph validation,
+    processing (ProcessResult.diagnostics), a conversion
+    (ConvertResult.diagnostics).
 
-    severity: "error" | "warning" | "note"; kind: e.g. "shape_mismatch";
-    op / tensor: ids or None; field: e.g. "inputs[1]" ("" if none).
+    severity: "error" | "warning" | "note"; code: the stable rule id (e.g.
+    "shape-mismatch", "no-kernel", "unknown-tensor"); field: e.g. "inputs[1]"
+    ("" if none). Graph validation also gives kind (e.g. "shape_mismatch")
+    and the op / tensor ids (None otherwise); op_name / tensor_name name them
+    whenever known; file, line, column locate a problem in a source file
+    (0 = no location).
     """
 
     severity: str
@@ -39,6 +45,13 @@ class Diagnostic:
     tensor: Optional[int]
     field: str
     message: str
+    code: str = ""
+    file: str = ""
+    line: int = 0
+    column: int = 0
+    op_name: str = ""
+    tensor_name: str = ""
+    suggestion: str = ""
 
     def __str__(self):
         return "%s: %s" % (self.severity, self.message)
@@ -96,8 +109,46 @@ def _read_diagnostics(dh) -> List[Diagnostic]:
             tensor=None if d.tensor == INVALID_ID else int(d.tensor),
             field=_dec(d.field),
             message=_dec(d.message),
+            code=_dec(d.code),
+            file=_dec(d.file),
+            line=int(d.line),
+            column=int(d.column),
+            op_name=_dec(d.op_name),
+            tensor_name=_dec(d.tensor_name),
+            suggestion=_dec(d.suggestion),
         ))
     return out
+
+
+_REPORT_FORMATS = {"text": 1, "json": 2, "sarif": 3}  # qairt_report_format
+
+
+class DiagnosticList(list):
+    """Diagnostics of a result (a list of Diagnostic) that also renders them
+    as the library does: ``render("sarif")`` is a SARIF 2.1.0 log for an IDE
+    or code-scanning tool, ``render("json")`` / ``render("text")`` the other
+    forms of qairt_diagnostics_render."""
+
+    def __init__(self, items=(), rendered=None):
+        super().__init__(items)
+        self._rendered = rendered or {}
+
+    def render(self, fmt: str = "text") -> str:
+        if fmt not in _REPORT_FORMATS:
+            raise InvalidArgumentError("format must be text, json or sarif, got %r" % (fmt,))
+        return self._rendered.get(fmt, "")
+
+
+def _read_diagnostic_list(dh) -> DiagnosticList:
+    """Copies a borrowed qairt_diagnostics_t* (ABI 1.8) with its renderings."""
+    rendered = {}
+    for name, code in _REPORT_FORMATS.items():
+        n = ctypes.c_size_t(0)
+        _ffi.qairt_diagnostics_render(dh, code, None, 0, ctypes.byref(n))
+        buf = ctypes.create_string_buffer(n.value + 1)
+        _ffi.qairt_diagnostics_render(dh, code, buf, n.value + 1, ctypes.byref(n))
+        rendered[name] = buf.raw[:n.value].decode("utf-8")
+    return DiagnosticList(_read_diagnostics(dh), rendered)
 
 
 

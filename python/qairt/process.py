@@ -19,6 +19,7 @@ from typing import List, Optional
 
 from . import _ffi, errors
 from .container import ContainerOption, OpAnnotation, TensorNote
+from .graph_info import _read_diagnostic_list
 from .targets import Target, TargetP
 
 _P = POINTER
@@ -60,10 +61,13 @@ _DECLS = [
 
 # Functions of qairt_process.h declared here (tests compare them with the
 # header and capi/process.exports).
-DECLARED = tuple(d[0] for d in _DECLS)
+_DECLS_1_8 = [("qairt_process_result_diagnostics", _ffi.DiagnosticsP, [ResultP])]
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_8)
 
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
+    if (_ffi.qairt_abi_version() & 0xFFFF) >= 8:
+        _fn.update({name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS_1_8})
 except AttributeError as _e:
     raise ImportError("qairt: %s does not export the processing API of qairt_process.h (ABI 1.6): %s"
                       % (_ffi.library_path, _e)) from None
@@ -81,6 +85,9 @@ class ProcessResult:
     options: List[ContainerOption] = field(default_factory=list)
     op_annotations: List[OpAnnotation] = field(default_factory=list)
     tensor_notes: List[TensorNote] = field(default_factory=list)
+    # The errors and warnings as records (rule id, op, tensor), in order; a
+    # DiagnosticList (render("sarif")). Empty with a library before ABI 1.8.
+    diagnostics: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -147,4 +154,6 @@ def _read_result(h) -> ProcessResult:
                                      bool(p[i].adapted)) for i in range(n.value)]
     p = _fn["qairt_process_result_tensor_notes"](h, ctypes.byref(n))
     r.tensor_notes = [TensorNote(_dec(p[i].tensor_name), _dec(p[i].reasons)) for i in range(n.value)]
+    if "qairt_process_result_diagnostics" in _fn:
+        r.diagnostics = _read_diagnostic_list(_fn["qairt_process_result_diagnostics"](h))
     return r
