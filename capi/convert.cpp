@@ -85,8 +85,14 @@ std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t for
   return QueryThenFill([&](char* b, size_t c, size_t* l) { return qairt_analysis_report_render(r, format, b, c, l); });
 }
 
-std::map<std::string, size_t> OpTypeCounts(const qairt_graph_t* graph) {
-  std::map<std::string, size_t> counts;
+// The ops of each type: how many, and the first one's name.
+struct OpTypeUse {
+  size_t count = 0;
+  std::string first_op;
+};
+
+std::map<std::string, OpTypeUse> OpTypeUses(const qairt_graph_t* graph) {
+  std::map<std::string, OpTypeUse> uses;
   for (size_t i = 0; i < qairt_graph_op_count(graph); ++i) {
     qairt_op_info op;
     std::memset(&op, 0, sizeof op);
@@ -95,9 +101,10 @@ std::map<std::string, size_t> OpTypeCounts(const qairt_graph_t* graph) {
       qairt_status_free(e);
       continue;
     }
-    ++counts[op.type];
+    OpTypeUse& u = uses[op.type];
+    if (u.count++ == 0) u.first_op = op.name ? op.name : "";
   }
-  return counts;
+  return uses;
 }
 
 std::string TargetName(const qairt_target_t* target) {
@@ -117,6 +124,7 @@ class Pipeline {
   void Run();
 
  private:
+  bool check_only() const { return o_.flags & QAIRT_CONVERT_CHECK_ONLY; }
   bool Fail(const char* stage, const std::string& message) {
     r_->AddError(stage, message);
     return false;
@@ -154,14 +162,14 @@ class Pipeline {
 };
 
 bool Pipeline::Legalize() {
-  const std::map<std::string, size_t> before = OpTypeCounts(graph_);
+  const std::map<std::string, OpTypeUse> before = OpTypeUses(graph_);
   size_t changed = 0;
   if (std::string e = Consume(qairt_graph_legalize(graph_, o_.target, &changed)); !e.empty())
     return Fail("legalize", e);
   if (!changed) return true;
-  const std::map<std::string, size_t> after = OpTypeCounts(graph_);
+  const std::map<std::string, OpTypeUse> after = OpTypeUses(graph_);
   std::string gone;
-  for (const auto& [type, n] : before)
+  for (const auto& [type, use] : before)
     if (!after.count(type)) gone += (gone.empty() ? "" : ", ") + type;
   r_->summary += fmt::format(
       "legalized: {} ops the target has no kernel for ({}) rewritten into equivalent ones "
@@ -190,8 +198,9 @@ bool Pipeline::ApplyOverrides() {
   r_->AddRecords(diags->diags);
   qairt_encodings_diagnostics_destroy(diags);
   if (errors) {
-    r_->AddError("quantization overrides",
-                 fmt::format("{}: {} error(s), nothing applied\n{}", path, errors, text), /*record=*/false);
+    const std::string failed = fmt::format("{}: {} error(s), nothing applied\n{}", path, errors, text);
+    if (check_only()) r_->summary += "quantization overrides: " + failed;
+    r_->AddError("quantization overrides", failed, /*record=*/false);
     return false;
   }
   r_->summary += fmt::format("quantization overrides: {}: {} encodings applied\n{}", path, applied, text);
@@ -199,16 +208,34 @@ bool Pipeline::ApplyOverrides() {
 }
 
 // Every op type must have at least one kernel on the target: a model that
-// cannot run there fails here, before calibration spends time on it.
+// cannot run there fails here, before calibration spends time on it. Each
+// type without one is a "no-kernel" record (field: the op type).
 bool Pipeline::CheckKernels() {
-  std::string missing;
-  for (const auto& [type, n] : OpTypeCounts(graph_)) {
+  const std::string name = TargetName(o_.target);
+  std::string missing, lines;
+  size_t ops = 0, types = 0;
+  for (const auto& [type, use] : OpTypeUses(graph_)) {
+    ops += use.count;
     size_t count = 0;
     qairt_status_free(qairt_target_kernel_count(o_.target, type.c_str(), &count));
-    if (count == 0) missing += fmt::format("{}{} ({} ops)", missing.empty() ? "" : ", ", type, n);
+    if (count) continue;
+    ++types;
+    missing += fmt::format("{}{} ({} ops)", missing.empty() ? "" : ", ", type, use.count);
+    lines += fmt::format("  error: {} ({} ops) has no kernel on {}\n", type, use.count, name);
+    qairt::Diag d;
+    d.code = "no-kernel";
+    d.op = use.first_op;
+    d.field = type;
+    d.message = fmt::format("{} ({} ops) has no kernel on {}", type, use.count, name);
+    r_->AddRecords({d});
+  }
+  if (check_only()) {
+    r_->summary += missing.empty() ? fmt::format("target: {}: every op type has a kernel ({} ops)\n", name, ops)
+                                   : fmt::format("target: {}: {} op types have no kernel:\n{}", name, types, lines);
   }
   if (missing.empty()) return true;
-  return Fail("target", fmt::format("{} has no kernel for {}", TargetName(o_.target), missing));
+  r_->AddError("target", fmt::format("{} has no kernel for {}", name, missing), /*record=*/false);
+  return false;
 }
 
 bool Pipeline::Rewrite() {
@@ -427,6 +454,12 @@ void Pipeline::Evaluate() {
 }
 
 void Pipeline::Run() {
+  if (check_only()) {
+    // Every check runs and reports, as `qairt convert --dry_run` shows them.
+    if (o_.target && Legalize()) CheckKernels();
+    ApplyOverrides();
+    return;
+  }
   if (!Legalize() || !ApplyOverrides() || !CheckKernels()) return;
   // The float graph as imported is the accuracy reference (rewrites and
   // calibration change the graph).
@@ -451,7 +484,16 @@ qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_
   if (auto* s = qairt::capi::ReadVersionedStruct(
           options, QAIRT_STRUCT_V1_SIZE(qairt_convert_options, progress_user_data), "qairt_convert_options", o))
     return s;
-  constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES | QAIRT_CONVERT_QUANTIZED_IO;
+  constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES |
+                                   QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY;
+  if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
+    if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path)
+      return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings and log paths "
+                        "must be NULL");
+    if (o->flags & ~kKnownFlags)
+      return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);
+    return nullptr;
+  }
   if (!o->target) return InvalidArg("qairt_convert_options.target must not be NULL");
   if (o->flags & ~kKnownFlags) return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);
   if (o->reserved || o->reserved2) return InvalidArg("qairt_convert_options.reserved fields must be 0");

@@ -48,6 +48,23 @@ bool ParseDims(const std::string& s, std::vector<int64_t>* out) {
   return !out->empty();
 }
 
+std::string JsonQuoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
 Progress::Progress(const char* label, bool enabled)
     : label_(label), enabled_(enabled), tty_(enabled && isatty(STDERR_FILENO) == 1) {}
 

@@ -21,6 +21,9 @@ bool ParseInt(const std::string& s, int64_t* out);
 // "1,3,224,224" -> {1, 3, 224, 224}; false on an empty list or a bad entry.
 bool ParseDims(const std::string& s, std::vector<int64_t>* out);
 
+// `s` as a quoted JSON string (quotes, backslashes and control characters escaped).
+std::string JsonQuoted(const std::string& s);
+
 // Progress of calibration / comparison on stderr: a bar redrawn in place on
 // a terminal, a plain line every 10% otherwise (logs stay readable), nothing
 // when disabled. Pass Progress::Callback with the object as user data.

@@ -1,12 +1,12 @@
 // `qairt inspect` and `qairt convert`: import a model and report what is in it
 // and whether it will convert. Uses only the public C API.
 #include <qairt/qairt.h>
+#include <qairt/qairt_convert.h>
 #include <qairt/qairt_encodings.h>
 #include <qairt/qairt_import.h>
 #include <qairt/qairt_process.h>
 #include <qairt/qairt_target.h>
 
-#include <map>
 
 #include "convert_args.h"
 
@@ -21,6 +21,7 @@
 #include "help.h"
 
 using qairt_cli::IsTflitePath;
+using qairt_cli::JsonQuoted;
 using qairt_cli::ParseDims;
 using qairt_cli::ParseInt;
 
@@ -149,90 +150,82 @@ std::string ReportString(const qairt_import_report_t* r, bool json) {
   return out;
 }
 
-std::map<std::string, size_t> OpTypeCounts(const qairt_graph_t* graph) {
-  std::map<std::string, size_t> counts;
-  for (size_t i = 0; i < qairt_graph_op_count(graph); ++i) {
-    qairt_op_info op;
-    std::memset(&op, 0, sizeof op);
-    op.struct_size = sizeof op;
-    if (qairt_status_t* e = qairt_graph_op_info(graph, static_cast<qairt_op_id>(i), &op)) {
-      qairt_status_free(e);
-      continue;
-    }
-    ++counts[op.type];
-  }
-  return counts;
-}
-
-// Every op type of the graph must have at least one kernel on the target.
-// Returns false (and lists them) when some do not.
-bool TargetCheck(const qairt_graph_t* graph, const qairt_target_t* target, std::string* text, std::string* json) {
-  qairt_target_info info;
-  std::memset(&info, 0, sizeof info);
-  info.struct_size = sizeof info;
-  qairt_status_t* s = qairt_target_get_info(target, &info);
-  qairt_status_free(s);
-  std::map<std::string, size_t> missing;  // op type -> op count
-  size_t ops_checked = 0;
-  for (const auto& [type, n] : OpTypeCounts(graph)) {
-    ops_checked += n;
-    size_t count = 0;
-    qairt_status_t* e = qairt_target_kernel_count(target, type.c_str(), &count);
-    qairt_status_free(e);
-    if (count == 0) missing[type] = n;
-  }
-  const char* name = info.name ? info.name : "?";
-  *text = "target: " + std::string(name);
-  *json = "{\"name\":\"" + std::string(name) + "\",\"ops_without_kernels\":[";
-  if (missing.empty()) {
-    *text += ": every op type has a kernel (" + std::to_string(ops_checked) + " ops)\n";
-  } else {
-    *text += ": " + std::to_string(missing.size()) + " op types have no kernel:\n";
-    bool first = true;
-    for (const auto& [type, n] : missing) {
-      *text += "  error: " + type + " (" + std::to_string(n) + " ops) has no kernel on " + name + "\n";
-      *json += (first ? "\"" : ",\"") + type + "\"";
-      first = false;
-    }
-  }
-  *json += "]}";
-  return missing.empty();
-}
-
-std::string RenderEncodingsDiagnostics(const qairt_encodings_diagnostics_t* d, qairt_report_format_t format) {
+template <typename Fill>
+std::string QueryThenFill(Fill fill) {
   size_t len = 0;
-  if (qairt_status_t* s = qairt_encodings_diagnostics_render(d, format, nullptr, 0, &len)) {
+  if (qairt_status_t* s = fill(nullptr, 0, &len)) {
     qairt_status_free(s);
     return {};
   }
   std::string out(len + 1, '\0');
-  qairt_status_free(qairt_encodings_diagnostics_render(d, format, out.data(), out.size(), &len));
+  qairt_status_free(fill(out.data(), out.size(), &len));
   out.resize(len);
   return out;
 }
 
-// Loads `path` and applies it to `graph` (overrides win over Q-DQ encodings).
-// Returns false when any error was reported.
-bool ApplyOverrides(qairt_graph_t* graph, const std::string& path, std::string* text, std::string* json) {
-  qairt_encodings_diagnostics_t* diags = nullptr;
-  qairt_status_free(qairt_encodings_diagnostics_create(&diags));
-  if (!diags) return false;
-  qairt_encodings_t* enc = nullptr;
-  qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
-  if (enc) qairt_status_free(qairt_encodings_apply(enc, graph, nullptr, diags));
-  const size_t errors = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_ERROR);
-  *text = "quantization overrides: " + path + ": " +
-          (errors ? std::to_string(errors) + " error(s), nothing applied" :
-                    std::to_string(qairt_encodings_entry_count(enc)) + " encodings applied") + "\n" +
-          RenderEncodingsDiagnostics(diags, QAIRT_REPORT_TEXT);
-  *json = RenderEncodingsDiagnostics(diags, QAIRT_REPORT_JSON);
-  if (!json->empty() && json->back() == '}') {
-    json->pop_back();
-    *json += ",\"applied\":" + std::string(errors ? "0" : std::to_string(qairt_encodings_entry_count(enc))) + "}";
+// The checks of --dry_run (and analyze's preparation), done by the library:
+// legalization, the kernel check and the overrides, in place on `graph`.
+struct Checks {
+  int rc = 0;
+  bool target_ok = true;
+  std::string text;         // what the checks say, for the text report
+  std::string target_json;  // {"name":..,"ops_without_kernels":[..]}; "" without a target
+  std::string json;         // ,"quantization_overrides":{..},"diagnostics":{..}
+};
+
+Checks RunChecks(qairt_graph_t* graph, const qairt_target_t* target, const std::string& overrides_path,
+                 bool ignore_overrides, const char* command) {
+  Checks c;
+  const bool ignored = !overrides_path.empty() && ignore_overrides;
+  qairt_convert_options o;
+  qairt_convert_options_init(&o);
+  o.flags = QAIRT_CONVERT_CHECK_ONLY;
+  o.target = target;
+  o.quantization_overrides = overrides_path.empty() || ignored ? nullptr : overrides_path.c_str();
+  qairt_convert_result_t* r = nullptr;
+  if (qairt_status_t* s = qairt_convert_graph(graph, &o, &r)) {
+    std::fprintf(stderr, "qairt %s: %s\n", command, qairt_status_message(s));
+    qairt_status_free(s);
+    c.rc = 1;
+    return c;
   }
-  qairt_encodings_destroy(enc);
-  qairt_encodings_diagnostics_destroy(diags);
-  return errors == 0;
+  c.text = qairt_convert_result_summary(r);
+  if (ignored) c.text += "quantization overrides: " + overrides_path + " ignored (--ignore_quantization_overrides)\n";
+  // Target and overrides failures are in the text; others (legalization) are not.
+  for (size_t i = 0; i < qairt_convert_result_error_count(r); ++i) {
+    const std::string e = qairt_convert_result_error(r, i);
+    c.rc = 1;
+    if (e.rfind("target: ", 0) == 0 || e.rfind("legalize: ", 0) == 0) c.target_ok = false;
+    if (e.rfind("target: ", 0) != 0 && e.rfind("quantization overrides: ", 0) != 0)
+      std::fprintf(stderr, "qairt %s: %s\n", command, e.c_str());
+  }
+  const qairt_diagnostics_t* diags = qairt_convert_result_diagnostics(r);
+  if (target) {
+    qairt_target_info info;
+    std::memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    qairt_status_free(qairt_target_get_info(target, &info));
+    c.target_json = "{\"name\":" + JsonQuoted(info.name ? info.name : "?") + ",\"ops_without_kernels\":[";
+    bool first = true;
+    for (size_t i = 0; i < qairt_diagnostics_count(diags); ++i) {
+      qairt_diagnostic d;
+      std::memset(&d, 0, sizeof d);
+      d.struct_size = sizeof d;
+      qairt_status_free(qairt_diagnostics_get(diags, i, &d));
+      if (!d.code || std::strcmp(d.code, "no-kernel") != 0) continue;
+      c.target_json += std::string(first ? "" : ",") + JsonQuoted(d.field);
+      first = false;
+    }
+    c.target_json += "]}";
+  }
+  if (!overrides_path.empty())
+    c.json += ",\"quantization_overrides\":{\"file\":" + JsonQuoted(overrides_path) + ",\"ignored\":" +
+              (ignored ? "true" : "false") + "}";
+  c.json += ",\"diagnostics\":" + QueryThenFill([&](char* b, size_t n, size_t* l) {
+    return qairt_diagnostics_render(diags, QAIRT_REPORT_JSON, b, n, l);
+  });
+  qairt_convert_result_destroy(r);
+  return c;
 }
 
 int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
@@ -355,41 +348,11 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
     qairt_graph_destroy(graph);
     return rc;
   }
-  int rc = 0;
-  std::string target_text, target_json, legal_text;
-  bool target_ok = true;
-  if (graph && target) {
-    // What the target will get: ops it lacks but runs in another form
-    // (Conv1d as Conv2d) are rewritten first, as processing would.
-    std::map<std::string, size_t> before = OpTypeCounts(graph);
-    size_t changed = 0;
-    if (qairt_status_t* ls = qairt_graph_legalize(graph, target, &changed)) {
-      std::fprintf(stderr, "qairt %s: %s\n", argv[0], qairt_status_message(ls));
-      qairt_status_free(ls);
-      rc = 1;
-    } else if (changed) {
-      std::map<std::string, size_t> after = OpTypeCounts(graph);
-      std::string gone;
-      for (const auto& [type, n] : before)
-        if (!after.count(type)) gone += (gone.empty() ? "" : ", ") + type;
-      legal_text = "legalized: " + std::to_string(changed) + " ops the target has no kernel for (" + gone +
-                    ") rewritten into equivalent ones (Conv1d -> ExpandDims + Conv2d + Squeeze)\n";
-    }
-    std::string check_text;
-    if (!TargetCheck(graph, target, &check_text, &target_json)) rc = 1, target_ok = false;
-    target_text = legal_text + check_text;
-  }
-  // Encodings overrides: applied to the imported graph; their diagnostics
-  // join the dry-run result.
-  std::string enc_text, enc_json;
-  if (graph && !a.overrides.empty() && a.ignore_overrides) {
-    enc_text = "quantization overrides: " + a.overrides + " ignored (--ignore_quantization_overrides)\n";
-    enc_json = "{\"file\":null,\"ignored\":true}";
-  } else if (graph && !a.overrides.empty() && !ApplyOverrides(graph, a.overrides, &enc_text, &enc_json)) {
-    rc = 1;
-  }
+  Checks checks;
+  if (graph) checks = RunChecks(graph, target, a.overrides, a.ignore_overrides, argv[0]);
+  int rc = checks.rc;
   if (analyze && rc == 0 && graph && !s) {
-    if (!enc_text.empty()) std::fputs(enc_text.c_str(), stdout);
+    if (!a.overrides.empty()) std::fputs(checks.text.c_str(), stdout);
     rc = qairt_cli::AnalyzeAndReport(a.process, graph, target, a.json);
     qairt_target_destroy(target);
     qairt_import_report_destroy(report);
@@ -398,13 +361,10 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
   }
   if (report) {
     std::string text = ReportString(report, a.json);
-    if (a.json && !target_json.empty() && !text.empty() && text.back() == '}') {
+    if (a.json && graph && !text.empty() && text.back() == '}') {
       text.pop_back();
-      text += ",\"target\":" + target_json + "}";
-    }
-    if (a.json && !enc_json.empty() && !text.empty() && text.back() == '}') {
-      text.pop_back();
-      text += ",\"quantization_overrides\":" + enc_json + "}";
+      if (!checks.target_json.empty()) text += ",\"target\":" + checks.target_json;
+      text += checks.json + "}";
     }
     // The text ends with one verdict for the whole check: the import
     // report's "result:" line moves after the target and overrides sections,
@@ -418,14 +378,13 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
         text.erase(at, verdict.size());
         if (rc != 0 && !s && verdict.rfind("result: OK", 0) == 0)
           verdict = "result: FAILED (the model imports, but the " +
-                    std::string(target_ok ? "quantization overrides have errors" : "target check found errors") +
+                    std::string(checks.target_ok ? "quantization overrides have errors" : "target check found errors") +
                     ": see above)\n";
       }
     }
     std::fputs(text.c_str(), stdout);
     if (a.json) std::fputc('\n', stdout);
-    if (!a.json) std::fputs(target_text.c_str(), stdout);
-    if (!a.json) std::fputs(enc_text.c_str(), stdout);
+    if (!a.json) std::fputs(checks.text.c_str(), stdout);
     std::fputs(verdict.c_str(), stdout);
   }
   qairt_target_destroy(target);

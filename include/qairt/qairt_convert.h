@@ -49,11 +49,19 @@ typedef struct qairt_convert_result_t qairt_convert_result_t;
 #define QAIRT_CONVERT_VERIFY_REWRITES 2u
 /* Graph inputs/outputs take the quantized datatype (QAIRT_PROCESS_QUANTIZED_IO). */
 #define QAIRT_CONVERT_QUANTIZED_IO 4u
+/* Since 1.8: the checks of `qairt convert --dry_run` only — legalization,
+ * the kernel check (one "no-kernel" diagnostic per op type the target
+ * lacks, its `field` the op type) and the quantization overrides, each run
+ * and reported even when another fails; the graph keeps the legalization
+ * and the overrides. Nothing is calibrated, processed or written: output and
+ * log paths must be NULL. `target` may be NULL (only the overrides are
+ * checked). The summary holds each check's lines. */
+#define QAIRT_CONVERT_CHECK_ONLY 8u
 
 typedef struct qairt_convert_options {
   uint32_t struct_size;          /* sizeof(qairt_convert_options) */
   uint32_t flags;                /* QAIRT_CONVERT_* */
-  const qairt_target_t* target;  /* required; borrowed for the call */
+  const qairt_target_t* target;  /* required (but with CHECK_ONLY); borrowed for the call */
 
   /* Target-specific processing (qairt_process_options; 0 = default). */
   uint32_t float_bitwidth;       /* 0 = the target's default, 16 or 32 */

@@ -47,6 +47,7 @@ ABI_MINOR = 8
 NO_REWRITES = 1      # QAIRT_CONVERT_NO_REWRITES
 VERIFY_REWRITES = 2  # QAIRT_CONVERT_VERIFY_REWRITES
 QUANTIZED_IO = 4     # QAIRT_CONVERT_QUANTIZED_IO
+CHECK_ONLY = 8       # QAIRT_CONVERT_CHECK_ONLY (1.8)
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
 MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
@@ -238,7 +239,8 @@ def convert(model, target, output=None, *, input_list=None, eval_input_list=None
             quantized_io=False, rewrites=True, verify_rewrites=False, disabled_rewrites=(),
             act_method="min-max", param_method="min-max", act_schema="asymmetric", param_schema="symmetric",
             per_channel=False, per_row=False, block_size=0, lpbq=False, percentile=99.99, float_inputs=(),
-            mixed_precision=None, num_threads=1, stop_after=None, progress=None) -> ConvertResult:
+            mixed_precision=None, num_threads=1, stop_after=None, progress=None,
+            check_only=False) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
@@ -259,7 +261,9 @@ def convert(model, target, output=None, *, input_list=None, eval_input_list=None
     float_inputs = --input_encoding NAME other), mixed_precision ("budget=25",
     "percent=10" or ("budget", 25.0)), num_threads (0 = every core) and
     stop_after (a pass of qairt.process.pipeline()). progress: optional
-    callable(phase, done, total), phase "<stage>: <step>".
+    callable(phase, done, total), phase "<stage>: <step>". check_only: the
+    checks of ``qairt convert --dry_run`` only (legalization, kernel check,
+    overrides; target may be None); nothing is written, so no output paths.
 
     Raises InvalidArgumentError for bad options (nothing written); errors of
     the conversion itself are in the result (``ok`` is False, no outputs).
@@ -269,6 +273,8 @@ def convert(model, target, output=None, *, input_list=None, eval_input_list=None
         tgt = target
     elif isinstance(target, (str, os.PathLike)):
         tgt = Target.load(os.fspath(target))
+    elif target is None and check_only:
+        tgt = None
     else:
         raise _invalid("target must be a target name, a descriptor path or a qairt.Target, got %s"
                        % type(target).__name__)
@@ -292,9 +298,9 @@ def convert(model, target, output=None, *, input_list=None, eval_input_list=None
 
     o = ConvertOptions()
     fn["qairt_convert_options_init"](ctypes.byref(o))
-    o.target = tgt._handle()
+    o.target = tgt._handle() if tgt is not None else None
     o.flags = (0 if rewrites else NO_REWRITES) | (VERIFY_REWRITES if verify_rewrites else 0) | \
-        (QUANTIZED_IO if quantized_io else 0)
+        (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0)
     o.float_bitwidth, o.act_bitwidth = float_bitwidth, act_bitwidth
     o.weights_bitwidth, o.bias_bitwidth = weights_bitwidth, bias_bitwidth
     o.log_level = LOG_LEVELS[log_level]

@@ -93,6 +93,46 @@ class DiagnosticsTest(unittest.TestCase):
         # No summary record duplicates the file's own errors.
         self.assertNotIn("quantization-overrides", rules)
 
+    def test_check_only_runs_every_check_and_writes_nothing(self):
+        # Neg has no kernel on lpai_v6; the overrides file has an unknown tensor.
+        from onnx import TensorProto, helper, save
+        neg = os.path.join(self.tmp, "neg.onnx")
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+        g = helper.make_graph([helper.make_node("Neg", ["x"], ["y"], name="negate")], "neg", [x], [y])
+        save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), neg)
+        bad = os.path.join(self.tmp, "neg_overrides.json")
+        with open(bad, "w") as f:
+            f.write('{"version": "2.0.0", "encodings": [\n'
+                    '{"name": "yy", "output_dtype": "uint8", "y_scale": 0.01, "y_zero_point": 0}\n]}\n')
+        r = qairt.convert(neg, "lpai_v6", check_only=True, quantization_overrides=bad)
+        self.assertFalse(r.ok)
+        self.assertIsNone(r.process)
+        codes = [d.code for d in r.diagnostics]
+        self.assertIn("no-kernel", codes)
+        self.assertIn("unknown-tensor", codes)  # the overrides were checked although the kernel check failed
+        d = next(d for d in r.diagnostics if d.code == "no-kernel")
+        self.assertEqual((d.field, d.op_name), ("ElementWiseNeg", "negate"))
+        self.assertIn("target: lpai_v6: 1 op types have no kernel:\n  error: ElementWiseNeg (1 ops) has no kernel "
+                      "on lpai_v6\n", r.summary)
+        self.assertIn("quantization overrides: %s: 1 error(s), nothing applied" % bad, r.summary)
+        # Without a target only the overrides are checked; output paths are refused.
+        r = qairt.convert(neg, None, check_only=True, quantization_overrides=bad)
+        codes = set(d.code for d in r.diagnostics)
+        self.assertIn("unknown-tensor", codes)
+        self.assertNotIn("no-kernel", codes)
+        with self.assertRaises(qairt.InvalidArgumentError):
+            qairt.convert(neg, "lpai_v6", os.path.join(self.tmp, "neg.qairt"), check_only=True)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "neg.qairt")))
+        if os.path.exists(CLI):  # --dry_run --json carries the same records
+            p = subprocess.run([CLI, "convert", "-i", neg, "--target", "lpai_v6", "--dry_run", "--json",
+                                "--quantization_overrides", bad], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            j = json.loads(p.stdout)
+            self.assertEqual(j["target"]["ops_without_kernels"], ["ElementWiseNeg"])
+            self.assertEqual(j["diagnostics"]["errors"], 2)
+            self.assertEqual(j["quantization_overrides"], {"file": bad, "ignored": False})
+
     def test_import_failure_is_a_record(self):
         r = qairt.convert(os.path.join(self.tmp, "missing.onnx"), "htp_v73", os.path.join(self.tmp, "m.qairt"))
         self.assertFalse(r.ok)
