@@ -13,6 +13,7 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import sys
 
 from . import errors
 
@@ -240,12 +241,24 @@ def _candidate_paths():
         # An explicit choice is final: do not silently load another library.
         return [env], True
     here = os.path.dirname(os.path.abspath(__file__))
-    paths = [os.path.normpath(os.path.join(here, "..", "..", "build", "libqairt.so"))]
+    paths = []
+    # `cmake --install` records the library it installed beside the package;
+    # pip copies that record along with the package.
+    try:
+        from . import _installed_library
+        paths.append(_installed_library.LIBRARY)
+    except ImportError:
+        pass
+    paths.append(os.path.normpath(os.path.join(here, "..", "..", "build", "libqairt.so")))
     # Installed (cmake --install): PREFIX/share/qairt/python/qairt beside
     # PREFIX/lib[/<multiarch>]/libqairt.so.<major>.
     prefix = os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
     for libdir in [os.path.join(prefix, "lib")] + sorted(glob.glob(os.path.join(prefix, "lib", "*-linux-gnu"))):
         paths.append(os.path.join(libdir, "libqairt.so.%d" % ABI_MAJOR))
+    # A package installed apart from the library: the standard folders.
+    for root in dict.fromkeys([sys.prefix, "/usr/local", "/usr"]):
+        for libdir in [os.path.join(root, "lib")] + sorted(glob.glob(os.path.join(root, "lib", "*-linux-gnu"))):
+            paths.append(os.path.join(libdir, "libqairt.so.%d" % ABI_MAJOR))
     found = ctypes.util.find_library("qairt")
     if found:
         paths.append(found)

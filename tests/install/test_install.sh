@@ -66,5 +66,24 @@ if ! env -u QAIRT_LIBRARY PYTHONPATH="$prefix/share/qairt/python" /usr/bin/pytho
   echo "FAIL: installed Python package does not load the installed library"; cat "$tmp/py.out"; fail=1
 fi
 
+# pip installs the installed package offline (Debian's setuptools, no
+# network); the pip-installed copy still finds the library by itself.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+cmake_version=$(sed -n 's/^project(qairt VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+py_version=$(sed -n 's/^version = "\([0-9.]*\)".*/\1/p' "$src/python/pyproject.toml")
+[ -n "$cmake_version" ] && [ "$cmake_version" = "$py_version" ] ||
+  { echo "FAIL: python/pyproject.toml version '$py_version' != CMake project version '$cmake_version'"; fail=1; }
+if /usr/bin/python3 -m pip install --no-build-isolation --no-index --no-deps --quiet --target "$tmp/site" \
+    "$prefix/share/qairt/python" > "$tmp/pip.log" 2>&1; then
+  [ -e "$tmp/site/qairt/py.typed" ] || { echo "FAIL: pip-installed package lacks py.typed"; fail=1; }
+  if ! (cd "$tmp" && env -u QAIRT_LIBRARY PYTHONPATH="$tmp/site" /usr/bin/python3 -c \
+      "import qairt, sys; sys.exit(0 if qairt.library_path.startswith('$prefix') and qairt.version() else 1)") \
+      > "$tmp/pip_py.out" 2>&1; then
+    echo "FAIL: pip-installed Python package does not load the installed library"; cat "$tmp/pip_py.out"; fail=1
+  fi
+else
+  echo "FAIL: pip install of the installed Python package"; cat "$tmp/pip.log"; fail=1
+fi
+
 [ "$fail" -eq 0 ] && echo "install: all checks passed"
 exit "$fail"
