@@ -48,6 +48,80 @@ bool ParseDims(const std::string& s, std::vector<int64_t>* out) {
   return !out->empty();
 }
 
+int ShapeArgs::Parse(int argc, char** argv, int* i, const char* command) {
+  const std::string arg = argv[*i];
+  auto need = [&](int n) {
+    if (*i + n < argc) return true;
+    std::fprintf(stderr, "qairt %s: %s needs %d argument%s\n", command, arg.c_str(), n, n > 1 ? "s" : "");
+    return false;
+  };
+  if (arg == "-d" || arg == "--input_dim") {
+    if (!need(2)) return -1;
+    std::vector<int64_t> dims;
+    if (!ParseDims(argv[*i + 2], &dims)) {
+      std::fprintf(stderr, "qairt %s: %s %s: '%s' is not a comma-separated list of dims\n", command, arg.c_str(),
+                   argv[*i + 1], argv[*i + 2]);
+      return -1;
+    }
+    dim_names_.push_back(argv[*i + 1]);
+    dims_.push_back(std::move(dims));
+    *i += 2;
+    return 1;
+  }
+  if (arg == "--define_symbol") {
+    if (!need(2)) return -1;
+    int64_t v;
+    if (!ParseInt(argv[*i + 2], &v)) {
+      std::fprintf(stderr, "qairt %s: --define_symbol %s: '%s' is not a non-negative integer\n", command,
+                   argv[*i + 1], argv[*i + 2]);
+      return -1;
+    }
+    symbol_names_.push_back(argv[*i + 1]);
+    symbol_values_.push_back(v);
+    *i += 2;
+    return 1;
+  }
+  if (arg == "--onnx-define-symbol" || arg.rfind("-onnx-define-symbol=", 0) == 0) {
+    std::string spec;
+    if (arg == "--onnx-define-symbol") {
+      if (!need(1)) return -1;
+      spec = argv[++*i];
+    } else {
+      spec = arg.substr(std::strlen("-onnx-define-symbol="));
+    }
+    const size_t comma = spec.find(',');
+    int64_t v;
+    if (comma == std::string::npos || !ParseInt(spec.substr(comma + 1), &v)) {
+      std::fprintf(stderr, "qairt %s: --onnx-define-symbol expects NAME,VALUE, got '%s'\n", command, spec.c_str());
+      return -1;
+    }
+    symbol_names_.push_back(spec.substr(0, comma));
+    symbol_values_.push_back(v);
+    return 1;
+  }
+  return 0;
+}
+
+void ShapeArgs::Apply(qairt_import_options* options) {
+  symbol_ptrs_.clear();
+  dim_name_ptrs_.clear();
+  ranks_.clear();
+  dim_ptrs_.clear();
+  for (const auto& n : symbol_names_) symbol_ptrs_.push_back(n.c_str());
+  for (const auto& n : dim_names_) dim_name_ptrs_.push_back(n.c_str());
+  for (const auto& d : dims_) {
+    ranks_.push_back(d.size());
+    dim_ptrs_.push_back(d.data());
+  }
+  options->num_define_symbols = symbol_ptrs_.size();
+  options->define_symbol_names = symbol_ptrs_.data();
+  options->define_symbol_values = symbol_values_.data();
+  options->num_input_dims = dim_name_ptrs_.size();
+  options->input_dim_names = dim_name_ptrs_.data();
+  options->input_dim_ranks = ranks_.data();
+  options->input_dims = dim_ptrs_.data();
+}
+
 std::string JsonQuoted(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {

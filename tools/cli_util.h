@@ -21,6 +21,26 @@ bool ParseInt(const std::string& s, int64_t* out);
 // "1,3,224,224" -> {1, 3, 224, 224}; false on an empty list or a bad entry.
 bool ParseDims(const std::string& s, std::vector<int64_t>* out);
 
+// The shape options, the same wherever a model is read (inspect, convert,
+// analyze, encodings): -d/--input_dim NAME DIMS, --define_symbol NAME VALUE,
+// --onnx-define-symbol NAME,VALUE and -onnx-define-symbol=NAME,VALUE.
+class ShapeArgs {
+ public:
+  // 1: argv[*i] was a shape option (consumed, *i advanced past its values);
+  // 0: it is not one; -1: a usage error, printed as "qairt COMMAND: ...".
+  int Parse(int argc, char** argv, int* i, const char* command);
+  // Points the shape fields of `options` into this object (keep it alive).
+  void Apply(qairt_import_options* options);
+
+ private:
+  std::vector<std::string> symbol_names_, dim_names_;
+  std::vector<int64_t> symbol_values_;
+  std::vector<std::vector<int64_t>> dims_;
+  std::vector<const char*> symbol_ptrs_, dim_name_ptrs_;
+  std::vector<size_t> ranks_;
+  std::vector<const int64_t*> dim_ptrs_;
+};
+
 // `s` as a quoted JSON string (quotes, backslashes and control characters escaped).
 std::string JsonQuoted(const std::string& s);
 

@@ -26,29 +26,19 @@ struct Args {
   std::string to;
   std::string version = "auto";
   bool allow_unmatched = false;
-  std::vector<std::string> symbol_names;
-  std::vector<int64_t> symbol_values;
+  qairt_cli::ShapeArgs shapes;
 };
 
 const char kUsage[] =
     "usage: qairt encodings check -i MODEL --quantization_overrides FILE [--format text|json|sarif]\n"
-    "                             [--define_symbol NAME VALUE]... [--version 0.6.1|1.0.0|2.0.0] [--allow_unmatched]\n"
-    "       qairt encodings convert FILE --to 2.0.0|1.0.0|0.6.1 [-i MODEL [--define_symbol NAME VALUE]...] -o OUT\n";
+    "                             [shape options] [--version 0.6.1|1.0.0|2.0.0] [--allow_unmatched]\n"
+    "       qairt encodings convert FILE --to 2.0.0|1.0.0|0.6.1 [-i MODEL [shape options]] -o OUT\n"
+    "shape options: -d/--input_dim NAME DIMS, --define_symbol NAME VALUE, --onnx-define-symbol NAME,VALUE\n";
 
 int Usage(const char* msg) {
   if (msg) std::fprintf(stderr, "qairt encodings: %s\n", msg);
   std::fputs(kUsage, stderr);
   return 2;
-}
-
-bool ParseInt(const char* s, int64_t* out) {
-  if (!*s) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(s, &end, 10);
-  if (errno || *end || v < 0) return false;
-  *out = v;
-  return true;
 }
 
 qairt_encodings_version_t VersionCode(const std::string& v, bool* ok) {
@@ -74,14 +64,10 @@ std::string Render(const qairt_encodings_diagnostics_t* d, qairt_report_format_t
 }
 
 // Imports the model; prints the error and returns nullptr on failure.
-qairt_graph_t* ImportModel(const Args& a) {
-  std::vector<const char*> names;
-  for (const auto& n : a.symbol_names) names.push_back(n.c_str());
+qairt_graph_t* ImportModel(Args& a) {
   qairt_import_options opts;
   qairt_import_options_init(&opts);
-  opts.num_define_symbols = names.size();
-  opts.define_symbol_names = names.data();
-  opts.define_symbol_values = a.symbol_values.data();
+  a.shapes.Apply(&opts);
   qairt_graph_t* graph = nullptr;
   qairt_status_t* s = qairt_cli::ImportModelFile(a.model.c_str(), &opts, &graph, nullptr);
   if (s) {
@@ -92,7 +78,7 @@ qairt_graph_t* ImportModel(const Args& a) {
   return graph;
 }
 
-int Check(const Args& a) {
+int Check(Args& a) {
   qairt_report_format_t format = QAIRT_REPORT_TEXT;
   if (a.format == "json") format = QAIRT_REPORT_JSON;
   else if (a.format == "sarif") format = QAIRT_REPORT_SARIF;
@@ -132,7 +118,7 @@ int Check(const Args& a) {
   return errors ? 1 : 0;
 }
 
-int Convert(const Args& a) {
+int Convert(Args& a) {
   bool ok = true;
   qairt_encodings_write_options wo;
   qairt_encodings_write_options_init(&wo);
@@ -213,12 +199,8 @@ int RunEncodings(int argc, char** argv) {
     else if (arg == "-o" || arg == "--output_path") ok = value(&a.output);
     else if (arg == "--version") ok = value(&a.version);
     else if (arg == "--allow_unmatched") a.allow_unmatched = true;
-    else if (arg == "--define_symbol") {
-      int64_t v = 0;
-      if (i + 2 >= argc || !ParseInt(argv[i + 2], &v)) return Usage("--define_symbol needs NAME VALUE (VALUE >= 0)");
-      a.symbol_names.push_back(argv[i + 1]);
-      a.symbol_values.push_back(v);
-      i += 2;
+    else if (int c = a.shapes.Parse(argc, argv, &i, "encodings"); c != 0) {
+      if (c < 0) return Usage(nullptr);
     } else if (arg[0] != '-' && a.file.empty()) {
       a.file = arg;
     } else {

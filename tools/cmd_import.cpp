@@ -22,7 +22,6 @@
 
 using qairt_cli::IsTflitePath;
 using qairt_cli::JsonQuoted;
-using qairt_cli::ParseDims;
 using qairt_cli::ParseInt;
 
 namespace {
@@ -37,10 +36,7 @@ struct ImportArgs {
   std::string overrides;          // --quantization_overrides FILE
   bool ignore_overrides = false;  // --ignore_quantization_overrides
   bool keep_int64 = false;        // --keep_int64_inputs (default: int64 -> int32, as the vendor converter)
-  std::vector<std::string> symbol_names;
-  std::vector<int64_t> symbol_values;
-  std::vector<std::string> dim_names;
-  std::vector<std::vector<int64_t>> dims;
+  qairt_cli::ShapeArgs shapes;
   qairt_cli::ProcessArgs process;  // convert without --dry_run
 };
 
@@ -78,44 +74,8 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
     } else if (arg == "--target_soc_model") {
       if (!need(i, 1, arg.c_str())) return 2;
       a->target_soc = argv[++i];
-    } else if (arg == "-d" || arg == "--input_dim") {
-      if (!need(i, 2, arg.c_str())) return 2;
-      std::vector<int64_t> dims;
-      if (!ParseDims(argv[i + 2], &dims)) {
-        std::fprintf(stderr, "qairt %s: %s %s: '%s' is not a comma-separated list of dims\n", argv[0], arg.c_str(),
-                     argv[i + 1], argv[i + 2]);
-        return 2;
-      }
-      a->dim_names.push_back(argv[i + 1]);
-      a->dims.push_back(std::move(dims));
-      i += 2;
-    } else if (arg == "--define_symbol") {
-      if (!need(i, 2, arg.c_str())) return 2;
-      int64_t v;
-      if (!ParseInt(argv[i + 2], &v)) {
-        std::fprintf(stderr, "qairt %s: --define_symbol %s: '%s' is not a non-negative integer\n", argv[0], argv[i + 1],
-                     argv[i + 2]);
-        return 2;
-      }
-      a->symbol_names.push_back(argv[i + 1]);
-      a->symbol_values.push_back(v);
-      i += 2;
-    } else if (arg == "--onnx-define-symbol" || arg.rfind("-onnx-define-symbol=", 0) == 0) {
-      std::string spec;
-      if (arg == "--onnx-define-symbol") {
-        if (!need(i, 1, arg.c_str())) return 2;
-        spec = argv[++i];
-      } else {
-        spec = arg.substr(std::strlen("-onnx-define-symbol="));
-      }
-      const size_t comma = spec.find(',');
-      int64_t v;
-      if (comma == std::string::npos || !ParseInt(spec.substr(comma + 1), &v)) {
-        std::fprintf(stderr, "qairt %s: --onnx-define-symbol expects NAME,VALUE, got '%s'\n", argv[0], spec.c_str());
-        return 2;
-      }
-      a->symbol_names.push_back(spec.substr(0, comma));
-      a->symbol_values.push_back(v);
+    } else if (int shape = a->shapes.Parse(argc, argv, &i, argv[0]); shape != 0) {
+      if (shape < 0) return 2;
     } else if (int c = convert ? qairt_cli::ParseProcessArg(argc, argv, &i, &a->process) : 0; c != 0) {
       if (c < 0) return 2;
     } else if (!convert && a->model.empty() && arg[0] != '-') {
@@ -297,26 +257,11 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
                          "--target_soc_model SOC), or --dry_run\n");
     return 2;
   }
-  std::vector<const char*> symbol_names, dim_names;
-  for (const auto& n : a.symbol_names) symbol_names.push_back(n.c_str());
-  for (const auto& n : a.dim_names) dim_names.push_back(n.c_str());
-  std::vector<size_t> ranks;
-  std::vector<const int64_t*> dims;
-  for (const auto& d : a.dims) {
-    ranks.push_back(d.size());
-    dims.push_back(d.data());
-  }
   qairt_import_options opts;
   qairt_import_options_init(&opts);
   if (convert) opts.flags |= QAIRT_IMPORT_REQUIRE_STATIC;
   if (convert && !a.keep_int64) opts.flags |= QAIRT_IMPORT_INT64_TO_INT32;
-  opts.num_define_symbols = symbol_names.size();
-  opts.define_symbol_names = symbol_names.data();
-  opts.define_symbol_values = a.symbol_values.data();
-  opts.num_input_dims = dim_names.size();
-  opts.input_dim_names = dim_names.data();
-  opts.input_dim_ranks = ranks.data();
-  opts.input_dims = dims.data();
+  a.shapes.Apply(&opts);
 
   // The target is resolved before the (slower) import so a typo fails fast.
   qairt_target_t* target = nullptr;

@@ -217,8 +217,8 @@ std::vector<CommandHelp> MakeTable() {
                "qairt targets show htp_v73 --op Conv2d"});
   t.push_back({"encodings",
                "qairt encodings check -i MODEL --quantization_overrides FILE [--format text|json|sarif]\n"
-               "                      [--define_symbol NAME VALUE]... [--version 0.6.1|1.0.0|2.0.0] [--allow_unmatched]\n"
-               "qairt encodings convert FILE --to 2.0.0|1.0.0|0.6.1 [-i MODEL [--define_symbol NAME VALUE]...] -o OUT",
+               "                      [shape options] [--version 0.6.1|1.0.0|2.0.0] [--allow_unmatched]\n"
+               "qairt encodings convert FILE --to 2.0.0|1.0.0|0.6.1 [-i MODEL [shape options]] -o OUT",
                "Validates an encodings file against a model (diagnostics as text, JSON or SARIF 2.1.0) and converts "
                "between the 2.0.0, 1.0.0 and 0.6.1 formats.",
                {{"subcommands",
@@ -232,7 +232,7 @@ std::vector<CommandHelp> MakeTable() {
                   {"-i, --input_network", "MODEL", "the model the encodings refer to", "none; the file alone"},
                   {"--version", "0.6.1|1.0.0|2.0.0", "read the file as this version", "auto; detected"},
                   {"--allow_unmatched", "", "check: entries naming no tensor of the model are not errors", "off"}}},
-                {"shapes", {{"--define_symbol", "NAME VALUE", kDefineSymbol.sentence, kDefineSymbol.def}}},
+                {"shapes", {kInputDim, kDefineSymbol, kOnnxDefineSymbol, kOnnxDefineSymbolEq}},
                 {"outputs",
                  {{"--format", "text|json|sarif", "check: the diagnostics' format", "text"},
                   {"--to", "2.0.0|1.0.0|0.6.1", "convert: the version to write", "required for convert"},

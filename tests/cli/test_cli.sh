@@ -109,12 +109,12 @@ check_flags() {  # COMMAND BOTH_WAYS SOURCE...
   extra=$(comm -13 <(echo "$src") <(echo "$hlp") | grep -vxE -- '-h|--help')
   [ -z "$extra" ] || fail "qairt help $cmd lists flags its parser does not accept: $extra"
 }
-check_flags convert yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp"
-check_flags analyze yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp"
-check_flags inspect no "$tools/cmd_import.cpp" "$tools/cmd_container.cpp"
+check_flags convert yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp" "$tools/cli_util.cpp"
+check_flags analyze yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp" "$tools/cli_util.cpp"
+check_flags inspect no "$tools/cmd_import.cpp" "$tools/cmd_container.cpp" "$tools/cli_util.cpp"
 check_flags run yes "$tools/cmd_run.cpp"
 check_flags compare yes "$tools/cmd_compare.cpp"
 check_flags prepare yes "$tools/cmd_prepare.cpp"
-check_flags encodings yes "$tools/cmd_encodings.cpp"
+check_flags encodings yes "$tools/cmd_encodings.cpp" "$tools/cli_util.cpp"
 check_flags targets yes "$tools/cmd_targets.cpp"
 echo "OK: cli"

@@ -34,6 +34,12 @@ open(sys.argv[3], "w").write('{"version": "2.0.0", "encodings": [\n' + ",\n".joi
 PY
 check check-good 0 "$qairt" encodings check -i "$model" "${syms[@]}" --quantization_overrides "$tmp/good.json"
 contains check-good "$tmp/out" "^0 errors"
+# The shape options are convert's: -d fixes the input's dims as --define_symbol does.
+check check-input-dim 0 "$qairt" encodings check -i "$model" -d x 1,3,48,192 --quantization_overrides "$tmp/good.json"
+check check-onnx-symbol 0 "$qairt" encodings check -i "$model" -onnx-define-symbol=p2o.DynamicDimension.0,1 \
+  --onnx-define-symbol p2o.DynamicDimension.1,48 -onnx-define-symbol=p2o.DynamicDimension.2,192 \
+  --quantization_overrides "$tmp/good.json"
+check check-bad-dim 2 "$qairt" encodings check -i "$model" -d x 1,3,y --quantization_overrides "$tmp/good.json"
 check check-typos 1 "$qairt" encodings check -i "$model" "${syms[@]}" --quantization_overrides "$tmp/typos.json"
 contains typos-text "$tmp/out" "typos.json:4:1: error: tensor '.*x': field 'name': no tensor named .*did you mean"
 contains typos-summary "$tmp/out" "^3 errors"
