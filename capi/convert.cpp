@@ -325,6 +325,7 @@ bool Pipeline::Process() {
   po.log_level = o_.log_level;
   po.stop_after = o_.stop_after;
   if (o_.flags & QAIRT_CONVERT_QUANTIZED_IO) po.flags |= QAIRT_PROCESS_QUANTIZED_IO;
+  if (o_.flags & QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES) po.flags |= QAIRT_PROCESS_NO_BIAS_AWARE_WEIGHT_SCALES;
   if (std::string e = Consume(qairt_process(graph_, &po, &r_->process)); !e.empty()) return Fail("processing", e);
   const qairt_process_result_t* pr = r_->process;
   r_->log = qairt_process_result_log(pr);
@@ -485,7 +486,8 @@ qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_
           options, QAIRT_STRUCT_V1_SIZE(qairt_convert_options, progress_user_data), "qairt_convert_options", o))
     return s;
   constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES |
-                                   QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY;
+                                   QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
+                                   QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES;
   if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
     if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path)
       return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings and log paths "

@@ -59,7 +59,7 @@ qairt_status_t* qairt_process(qairt_graph_t* graph, const qairt_process_options*
                                                  "qairt_process_options", &o))
     return s;
   if (!o.target) return InvalidArg("qairt_process_options.target must not be NULL");
-  if (o.flags & ~QAIRT_PROCESS_QUANTIZED_IO) return InvalidArg("qairt_process_options.flags: unknown bits {:#x}", o.flags);
+  if (o.flags & ~(QAIRT_PROCESS_QUANTIZED_IO | QAIRT_PROCESS_NO_BIAS_AWARE_WEIGHT_SCALES)) return InvalidArg("qairt_process_options.flags: unknown bits {:#x}", o.flags);
   if (o.log_level > QAIRT_QUANTIZER_LOG_TRACE)
     return InvalidArg("qairt_process_options.log_level: {} is not a qairt_quantizer_log_level", o.log_level);
   qairt::pass::Options po;
@@ -75,6 +75,7 @@ qairt_status_t* qairt_process(qairt_graph_t* graph, const qairt_process_options*
   po.bias_bitwidth = o.bias_bitwidth ? o.bias_bitwidth : 32;
   po.bias_bitwidth_set = o.bias_bitwidth != 0;
   po.preserve_io_datatype = !(o.flags & QAIRT_PROCESS_QUANTIZED_IO);
+  po.bias_aware_weight_scales = !(o.flags & QAIRT_PROCESS_NO_BIAS_AWARE_WEIGHT_SCALES);
   po.log_level = static_cast<qairt::pass::LogLevel>(o.log_level);
   if (o.stop_after) po.stop_after = o.stop_after;
 

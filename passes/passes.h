@@ -14,6 +14,7 @@ Status FillMissingEncodings(Session& s);            // fill_missing_encodings.cp
 Status DuplicateSharedBiases(Session& s);           // duplicate_shared_biases.cpp
 Status MakeRequestedKernels(Session& s);            // make_requested_kernels.cpp
 Status SelectKernels(Session& s);                   // select_kernels.cpp
+Status RaiseWeightScalesForBias(Session& s);        // raise_weight_scales_for_bias.cpp
 Status ComputeStaticEncodings(Session& s);          // compute_static_encodings.cpp
 Status QuantizeStaticTensors(Session& s);           // quantize_static_tensors.cpp
 Status Fp16Audit(Session& s);                       // fp16_audit.cpp

@@ -176,6 +176,13 @@ std::string StatsSummary(const Session& s) {
   out += fmt::format("    [SUPERGROUPED] {} ({})\n", supergrouped, Percent(supergrouped, tensors));
   out += fmt::format("[BIAS FXP] {}\n", bias_fxp);
   out += fmt::format("[DUP. BIASES] {}\n", dup);
+  if (!s.raised_weight_scales.empty()) {
+    // qairt's own line: weights whose scales were raised so their biases fit.
+    size_t channels = 0;
+    for (const auto& r : s.raised_weight_scales) channels += r.channels;
+    out += fmt::format("[BIAS-AWARE W. SCALES] {} channels of {} weights raised so their biases fit the bias grid\n",
+                       channels, s.raised_weight_scales.size());
+  }
 
   // Adapted ops: requested -> selected dtype tuples.
   size_t adapted = 0, ops = 0;

@@ -127,6 +127,8 @@ Status ResolveOptions(Options* o, std::vector<ResolvedOption>* resolved) {
   if (o->bias_bitwidth == 0) o->bias_bitwidth = 32;
   add("bias_bitwidth", std::to_string(o->bias_bitwidth), o->bias_bitwidth_set ? OptionSource::kUser : OptionSource::kDefault);
   add("preserve_io_datatype", o->preserve_io_datatype ? "true" : "false", OptionSource::kDefault);
+  add("bias_aware_weight_scales", o->bias_aware_weight_scales ? "true" : "false",
+      o->bias_aware_weight_scales ? OptionSource::kDefault : OptionSource::kUser);
   add("quantizer_log_level", o->log_level == LogLevel::kTrace ? "TRACE" : o->log_level == LogLevel::kInfo ? "INFO" : "NONE",
       o->log_level == LogLevel::kNone ? OptionSource::kDefault : OptionSource::kUser);
   if (!o->stop_after.empty()) add("stop_after", o->stop_after, OptionSource::kUser);

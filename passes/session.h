@@ -48,6 +48,9 @@ struct Options {
   // Graph inputs/outputs keep the model's datatype; a Quantize/Dequantize is
   // placed next to them when their encoding is fixed-point.
   bool preserve_io_datatype = true;
+  // Raise a weight's channel scales where input scale x weight scale cannot
+  // hold its 32-bit bias (raise-weight-scales-for-bias).
+  bool bias_aware_weight_scales = true;
   LogLevel log_level = LogLevel::kNone;
   // Stop after the pass with this name (empty = run all).
   std::string stop_after;
@@ -61,6 +64,16 @@ inline constexpr std::string_view kReasonDuplicatedBias = "DUPLICATED_BIAS";
 inline constexpr std::string_view kReasonOpAdaptation = "OP_ADAPTATION";
 inline constexpr std::string_view kReasonPruned = "PRUNED";
 inline constexpr std::string_view kReasonComputed = "COMPUTED_ENCODING";
+// qairt's own: a weight scale raised so its bias fits the bias grid.
+inline constexpr std::string_view kReasonBiasAwareScale = "BIAS_AWARE_SCALE";
+
+// One weight whose channel scales were raised for its bias.
+struct RaisedWeightScale {
+  std::string weight;
+  size_t channels = 0;  // raised
+  size_t of = 0;        // channel scales of the encoding
+  double largest = 1;   // largest factor applied
+};
 
 // What processing did to one tensor (indexed by TensorId; tensors added by
 // passes get entries as they appear).
@@ -166,6 +179,7 @@ class Session {
   uint32_t tensors_at_start = 0;
   uint32_t ops_at_start = 0;
   std::vector<ResolvedOption> resolved_options;
+  std::vector<RaisedWeightScale> raised_weight_scales;
 
   // Name not used by any tensor of the graph, derived from `base`.
   std::string UniqueTensorName(const std::string& base) const;

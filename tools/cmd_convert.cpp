@@ -149,6 +149,10 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     p->quantized_io = true;
     return 1;
   }
+  if (arg == "--no_bias_aware_weight_scales") {
+    p->bias_aware_weight_scales = false;
+    return 1;
+  }
   if (arg == "--print_pipeline") {
     p->print_pipeline = true;
     return 1;
@@ -545,7 +549,8 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   qairt_convert_options_init(&o);
   o.target = target;
   o.flags = (p.rewrites ? 0u : QAIRT_CONVERT_NO_REWRITES) | (p.verify_rewrites ? QAIRT_CONVERT_VERIFY_REWRITES : 0u) |
-            (p.quantized_io ? QAIRT_CONVERT_QUANTIZED_IO : 0u);
+            (p.quantized_io ? QAIRT_CONVERT_QUANTIZED_IO : 0u) |
+            (p.bias_aware_weight_scales ? 0u : QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES);
   o.float_bitwidth = p.float_bitwidth;
   o.act_bitwidth = p.act_bitwidth;
   o.weights_bitwidth = p.weights_bitwidth;

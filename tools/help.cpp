@@ -83,6 +83,11 @@ const Option kFloatFallback{"--float_fallback", "",
 const Option kQuantizedIo{"--quantized_io", "",
                           "graph inputs and outputs take the quantized type instead of a Quantize/Dequantize at the edge",
                           "off; float inputs and outputs"};
+const Option kNoBiasAwareWeightScales{
+    "--no_bias_aware_weight_scales", "",
+    "keep calibrated weight scales even where input scale x weight scale cannot hold a channel's int32 bias "
+    "(then the bias saturates, with a warning)",
+    "off: such a channel's weight scale is raised just enough"};
 const Option kActCalibration{"--act_quantizer_calibration", "min-max|sqnr|mse|percentile",
                              "how activation ranges are chosen from the observed values", "min-max"};
 const Option kParamCalibration{"--param_quantizer_calibration", "min-max|sqnr|mse|percentile",
@@ -188,7 +193,9 @@ std::vector<CommandHelp> MakeTable() {
                {{"input", {kModel, kOverrides, kIgnoreOverrides, kKeepInt64}},
                 {"shapes", {kInputDim, kDefineSymbol, kOnnxDefineSymbol, kOnnxDefineSymbolEq}},
                 {"target", {kTarget, kTargetBackend, kTargetArch, kTargetSoc}},
-                {"precision", {kActBitwidth, kWeightsBitwidth, kBiasBitwidth, kFloatBitwidth, kFloatFallback, kQuantizedIo}},
+                {"precision",
+                 {kActBitwidth, kWeightsBitwidth, kBiasBitwidth, kFloatBitwidth, kFloatFallback, kQuantizedIo,
+                  kNoBiasAwareWeightScales}},
                 {"quantization (calibration)",
                  {kInputList, kEvalInputList, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
                   kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kInputEncoding,
@@ -268,6 +275,7 @@ std::vector<CommandHelp> MakeTable() {
                   {kFloatBitwidth.flags, kFloatBitwidth.arg, "float bit width of convert", "the target's default"},
                   {kFloatFallback.flags, "", "changes nothing yet", "off"},
                   {kQuantizedIo.flags, "", "quantized graph I/O of convert", "off"},
+                  {kNoBiasAwareWeightScales.flags, "", "a processing option of convert", "off"},
                   {kEvalInputList.flags, kEvalInputList.arg, "convert's accuracy samples", "none"},
                   {kMixedPrecision.flags, kMixedPrecision.arg, "convert's mixed precision", "off"},
                   {kNoProgress.flags, "", "analyze shows no progress", "off"},

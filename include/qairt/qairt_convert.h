@@ -57,6 +57,8 @@ typedef struct qairt_convert_result_t qairt_convert_result_t;
  * log paths must be NULL. `target` may be NULL (only the overrides are
  * checked). The summary holds each check's lines. */
 #define QAIRT_CONVERT_CHECK_ONLY 8u
+/* Since 1.8: QAIRT_PROCESS_NO_BIAS_AWARE_WEIGHT_SCALES for processing. */
+#define QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES 16u
 
 typedef struct qairt_convert_options {
   uint32_t struct_size;          /* sizeof(qairt_convert_options) */

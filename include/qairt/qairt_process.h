@@ -39,6 +39,10 @@ enum qairt_quantizer_log_level {
  * model's (default: a float input with a fixed-point encoding is followed by
  * a Quantize, such an output preceded by a Dequantize). */
 #define QAIRT_PROCESS_QUANTIZED_IO 1u
+/* Since 1.8: keep calibrated weight scales even where input scale x weight
+ * scale cannot hold a channel's 32-bit bias (default: that channel's weight
+ * scale is raised just enough; logged as BIAS_AWARE_SCALE and in the stats). */
+#define QAIRT_PROCESS_NO_BIAS_AWARE_WEIGHT_SCALES 2u
 
 typedef struct qairt_process_options {
   uint32_t struct_size;          /* sizeof(qairt_process_options) */

@@ -48,6 +48,7 @@ NO_REWRITES = 1      # QAIRT_CONVERT_NO_REWRITES
 VERIFY_REWRITES = 2  # QAIRT_CONVERT_VERIFY_REWRITES
 QUANTIZED_IO = 4     # QAIRT_CONVERT_QUANTIZED_IO
 CHECK_ONLY = 8       # QAIRT_CONVERT_CHECK_ONLY (1.8)
+NO_BIAS_AWARE_WEIGHT_SCALES = 16  # QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES (1.8)
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
 MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
@@ -240,7 +241,7 @@ def convert(model, target, output=None, *, input_list=None, eval_input_list=None
             act_method="min-max", param_method="min-max", act_schema="asymmetric", param_schema="symmetric",
             per_channel=False, per_row=False, block_size=0, lpbq=False, percentile=99.99, float_inputs=(),
             mixed_precision=None, num_threads=1, stop_after=None, progress=None,
-            check_only=False) -> ConvertResult:
+            check_only=False, bias_aware_weight_scales=True) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
@@ -264,6 +265,7 @@ def convert(model, target, output=None, *, input_list=None, eval_input_list=None
     callable(phase, done, total), phase "<stage>: <step>". check_only: the
     checks of ``qairt convert --dry_run`` only (legalization, kernel check,
     overrides; target may be None); nothing is written, so no output paths.
+    bias_aware_weight_scales=False is --no_bias_aware_weight_scales.
 
     Raises InvalidArgumentError for bad options (nothing written); errors of
     the conversion itself are in the result (``ok`` is False, no outputs).
@@ -300,7 +302,8 @@ def convert(model, target, output=None, *, input_list=None, eval_input_list=None
     fn["qairt_convert_options_init"](ctypes.byref(o))
     o.target = tgt._handle() if tgt is not None else None
     o.flags = (0 if rewrites else NO_REWRITES) | (VERIFY_REWRITES if verify_rewrites else 0) | \
-        (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0)
+        (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0) | \
+        (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES)
     o.float_bitwidth, o.act_bitwidth = float_bitwidth, act_bitwidth
     o.weights_bitwidth, o.bias_bitwidth = weights_bitwidth, bias_bitwidth
     o.log_level = LOG_LEVELS[log_level]

@@ -26,6 +26,7 @@ _P = POINTER
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}
 QUANTIZED_IO = 1
+NO_BIAS_AWARE_WEIGHT_SCALES = 2  # QAIRT_PROCESS_NO_BIAS_AWARE_WEIGHT_SCALES (1.8)
 
 
 class ProcessOptions(ctypes.Structure):
@@ -114,7 +115,7 @@ def legalize(graph, target: Target) -> int:
 
 def process(graph, target: Target, *, float_bitwidth: int = 0, act_bitwidth: int = 0, weights_bitwidth: int = 0,
             bias_bitwidth: int = 0, log_level: str = "NONE", stop_after: Optional[str] = None,
-            quantized_io: bool = False) -> ProcessResult:
+            quantized_io: bool = False, bias_aware_weight_scales: bool = True) -> ProcessResult:
     """Runs target-specific processing on `graph` in place. Raises for bad
     options; processing errors are in the result's `errors`."""
     if log_level not in LOG_LEVELS:
@@ -127,7 +128,7 @@ def process(graph, target: Target, *, float_bitwidth: int = 0, act_bitwidth: int
     o.weights_bitwidth, o.bias_bitwidth = weights_bitwidth, bias_bitwidth
     o.log_level = LOG_LEVELS[log_level]
     o.stop_after = _ffi.encode(stop_after)
-    o.flags = QUANTIZED_IO if quantized_io else 0
+    o.flags = (QUANTIZED_IO if quantized_io else 0) | (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES)
     h = ResultP()
     _fn["qairt_process"](graph.handle, ctypes.byref(o), ctypes.byref(h))
     try:
