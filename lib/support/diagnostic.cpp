@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -83,8 +84,10 @@ constexpr std::pair<std::string_view, std::string_view> kRules[] = {
     {"accuracy", "The accuracy comparison failed."},
 };
 
+// An absolute path is a file:// URI; a relative one stays a relative reference
+// (SARIF resolves it against the run's working folder).
 std::string FileUri(const std::string& path) {
-  std::string out;
+  std::string out = !path.empty() && path[0] == '/' ? "file://" : "";
   for (unsigned char c : path) {
     if (std::isalnum(c) || std::strchr("/-._~:", c)) out += static_cast<char>(c);
     else out += fmt::format("%{:02X}", c);
@@ -108,20 +111,26 @@ void WriteJsonRecord(JsonWriter& w, const Diag& d) {
 }
 
 void WriteSarifLocations(JsonWriter& w, const Diag& d) {
-  if (d.file.empty() && d.op.empty() && d.tensor.empty()) return;
+  // A problem of a whole file (no line) names it as the analysis target: a
+  // physical location without a region says nothing more and viewers warn.
+  if (!d.file.empty() && !d.line) {
+    w.Key("analysisTarget").BeginObject();
+    w.Key("uri").String(FileUri(d.file));
+    w.EndObject();
+  }
+  const bool physical = !d.file.empty() && d.line;
+  if (!physical && d.op.empty() && d.tensor.empty()) return;
   w.Key("locations").BeginArray();
   w.BeginObject();
-  if (!d.file.empty()) {
+  if (physical) {
     w.Key("physicalLocation").BeginObject();
     w.Key("artifactLocation").BeginObject();
     w.Key("uri").String(FileUri(d.file));
     w.EndObject();
-    if (d.line) {
-      w.Key("region").BeginObject();
-      w.Key("startLine").UInt(d.line);
-      w.Key("startColumn").UInt(d.column);
-      w.EndObject();
-    }
+    w.Key("region").BeginObject();
+    w.Key("startLine").UInt(d.line);
+    w.Key("startColumn").UInt(std::max<uint32_t>(d.column, 1));
+    w.EndObject();
     w.EndObject();
   }
   if (!d.op.empty() || !d.tensor.empty()) {
@@ -181,6 +190,7 @@ std::string RenderSarif(const Diags& diags) {
   w.Key("driver").BeginObject();
   w.Key("name").String("qairt");
   w.Key("semanticVersion").String(QAIRT_VERSION_STRING);
+  w.Key("informationUri").String(QAIRT_INFORMATION_URI);
   w.Key("rules").BeginArray();
   for (const std::string& r : rules) {
     w.BeginObject();
