@@ -149,6 +149,10 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     p->quantized_io = true;
     return 1;
   }
+  if (arg == "--verbose") {
+    p->verbose = true;
+    return 1;
+  }
   if (arg == "--no_bias_aware_weight_scales") {
     p->bias_aware_weight_scales = false;
     return 1;
@@ -591,7 +595,14 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     std::vector<std::string> list;
     for (size_t i = 0; i < errors; ++i) list.push_back(qairt_convert_result_error(r, i));
     std::fprintf(stderr, "qairt convert: failed with %zu error(s):\n", errors);
-    std::fputs(GroupedErrors(list).c_str(), stderr);
+    if (p.verbose) {
+      for (const std::string& e : list) std::fprintf(stderr, "  error: %s\n", e.c_str());
+    } else {
+      const std::string grouped = GroupedErrors(list);
+      std::fputs(grouped.c_str(), stderr);
+      if (static_cast<size_t>(std::count(grouped.begin(), grouped.end(), '\n')) < list.size())
+        std::fputs("(alike errors grouped; --verbose lists each)\n", stderr);
+    }
   }
   for (size_t i = 0; i < qairt_convert_result_warning_count(r); ++i)
     std::fprintf(stderr, "warning: %s\n", qairt_convert_result_warning(r, i));

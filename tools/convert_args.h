@@ -28,6 +28,7 @@ struct ProcessArgs {
   int64_t qdq_opset = 0;          // --qdq_opset 13|21 (0: automatic)
   bool quantized_io = false;
   bool bias_aware_weight_scales = true;  // --no_bias_aware_weight_scales turns it off
+  bool verbose = false;                  // --verbose: every error, not grouped
   // Calibration (--input_list): see include/qairt/qairt_calib.h.
   std::string input_list, eval_input_list;
   uint32_t act_method = 0, param_method = 0;  // qairt_calibration_method

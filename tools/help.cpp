@@ -148,6 +148,8 @@ const Option kDiagnostics{"--diagnostics", "FILE",
                           "write every error and warning with its rule id, op and tensor: SARIF 2.1.0 for .sarif, "
                           "JSON for .json, else text (also when the conversion fails)",
                           "none"};
+const Option kVerbose{"--verbose", "", "list every error; by default alike errors are one line with a count",
+                      "off"};
 const Option kPrintPipeline{"--print_pipeline", "", "print the processing passes and exit", "off"};
 const Option kStopAfter{"--stop_after", "PASS", "stop processing after this pass (names: --print_pipeline)",
                         "every pass runs"};
@@ -204,7 +206,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"outputs",
                  {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset,
                   kPlotOnConvert}},
-                {"logs", {kQuantizerLog, kQuantizerLogLevel, kDiagnostics, kPrintPipeline, kStopAfter}}},
+                {"logs", {kQuantizerLog, kQuantizerLogLevel, kDiagnostics, kVerbose, kPrintPipeline, kStopAfter}}},
                "qairt convert -i model.onnx --target htp_v73 --input_list calib/input_list.txt -o model.qairt"});
   t.push_back({"targets",
                "qairt targets list\n"
@@ -276,6 +278,7 @@ std::vector<CommandHelp> MakeTable() {
                   {kFloatFallback.flags, "", "changes nothing yet", "off"},
                   {kQuantizedIo.flags, "", "quantized graph I/O of convert", "off"},
                   {kNoBiasAwareWeightScales.flags, "", "a processing option of convert", "off"},
+                  {kVerbose.flags, "", "convert's error listing", "off"},
                   {kEvalInputList.flags, kEvalInputList.arg, "convert's accuracy samples", "none"},
                   {kMixedPrecision.flags, kMixedPrecision.arg, "convert's mixed precision", "off"},
                   {kNoProgress.flags, "", "analyze shows no progress", "off"},

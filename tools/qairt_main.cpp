@@ -70,7 +70,10 @@ constexpr qairt_cli::Command kCommands[] = {
 void PrintUsage(FILE* out) {
   std::fputs("usage: qairt <command> [options]\n\ncommands:\n", out);
   for (const auto& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
-  std::fputs("\nqairt help COMMAND (or qairt COMMAND --help) lists a command's options with their defaults.\n", out);
+  std::fputs("\nqairt help COMMAND (or qairt COMMAND --help) lists a command's options with their defaults.\n"
+             "Exit status: 0 done; 1 the operation failed (the model, the data or an output: the cause is printed "
+             "first); 2 a usage error (an unknown, missing or conflicting option).\n",
+             out);
 }
 
 // " (did you mean 'convert'?)" for a misspelled command, "" otherwise.

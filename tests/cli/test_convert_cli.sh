@@ -70,6 +70,14 @@ contains "FP16 audit" "$tmp/err" "FP16 audit: target 'htp_v68' has no float comp
 # Errors alike (one per op) are one line with a count; the error that says
 # what to do (the FP16 audit's "calibrate them") comes before them.
 contains "errors alike grouped" "$tmp/err" "kernels found for [^ ]* \([0-9]+ more alike:"
+contains "grouping said" "$tmp/err" "--verbose lists each"
+# --verbose lists every error, one line each.
+check "v68 --verbose" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v68 -o "$tmp/bad.qairt" --verbose
+cp "$tmp/err" "$tmp/verbose_err"
+n_verbose=$(grep -c "error: processing: No accuracy preserving kernels found for" "$tmp/verbose_err")
+[ "$n_verbose" -gt 1 ] || { echo "FAIL: --verbose lists $n_verbose kernel errors, not each"; fail=1; }
+check "v68 again" 1 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v68 -o "$tmp/bad.qairt" \
+  --export_encodings "$tmp/bad.json" --quantizer_log "$tmp/bad.txt" --quantizer_log_level TRACE
 audit_line=$(grep -n "FP16 audit" "$tmp/err" | cut -d: -f1)
 kernel_line=$(grep -n "No accuracy preserving kernels" "$tmp/err" | cut -d: -f1)
 if [ "$(wc -l < "$tmp/err")" -gt 10 ] || [ "${audit_line:-99}" -gt "${kernel_line:-0}" ]; then
