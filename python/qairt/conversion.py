@@ -29,7 +29,7 @@ import math
 import os
 from ctypes import POINTER, c_char_p, c_double, c_int64, c_size_t, c_uint32, c_void_p
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi, calib, errors
 from .graph import Graph
@@ -234,14 +234,23 @@ def _read(fn, h) -> ConvertResult:
     return r
 
 
-def convert(model, target, output=None, *, input_list=None, eval_input_list=None, quantization_overrides=None,
-            export_encodings=None, encodings_version=None, export_qdq_onnx=None, qdq_opset=0, quantizer_log=None,
-            log_level=None, act_bitwidth=0, weights_bitwidth=0, bias_bitwidth=0, float_bitwidth=0,
-            quantized_io=False, rewrites=True, verify_rewrites=False, disabled_rewrites=(),
-            act_method="min-max", param_method="min-max", act_schema="asymmetric", param_schema="symmetric",
-            per_channel=False, per_row=False, block_size=0, lpbq=False, percentile=99.99, float_inputs=(),
-            mixed_precision=None, num_threads=1, stop_after=None, progress=None,
-            check_only=False, bias_aware_weight_scales=True) -> ConvertResult:
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]", Target, None],
+            output: Optional[PathLike] = None, *, input_list: Optional[PathLike] = None,
+            eval_input_list: Optional[PathLike] = None, quantization_overrides: Optional[PathLike] = None,
+            export_encodings: Optional[PathLike] = None, encodings_version: Union[str, int, None] = None,
+            export_qdq_onnx: Optional[PathLike] = None, qdq_opset: int = 0,
+            quantizer_log: Optional[PathLike] = None, log_level: Optional[str] = None, act_bitwidth: int = 0,
+            weights_bitwidth: int = 0, bias_bitwidth: int = 0, float_bitwidth: int = 0, quantized_io: bool = False,
+            rewrites: bool = True, verify_rewrites: bool = False, disabled_rewrites: Sequence[str] = (),
+            act_method: str = "min-max", param_method: str = "min-max", act_schema: str = "asymmetric",
+            param_schema: str = "symmetric", per_channel: bool = False, per_row: bool = False, block_size: int = 0,
+            lpbq: bool = False, percentile: float = 99.99, float_inputs: Sequence[str] = (),
+            mixed_precision: Union[str, Tuple[str, float], None] = None, num_threads: int = 1,
+            stop_after: Optional[str] = None, progress: Optional[Callable[[str, int, int], None]] = None,
+            check_only: bool = False, bias_aware_weight_scales: bool = True) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
