@@ -12,29 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "cli_util.h"
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+namespace {
 
 std::string ShapeText(const qairt_graph_t* g, qairt_tensor_id id, const qairt_tensor_info& info) {
   if (!info.rank_known) return "[?]";
@@ -164,29 +144,29 @@ void PrintText(const std::string& path, const qairt_container_t* c, const qairt_
 
 void PrintJson(const std::string& path, const qairt_container_t* c, const qairt_container_info& info,
                const qairt_graph_t* g) {
-  std::string j = "{\"container\":{\"path\":" + JsonString(path) + ",\"producer\":" + JsonString(info.producer) +
+  std::string j = "{\"container\":{\"path\":" + qairt_cli::JsonQuoted(path) + ",\"producer\":" + qairt_cli::JsonQuoted(info.producer) +
                   ",\"schema_version\":" + std::to_string(info.schema_version) +
                   ",\"min_reader_version\":" + std::to_string(info.min_reader_version) +
-                  ",\"target\":" + JsonString(info.target_name) + ",\"options\":[";
+                  ",\"target\":" + qairt_cli::JsonQuoted(info.target_name) + ",\"options\":[";
   for (size_t i = 0; i < info.num_options; ++i) {
     qairt_container_option o{};
     qairt_status_free(qairt_container_option_at(c, i, &o));
-    j += std::string(i ? "," : "") + "{\"key\":" + JsonString(o.key) + ",\"value\":" + JsonString(o.value) +
-         ",\"source\":" + JsonString(qairt_option_source_name(o.source)) + "}";
+    j += std::string(i ? "," : "") + "{\"key\":" + qairt_cli::JsonQuoted(o.key) + ",\"value\":" + qairt_cli::JsonQuoted(o.value) +
+         ",\"source\":" + qairt_cli::JsonQuoted(qairt_option_source_name(o.source)) + "}";
   }
   j += "],\"op_annotations\":[";
   for (size_t i = 0; i < info.num_op_annotations; ++i) {
     qairt_container_op_annotation a{};
     qairt_status_free(qairt_container_op_annotation_at(c, i, &a));
-    j += std::string(i ? "," : "") + "{\"op\":" + JsonString(a.op_name) + ",\"kernel\":" + JsonString(a.kernel) +
+    j += std::string(i ? "," : "") + "{\"op\":" + qairt_cli::JsonQuoted(a.op_name) + ",\"kernel\":" + qairt_cli::JsonQuoted(a.kernel) +
          ",\"super_group\":" + std::to_string(a.super_group) + ",\"adapted\":" + (a.adapted ? "true" : "false") + "}";
   }
   j += "],\"tensor_notes\":[";
   for (size_t i = 0; i < info.num_tensor_notes; ++i) {
     qairt_container_tensor_note n{};
     qairt_status_free(qairt_container_tensor_note_at(c, i, &n));
-    j += std::string(i ? "," : "") + "{\"tensor\":" + JsonString(n.tensor_name) + ",\"reasons\":" +
-         JsonString(n.reasons) + "}";
+    j += std::string(i ? "," : "") + "{\"tensor\":" + qairt_cli::JsonQuoted(n.tensor_name) + ",\"reasons\":" +
+         qairt_cli::JsonQuoted(n.reasons) + "}";
   }
   j += "]},\"graph\":" + GraphSummaryJson(g) + "}\n";
   std::fputs(j.c_str(), stdout);

@@ -97,8 +97,59 @@ bool WriteDiagnostics(const std::string& path, const qairt_convert_result_t* r) 
 
 }  // namespace
 
+namespace {
+
+// Spellings of one setting: the vendor's alias pairs, and the legacy
+// --*_quantizer that sets what --*_quantizer_calibration/_schema set.
+struct SameSetting {
+  const char* a;
+  const char* b;
+  bool legacy;  // a and b are different vocabularies: never both
+};
+constexpr SameSetting kSameSettings[] = {
+    {"--act_bitwidth", "--act_bw", false},
+    {"--weights_bitwidth", "--weight_bw", false},
+    {"--bias_bitwidth", "--bias_bw", false},
+    {"--float_bitwidth", "--float_bw", false},
+    {"--act_quantizer", "--act_quantizer_calibration", true},
+    {"--act_quantizer", "--act_quantizer_schema", true},
+    {"--param_quantizer", "--param_quantizer_calibration", true},
+    {"--param_quantizer", "--param_quantizer_schema", true},
+};
+
+// False (with the message) when `arg value` contradicts an option given before.
+bool ConsistentWithGiven(const std::string& arg, const std::string& value, ProcessArgs* p) {
+  for (const auto& [spelling, before] : p->given) {
+    bool same = spelling == arg, legacy = false;
+    for (const SameSetting& s : kSameSettings)
+      if ((arg == s.a && spelling == s.b) || (arg == s.b && spelling == s.a)) same = true, legacy = s.legacy;
+    if (!same) continue;
+    if (legacy) {
+      std::fprintf(stderr, "qairt convert: %s and %s both set the quantizer: give the calibration method and "
+                   "schema with --*_quantizer_calibration/--*_quantizer_schema, or the legacy %s alone\n",
+                   spelling.c_str(), arg.c_str(), spelling.rfind("--act_quantizer", 0) == 0 ? "--act_quantizer" :
+                   "--param_quantizer");
+      return false;
+    }
+    if (before != value) {
+      std::fprintf(stderr, "qairt convert: %s %s and %s %s set the same thing differently: give one\n",
+                   spelling.c_str(), before.c_str(), arg.c_str(), value.c_str());
+      return false;
+    }
+  }
+  p->given.emplace_back(arg, value);
+  return true;
+}
+
+}  // namespace
+
 int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   const std::string arg = argv[*i];
+  for (const SameSetting& s : kSameSettings) {
+    if (arg != s.a && arg != s.b) continue;
+    if (*i + 1 < argc && !ConsistentWithGiven(arg, argv[*i + 1], p)) return -1;
+    break;
+  }
   auto value = [&]() -> const char* {
     if (*i + 1 >= argc) {
       std::fprintf(stderr, "qairt convert: %s needs an argument\n", arg.c_str());
@@ -141,7 +192,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   if (arg == "--act_bitwidth" || arg == "--act_bw") return bitwidth(&p->act_bitwidth, {8, 16});
   if (arg == "--weights_bitwidth" || arg == "--weight_bw") return bitwidth(&p->weights_bitwidth, {4, 8, 16});
   if (arg == "--bias_bitwidth" || arg == "--bias_bw") return bitwidth(&p->bias_bitwidth, {8, 32});
-  if (arg == "--float_fallback") {
+  if (arg == "--float_fallback" || arg == "--enable_float_fallback") {
     p->float_fallback = true;
     return 1;
   }
@@ -235,7 +286,12 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     if (q == "tf") *m = QAIRT_CALIBRATION_MIN_MAX, *sch = 0;
     else if (q == "enhanced") *m = QAIRT_CALIBRATION_SQNR, *sch = 0;
     else if (q == "symmetric") *m = QAIRT_CALIBRATION_MIN_MAX, *sch = 1;
-    else {
+    else if (q == "adjusted") {
+      std::fprintf(stderr, "qairt convert: %s adjusted (the vendor's deprecated 8-bit mode for denoise models) has no "
+                           "published algorithm, so qairt cannot reproduce it: use --%s_quantizer_calibration mse or "
+                           "percentile\n", arg.c_str(), arg == "--act_quantizer" ? "act" : "param");
+      return -1;
+    } else {
       std::fprintf(stderr, "qairt convert: %s %s: must be tf, enhanced or symmetric\n", arg.c_str(), v);
       return -1;
     }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "vendor_flags.h"
 #include "help.h"
 
 using qairt_cli::IsTflitePath;
@@ -78,6 +79,8 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
       if (shape < 0) return 2;
     } else if (int c = convert ? qairt_cli::ParseProcessArg(argc, argv, &i, &a->process) : 0; c != 0) {
       if (c < 0) return 2;
+    } else if (int v = convert ? qairt_cli::ParseVendorFlag(argc, argv, &i, argv[0]) : 0; v != 0) {
+      if (v < 0) return 2;
     } else if (!convert && a->model.empty() && arg[0] != '-') {
       a->model = arg;
     } else {
@@ -188,7 +191,30 @@ Checks RunChecks(qairt_graph_t* graph, const qairt_target_t* target, const std::
   return c;
 }
 
-int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
+// The target a --target_soc_model SoC is; false (with the message) for an unknown SoC.
+bool SocTargetName(const std::string& soc, std::string* name) {
+  qairt_target_t* soc_target = nullptr;
+  if (qairt_status_t* ts = qairt_target_for_soc(soc.c_str(), &soc_target)) {
+    std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(ts));
+    qairt_status_free(ts);
+    return false;
+  }
+  qairt_target_info info;
+  std::memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  qairt_status_free(qairt_target_get_info(soc_target, &info));
+  *name = info.name ? info.name : "";
+  qairt_target_destroy(soc_target);
+  return true;
+}
+
+int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
+  // The vendor tools take "--flag=value" as well as "--flag value".
+  std::vector<std::string> arg_storage;
+  std::vector<char*> args;
+  qairt_cli::SplitEqualsForms(argc, argv_in, &arg_storage, &args);
+  argc = static_cast<int>(args.size()) - 1;
+  char** argv = args.data();
   ImportArgs a;
   if (int rc = Parse(argc, argv, convert, &a)) return rc;
   if (convert && a.process.print_pipeline) return qairt_cli::PrintPipeline();
@@ -206,18 +232,8 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
     // architecture when --target_arch does not; a SoC whose target is of
     // another backend or architecture is a conflict, never silently dropped.
     if (!from_backend.empty() && !a.target_soc.empty()) {
-      qairt_target_t* soc_target = nullptr;
-      if (qairt_status_t* ts = qairt_target_for_soc(a.target_soc.c_str(), &soc_target)) {
-        std::fprintf(stderr, "qairt convert: %s\n", qairt_status_message(ts));
-        qairt_status_free(ts);
-        return 2;
-      }
-      qairt_target_info info;
-      std::memset(&info, 0, sizeof info);
-      info.struct_size = sizeof info;
-      qairt_status_free(qairt_target_get_info(soc_target, &info));
-      const std::string soc_name = info.name ? info.name : "";
-      qairt_target_destroy(soc_target);
+      std::string soc_name;
+      if (!SocTargetName(a.target_soc, &soc_name)) return 2;
       const std::string backend_prefix = from_backend.substr(0, from_backend.find('_') + 1);
       if (soc_name.rfind(backend_prefix, 0) != 0 || (!a.process.target_arch.empty() && soc_name != from_backend)) {
         std::fprintf(stderr, "qairt convert: --target_soc_model %s is %s, which conflicts with --target_backend/"
@@ -225,6 +241,17 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
         return 2;
       }
       from_backend = soc_name;
+      a.target_soc.clear();
+    }
+    if (!a.target.empty() && !a.target_soc.empty()) {
+      // --target names the target; a SoC that is another target is a conflict.
+      std::string soc_name;
+      if (!SocTargetName(a.target_soc, &soc_name)) return 2;
+      if (soc_name != a.target) {
+        std::fprintf(stderr, "qairt convert: --target %s conflicts with --target_soc_model %s (%s): give one\n",
+                     a.target.c_str(), a.target_soc.c_str(), soc_name.c_str());
+        return 2;
+      }
       a.target_soc.clear();
     }
     if (!from_backend.empty()) {
@@ -236,19 +263,26 @@ int RunImport(int argc, char** argv, bool convert, bool analyze = false) {
       a.target = from_backend;
     }
   }
-  if (process && !analyze && a.process.float_fallback && !a.process.input_list.empty()) {
+  if (convert && a.process.float_fallback && !a.process.input_list.empty()) {
     // The vendor converter refuses the pair: calibration gives every tensor
-    // an encoding, so there is nothing to fall back from.
-    std::fprintf(stderr, "qairt convert: --float_fallback cannot be used with --input_list (calibration encodes every "
-                         "tensor); drop one of them\n");
+    // an encoding, so there is nothing to fall back from. analyze always
+    // calibrates.
+    std::fprintf(stderr, "qairt %s: --float_fallback cannot be used with --input_list (calibration encodes every "
+                         "tensor)%s\n", argv[0], analyze ? ", which analyze needs" : "; drop one of them");
     return 2;
   }
   if (process && !a.output_path.empty()) {
+    // The vendor's output names (QNN model C++ source, its library, a DLC)
+    // are refused rather than silently filled with a .qairt container.
     const std::string& o = a.output_path;
-    if (o.size() >= 4 && o.compare(o.size() - 4, 4, ".dlc") == 0) {
-      std::fprintf(stderr, "qairt convert: -o %s: qairt writes a .qairt container, not a DLC; name it %s.qairt "
-                           "(qairt compare/run/inspect read it, --export_qdq_onnx gives a model other tools run)\n",
-                   o.c_str(), o.substr(0, o.size() - 4).c_str());
+    const size_t dot = o.find_last_of('.');
+    const std::string ext = dot == std::string::npos || o.find('/', dot) != std::string::npos ? "" : o.substr(dot);
+    for (const char* vendor : {".dlc", ".cpp", ".so", ".bin"}) {
+      if (ext != vendor) continue;
+      std::fprintf(stderr, "qairt convert: -o %s: qairt writes a .qairt container, not a vendor %s file; name it "
+                           "%s.qairt (qairt compare/run/inspect read it, --export_qdq_onnx gives a model other tools "
+                           "run)\n",
+                   o.c_str(), vendor, o.substr(0, dot).c_str());
       return 2;
     }
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qairt_cli {
@@ -29,6 +30,9 @@ struct ProcessArgs {
   bool quantized_io = false;
   bool bias_aware_weight_scales = true;  // --no_bias_aware_weight_scales turns it off
   bool verbose = false;                  // --verbose: every error, not grouped
+  // Options given so far (spelling -> value), to refuse two spellings of one
+  // setting that disagree.
+  std::vector<std::pair<std::string, std::string>> given;
   // Calibration (--input_list): see include/qairt/qairt_calib.h.
   std::string input_list, eval_input_list;
   uint32_t act_method = 0, param_method = 0;  // qairt_calibration_method

@@ -76,7 +76,7 @@ const Option kWeightsBitwidth{"--weights_bitwidth, --weight_bw", "4|8|16", "weig
 const Option kBiasBitwidth{"--bias_bitwidth, --bias_bw", "8|32", "bias bit width", "32"};
 const Option kFloatBitwidth{"--float_bitwidth, --float_bw", "16|32", "bit width of tensors left without encodings",
                             "the target's default"};
-const Option kFloatFallback{"--float_fallback", "",
+const Option kFloatFallback{"--float_fallback, --enable_float_fallback", "",
                             "tensors the encodings leave without one run in float (--float_bitwidth) instead of failing; "
                             "qairt always does so (the stats count them as FP16/FP32 FALLBACK); as the vendor "
                             "converter, refused with --input_list", "off"};
@@ -190,7 +190,8 @@ std::vector<CommandHelp> MakeTable() {
                "qairt convert -i MODEL (--target NAME|FILE | --target_backend HTP|LPAI|CPU|AIC [--target_arch vNN] "
                "| --target_soc_model SOC)\n"
                "              [--input_list LIST] [options] (-o OUT.qairt | --dry_run [--json])",
-               "Converts a model for a target: import, accuracy rewrites, calibration on --input_list, target-specific "
+               "Converts a model for a target (vendor converter flags it has no option for: qairt help vendor): "
+               "import, accuracy rewrites, calibration on --input_list, target-specific "
                "processing, then the .qairt container and the optional encodings and Q-DQ ONNX exports.",
                {{"input", {kModel, kOverrides, kIgnoreOverrides, kKeepInt64}},
                 {"shapes", {kInputDim, kDefineSymbol, kOnnxDefineSymbol, kOnnxDefineSymbolEq}},

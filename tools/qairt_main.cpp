@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "help.h"
+#include "vendor_flags.h"
 
 namespace {
 
@@ -93,6 +94,10 @@ int PrintHelp(int argc, char** argv) {
   std::string name = argv[1];
   if (name == "--help" || name == "-h") name = "help";
   if (name == "--version") name = "version";
+  if (name == "vendor") {
+    qairt_cli::PrintVendorFlags();
+    return 0;
+  }
   for (const auto& c : kCommands)
     if (name == c.name) {
       if (qairt_cli::PrintCommandHelp(name, stdout)) return 0;

@@ -111,7 +111,36 @@ check "float_fallback with input_list" 2 "$qairt" convert -i "$model" "${dims[@]
   --input_list "$tmp/none.txt" -o "$tmp/ff.qairt"
 contains "float_fallback refused" "$tmp/err" "float_fallback cannot be used with --input_list"
 check "dlc output" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 -o "$tmp/m.dlc"
-contains "dlc refused" "$tmp/err" "not a DLC; name it .*m.qairt"
+contains "dlc refused" "$tmp/err" "not a vendor .dlc file; name it .*m.qairt"
+check "cpp output" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 -o "$tmp/model.cpp"
+[ ! -e "$tmp/model.cpp" ] || { echo "FAIL: -o model.cpp wrote a file"; fail=1; }
+# --target and a SoC of another target conflict; the same target is fine.
+check "target + other SoC" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --target_soc_model SM8650 \
+  --dry_run
+contains "target/SoC conflict named" "$tmp/err" "conflicts with --target_soc_model SM8650 \(htp_v75\)"
+check "target + its SoC" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v75 --target_soc_model SM8650 \
+  --dry_run
+# Two spellings of one setting must agree; legacy and new quantizer flags never mix.
+check "alias disagreement" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --act_bw 8 \
+  --act_bitwidth 16 --dry_run
+contains "alias disagreement named" "$tmp/err" "--act_bw 8 and --act_bitwidth 16 set the same thing differently"
+check "alias agreement" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --act_bw 16 \
+  --act_bitwidth 16 --dry_run
+check "legacy + new quantizer" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
+  --param_quantizer enhanced --param_quantizer_calibration mse --dry_run
+check "adjusted" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --param_quantizer adjusted --dry_run
+contains "adjusted has a reason" "$tmp/err" "no published algorithm"
+# --flag=value as the vendor tools take it; vendor flags qairt has no use for
+# are refused with the reason or accepted with a note, never "unknown".
+check "equals form" 0 "$qairt" convert -i "$model" "${dims[@]}" --target_backend=HTP --target_arch=v73 --dry_run
+check "vendor flag refused" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --algorithms cle --dry_run
+contains "vendor flag reason" "$tmp/err" "--algorithms \(a vendor converter flag\) is not supported: cross-layer"
+check "vendor flag no-op" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --pack_4_bit_weights --dry_run
+contains "vendor no-op noted" "$tmp/err" "--pack_4_bit_weights \(a vendor converter flag\) changes nothing here"
+check "help vendor" 0 "$qairt" help vendor
+contains "help vendor lists refusals" "$tmp/out" "^  --algorithms --apply_algorithms"
+check "float_fallback alias with input_list, dry run" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
+  --enable_float_fallback --input_list "$tmp/none.txt" --dry_run
 [ ! -e "$tmp/m.dlc" ] && [ ! -e "$tmp/soc.qairt" ] && [ ! -e "$tmp/ff.qairt" ] || { echo "FAIL: refused run wrote"; fail=1; }
 [ ! -e "$tmp/bad.qairt" ] && [ ! -e "$tmp/bad.json" ] || { echo "FAIL: outputs left behind after errors"; fail=1; }
 [ -s "$tmp/bad.txt" ] || { echo "FAIL: the TRACE log is not written when processing fails"; fail=1; }
