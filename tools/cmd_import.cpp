@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "io_flags.h"
 #include "vendor_flags.h"
 #include "help.h"
 
@@ -38,6 +39,7 @@ struct ImportArgs {
   bool ignore_overrides = false;  // --ignore_quantization_overrides
   bool keep_int64 = false;        // --keep_int64_inputs (default: int64 -> int32, as the vendor converter)
   qairt_cli::ShapeArgs shapes;
+  qairt_cli::IoFlags io;           // the vendor's graph-I/O flags (convert, analyze)
   qairt_cli::ProcessArgs process;  // convert without --dry_run
 };
 
@@ -79,6 +81,8 @@ int Parse(int argc, char** argv, bool convert, ImportArgs* a) {
       if (shape < 0) return 2;
     } else if (int c = convert ? qairt_cli::ParseProcessArg(argc, argv, &i, &a->process) : 0; c != 0) {
       if (c < 0) return 2;
+    } else if (int io = convert ? qairt_cli::ParseIoFlag(argc, argv, &i, &a->io) : 0; io != 0) {
+      if (io < 0) return 2;
     } else if (int v = convert ? qairt_cli::ParseVendorFlag(argc, argv, &i, argv[0]) : 0; v != 0) {
       if (v < 0) return 2;
     } else if (!convert && a->model.empty() && arg[0] != '-') {
@@ -313,6 +317,20 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
   qairt_import_report_t* report = nullptr;
   qairt_status_t* s = (IsTflitePath(a.model.c_str()) ? qairt_import_tflite_file : qairt_import_onnx_file)(
       a.model.c_str(), &opts, &graph, &report);
+  if (convert && graph && !s) {
+    qairt_cli::IoContext context;
+    context.quantized_io = a.process.quantized_io;
+    context.overrides = !a.overrides.empty() && !a.ignore_overrides;
+    context.float_fallback = a.process.float_fallback;
+    context.input_list = !a.process.input_list.empty();
+    context.keep_int64 = a.keep_int64;
+    if (!qairt_cli::ApplyIoFlags(a.io, context, graph, argv[0])) {
+      qairt_target_destroy(target);
+      qairt_import_report_destroy(report);
+      qairt_graph_destroy(graph);
+      return 2;
+    }
+  }
   if (process && !analyze && graph && !s) {
     // Import succeeded: the library's convert pipeline does the rest; the
     // import report only matters when something failed.

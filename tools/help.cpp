@@ -148,6 +148,25 @@ const Option kDiagnostics{"--diagnostics", "FILE",
                           "write every error and warning with its rule id, op and tensor: SARIF 2.1.0 for .sarif, "
                           "JSON for .json, else text (also when the conversion fails)",
                           "none"};
+const Option kInputLayout{"-l, --input_layout, --source_model_input_layout", "NAME LAYOUT",
+                          "declare an input's source layout (NCHW, NHWC, NFC, ...; checked against its rank): qairt "
+                          "keeps every tensor, and the raw input files, in the source layout",
+                          "none"};
+const Option kInputDtype{"--input_dtype, --source_model_input_datatype", "NAME DTYPE",
+                         "the input's data type; it must be the one qairt gives it (the model's, int32 for int64 "
+                         "unless --keep_int64_inputs): changing it is refused",
+                         "the model's"};
+const Option kPreserveIo{"--preserve_io, --preserve_io_datatype", "[layout|datatype] [NAMES]",
+                         "keep graph I/O in the model's layout and data type, as qairt does unless --quantized_io "
+                         "(a per-name data type list is refused)",
+                         "on, unless --quantized_io"};
+const Option kIgnoreEncodings{"--ignore_encodings", "",
+                              "drop the model's own encodings (Q-DQ nodes, TFLite quantization) and calibrate every "
+                              "tensor; needs --input_list, not with --quantization_overrides",
+                              "off"};
+const Option kExportFormat{"--export_format", "DLC_DEFAULT|DLC_STRIP_QUANT",
+                           "DLC_STRIP_QUANT is --ignore_encodings; the vendor's cpp and dlc are refused",
+                           "DLC_DEFAULT"};
 const Option kVerbose{"--verbose", "", "list every error; by default alike errors are one line with a count",
                       "off"};
 const Option kPrintPipeline{"--print_pipeline", "", "print the processing passes and exit", "off"};
@@ -193,7 +212,9 @@ std::vector<CommandHelp> MakeTable() {
                "Converts a model for a target (vendor converter flags it has no option for: qairt help vendor): "
                "import, accuracy rewrites, calibration on --input_list, target-specific "
                "processing, then the .qairt container and the optional encodings and Q-DQ ONNX exports.",
-               {{"input", {kModel, kOverrides, kIgnoreOverrides, kKeepInt64}},
+               {{"input",
+                 {kModel, kOverrides, kIgnoreOverrides, kKeepInt64, kInputLayout, kInputDtype, kPreserveIo,
+                  kIgnoreEncodings}},
                 {"shapes", {kInputDim, kDefineSymbol, kOnnxDefineSymbol, kOnnxDefineSymbolEq}},
                 {"target", {kTarget, kTargetBackend, kTargetArch, kTargetSoc}},
                 {"precision",
@@ -206,7 +227,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
                  {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset,
-                  kPlotOnConvert}},
+                  kExportFormat, kPlotOnConvert}},
                 {"logs", {kQuantizerLog, kQuantizerLogLevel, kDiagnostics, kVerbose, kPrintPipeline, kStopAfter}}},
                "qairt convert -i model.onnx --target htp_v73 --input_list calib/input_list.txt -o model.qairt"});
   t.push_back({"targets",
@@ -254,7 +275,9 @@ std::vector<CommandHelp> MakeTable() {
                "Per-layer quantization sensitivity: how much output SQNR each unit costs at the base precision, "
                "after the same rewrites and calibration settings as convert. It reads convert's options; those "
                "that only shape convert's outputs are accepted and have no effect here.",
-               {{"input", {kModel, kOverrides, kIgnoreOverrides, kKeepInt64}},
+               {{"input",
+                 {kModel, kOverrides, kIgnoreOverrides, kKeepInt64, kInputLayout, kInputDtype, kPreserveIo,
+                  kIgnoreEncodings}},
                 {"shapes", {kInputDim, kDefineSymbol, kOnnxDefineSymbol, kOnnxDefineSymbolEq}},
                 {"target",
                  {{kTarget.flags, kTarget.arg, "limit the higher precision to what this target has kernels for",
@@ -280,6 +303,8 @@ std::vector<CommandHelp> MakeTable() {
                   {kQuantizedIo.flags, "", "quantized graph I/O of convert", "off"},
                   {kNoBiasAwareWeightScales.flags, "", "a processing option of convert", "off"},
                   {kVerbose.flags, "", "convert's error listing", "off"},
+                  {kExportFormat.flags, kExportFormat.arg, "convert's output format (DLC_STRIP_QUANT is "
+                   "--ignore_encodings, which analyze honours)", "DLC_DEFAULT"},
                   {kEvalInputList.flags, kEvalInputList.arg, "convert's accuracy samples", "none"},
                   {kMixedPrecision.flags, kMixedPrecision.arg, "convert's mixed precision", "off"},
                   {kNoProgress.flags, "", "analyze shows no progress", "off"},

@@ -45,7 +45,16 @@ constexpr VendorFlag kFlags[] = {
     {"--export_format", 1, Disposition::kRefused,
      "qairt writes a .qairt container (-o), an encodings file (--export_encodings) and a Q-DQ ONNX model "
      "(--export_qdq_onnx); it writes no QNN model.cpp or DLC"},
+    {"--out_node|--out_name|--out_tensor_node|--out_tensor_name", 1, Disposition::kRefused,
+     "choosing outputs other than the model's is not implemented: export the sub-model you want (for ONNX, "
+     "onnx.utils.extract_model) and convert that"},
     // Quantizer
+    {"--float_bias_bitwidth|--float_bias_bw", 1, Disposition::kRefused,
+     "a float bias takes its kernel's float type (16-bit on HTP, --float_bitwidth); a separate width is not "
+     "implemented"},
+    {"--restrict_quantization_steps", 1, Disposition::kRefused,
+     "restricting the weight grid to MIN..MAX steps is not implemented: --param_quantizer_schema symmetric gives "
+     "the symmetric grid of --weights_bitwidth"},
     {"--algorithms|--apply_algorithms", 1, Disposition::kRefused,
      "cross-layer equalisation and bias correction are not implemented; qairt's own rewrites: --list_rewrites"},
     {"--use_aimet_quantizer", 0, Disposition::kRefused,

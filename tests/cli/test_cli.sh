@@ -109,8 +109,8 @@ check_flags() {  # COMMAND BOTH_WAYS SOURCE...
   extra=$(comm -13 <(echo "$src") <(echo "$hlp") | grep -vxE -- '-h|--help')
   [ -z "$extra" ] || fail "qairt help $cmd lists flags its parser does not accept: $extra"
 }
-check_flags convert yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp" "$tools/cli_util.cpp"
-check_flags analyze yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp" "$tools/cli_util.cpp"
+check_flags convert yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp" "$tools/cli_util.cpp" "$tools/io_flags.cpp"
+check_flags analyze yes "$tools/cmd_import.cpp" "$tools/cmd_convert.cpp" "$tools/cli_util.cpp" "$tools/io_flags.cpp"
 check_flags inspect no "$tools/cmd_import.cpp" "$tools/cmd_container.cpp" "$tools/cli_util.cpp"
 check_flags run yes "$tools/cmd_run.cpp"
 check_flags compare yes "$tools/cmd_compare.cpp"

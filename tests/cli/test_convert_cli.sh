@@ -137,6 +137,25 @@ check "vendor flag refused" 2 "$qairt" convert -i "$model" "${dims[@]}" --target
 contains "vendor flag reason" "$tmp/err" "--algorithms \(a vendor converter flag\) is not supported: cross-layer"
 check "vendor flag no-op" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --pack_4_bit_weights --dry_run
 contains "vendor no-op noted" "$tmp/err" "--pack_4_bit_weights \(a vendor converter flag\) changes nothing here"
+# The vendor's graph-I/O flags: honoured where qairt already behaves so, checked
+# against the model, refused where they would need what is not implemented.
+dry=(convert -i "$model" "${dims[@]}" --target htp_v73 --dry_run)
+check "input_layout" 0 "$qairt" "${dry[@]}" --input_layout x NCHW
+check "input_layout rank" 2 "$qairt" "${dry[@]}" --input_layout x NFC
+contains "input_layout rank named" "$tmp/err" "x NFC: the input has rank 4"
+check "input_layout unknown input" 2 "$qairt" "${dry[@]}" -l nosuch NCHW
+check "input_dtype same" 0 "$qairt" "${dry[@]}" --input_dtype x float32
+check "input_dtype change" 2 "$qairt" "${dry[@]}" --input_dtype x int8
+contains "input_dtype refusal" "$tmp/err" "changing an input's data type is not supported"
+check "preserve_io" 0 "$qairt" "${dry[@]}" --preserve_io
+check "preserve_io + quantized_io" 2 "$qairt" "${dry[@]}" --preserve_io datatype --quantized_io
+check "preserve_io per name" 2 "$qairt" "${dry[@]}" --preserve_io datatype x
+check "ignore_encodings without samples" 2 "$qairt" "${dry[@]}" --ignore_encodings
+contains "ignore_encodings needs samples" "$tmp/err" "--ignore_encodings needs --input_list"
+check "strip quant = ignore_encodings" 2 "$qairt" "${dry[@]}" --export_format=DLC_STRIP_QUANT
+check "export_format cpp" 2 "$qairt" "${dry[@]}" --export_format cpp
+check "out_node" 2 "$qairt" "${dry[@]}" --out_node y
+contains "out_node reason" "$tmp/err" "choosing outputs other than the model's is not implemented"
 check "help vendor" 0 "$qairt" help vendor
 contains "help vendor lists refusals" "$tmp/out" "^  --algorithms --apply_algorithms"
 check "float_fallback alias with input_list, dry run" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
