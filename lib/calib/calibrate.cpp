@@ -206,6 +206,7 @@ struct ParamPlan {
   bool lpbq = false;
   bool activation_like = false;  // a constant operand, quantized like an activation
   bool asymmetric = false;       // a parameter quantized with the asymmetric schema
+  int32_t channel_axis = -1;     // a weight's output-channel axis, whatever its granularity
 };
 
 ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vector<std::string>* warnings) {
@@ -243,6 +244,7 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
   if (u.slot != 1 || !(conv || tconv || fc || matmul) || rank < 2) return p;
   p.bitwidth = o.weights_bitwidth;
   p.activation_like = false;
+  p.channel_axis = tconv ? 1 : 0;
   if (conv || tconv) {
     if (o.per_channel) {
       p.kind = EncodingKind::kPerChannel;
@@ -259,6 +261,7 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
   }
   const int32_t out_axis = n_last ? static_cast<int32_t>(rank - 1) : static_cast<int32_t>(rank - 2);
   const int32_t in_axis = n_last ? static_cast<int32_t>(rank - 2) : static_cast<int32_t>(rank - 1);
+  p.channel_axis = out_axis;
   if (o.block_size > 0) {
     const int64_t k = t.shape[in_axis].value;
     // A row no longer than a block is one block: per-channel scales on the
@@ -284,6 +287,32 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
     p.axis = out_axis;
   }
   return p;
+}
+
+// Output channels of a per-tensor weight left with fewer than `kFewSteps`
+// quantization steps on each side of zero: their largest value is that small
+// next to the tensor's largest, which sets the one scale. Such a channel
+// loses most of its information (a folded BatchNorm makes this common).
+constexpr double kFewSteps = 8;
+size_t CoarseChannels(const float* data, const std::vector<int64_t>& dims, int32_t axis, float scale,
+                      size_t* channels) {
+  *channels = 0;
+  if (axis < 0 || static_cast<size_t>(axis) >= dims.size() || !(scale > 0)) return 0;
+  size_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(dims[d]);
+  for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= static_cast<size_t>(dims[d]);
+  const size_t n = static_cast<size_t>(dims[axis]);
+  std::vector<float> absmax(n, 0.f);
+  for (size_t o = 0; o < outer; ++o)
+    for (size_t c = 0; c < n; ++c)
+      for (size_t i = 0; i < inner; ++i) absmax[c] = std::max(absmax[c], std::fabs(data[(o * n + c) * inner + i]));
+  size_t coarse = 0;
+  for (float m : absmax) {
+    if (!(m > 0)) continue;  // an all-zero channel loses nothing
+    ++*channels;
+    coarse += m / scale < kFewSteps;
+  }
+  return coarse;
 }
 
 }  // namespace
@@ -491,6 +520,8 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     QAIRT_RETURN_IF_ERROR(out.SetEncoding(acts[k], e));
     report->activations.push_back(t.name);
   }
+  size_t coarse_weights = 0, worst_coarse = 0, worst_total = 1;
+  std::string worst;
   for (TensorId id = 0; id < g.tensor_count(); ++id) {
     const Tensor& t = g.tensor(id);
     if (t.kind != TensorKind::kStatic || t.encoding || t.dtype != DType::kFloat32 || !t.data) continue;
@@ -535,9 +566,25 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     if (!enc.ok()) return enc.status();
     Encoding e = enc.value();
     e.overridden = false;
+    if (p.kind == EncodingKind::kPerTensor && !p.activation_like && e.scales.size() == 1) {
+      size_t channels = 0;
+      const size_t coarse = CoarseChannels(data, dims, p.channel_axis, e.scales[0], &channels);
+      // A quarter of the channels or more: worth per-channel scales.
+      if (coarse && 4 * coarse >= channels) {
+        ++coarse_weights;
+        if (coarse * worst_total > worst_coarse * channels)
+          worst = t.name, worst_coarse = coarse, worst_total = channels;
+      }
+    }
     QAIRT_RETURN_IF_ERROR(out.SetEncoding(id, e));
     report->params.push_back(t.name);
   }
+  if (coarse_weights)
+    report->warnings.push_back(fmt::format(
+        "{} weight{} quantized per tensor leave a quarter or more of their output channels with fewer than {} "
+        "steps each side of zero (worst: '{}', {} of {} channels): --use_per_channel_quantization (convolutions) "
+        "or --use_per_row_quantization (MatMul, FullyConnected) gives each channel its own scale",
+        coarse_weights, coarse_weights == 1 ? "" : "s", kFewSteps, worst, worst_coarse, worst_total));
   if (!masked.empty())
     report->warnings.push_back(fmt::format(
         "{} tensor{} hold attention-mask values (-inf or |x| >= 1e30, e.g. '{}'): their ranges leave them out and "

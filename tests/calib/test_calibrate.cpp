@@ -406,3 +406,38 @@ TEST_CASE("per-channel weights with mse/sqnr: each channel gets its own clipping
     }
   }
 }
+
+TEST_CASE("per-tensor weights that starve most channels are warned about, naming per-channel scales", "[calib]") {
+  // x[1,4] -> FullyConnected(w[4,4]): row 0 spans +-1, rows 1..3 +-0.001 (a
+  // folded BatchNorm does this): one int8 scale of 1/127 leaves rows 1..3
+  // with no step at all.
+  auto build = [] {
+    Graph g("starved");
+    const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 16}).value();
+    std::vector<float> w(64);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = (i < 16 ? 1.f : 0.001f) * (i % 2 ? -1.f : 1.f);
+    const TensorId wt = g.AddConstant("w", DType::kFloat32, Shape{4, 16}, Floats(w)).value();
+    const OpId fc = g.AddOp("FullyConnected", "fc", {x, wt}, {"y"}).value();
+    REQUIRE(g.MarkOutput(g.op(fc).outputs[0]).ok());
+    return g;
+  };
+  auto warned = [](const Report& r) {
+    for (const auto& w : r.warnings)
+      if (w.find("quantized per tensor") != std::string::npos) return w;
+    return std::string();
+  };
+  Graph g = build();
+  Options o;
+  Report r;
+  REQUIRE(Calibrate(&g, Samples(4), o, &r).ok());
+  REQUIRE(g.tensor(*g.FindTensor("w")).encoding->kind == EncodingKind::kPerTensor);
+  const std::string w = warned(r);
+  CHECK(w.find("1 weight quantized per tensor") != std::string::npos);
+  CHECK(w.find("'w', 3 of 4 channels") != std::string::npos);
+  CHECK(w.find("--use_per_row_quantization") != std::string::npos);
+  Graph h = build();
+  o.per_row = true;
+  Report rr;
+  REQUIRE(Calibrate(&h, Samples(4), o, &rr).ok());
+  CHECK(warned(rr).empty());
+}
