@@ -30,7 +30,9 @@ float ScaleForBias(float current, float s_in, double abs_bias, double qmax) {
   float w = static_cast<float>(abs_bias / (static_cast<double>(s_in) * qmax));
   if (!(w > current)) w = current;
   while (!fits(w) && std::isfinite(w)) w = std::nextafter(w, std::numeric_limits<float>::infinity());
-  return w;
+  // No finite float scale holds this bias: keep the scale (the saturation
+  // warning of quantize-static-tensors then says so) rather than write inf.
+  return std::isfinite(w) ? w : current;
 }
 
 // Largest |bias| per output channel (one value when `channels` is 1).
