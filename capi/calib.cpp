@@ -219,6 +219,7 @@ qairt_status_t* qairt_compare_input_list_progress(const qairt_graph_t* float_gra
 void qairt_compare_report_destroy(qairt_compare_report_t* r) { delete r; }
 size_t qairt_compare_report_output_count(const qairt_compare_report_t* r) { return r ? r->report.outputs.size() : 0; }
 size_t qairt_compare_report_layer_count(const qairt_compare_report_t* r) { return r ? r->report.layers.size() : 0; }
+size_t qairt_compare_report_samples(const qairt_compare_report_t* r) { return r ? r->report.samples : 0; }
 qairt_status_t* qairt_compare_report_output(const qairt_compare_report_t* r, size_t i, qairt_accuracy* out) {
   QAIRT_CAPI_BEGIN
   if (!r || i >= r->report.outputs.size()) return InvalidArg("output index {} out of range", i);

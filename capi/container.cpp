@@ -21,8 +21,8 @@ static_assert(QAIRT_OPTION_SOURCE_TARGET == static_cast<int>(container::OptionSo
 static_assert(sizeof(void*) != 8 || sizeof(qairt_container_option) == 24);
 static_assert(sizeof(void*) != 8 || sizeof(qairt_container_op_annotation) == 24);
 static_assert(sizeof(void*) != 8 || sizeof(qairt_container_tensor_note) == 16);
-static_assert(sizeof(void*) != 8 || sizeof(qairt_container_info) == 56);
-static_assert(sizeof(void*) != 8 || sizeof(qairt_container_write_options) == 64);
+static_assert(sizeof(void*) != 8 || sizeof(qairt_container_info) == 64);
+static_assert(sizeof(void*) != 8 || sizeof(qairt_container_write_options) == 72);
 
 namespace {
 
@@ -42,6 +42,7 @@ qairt_status_t* ReadMeta(const qairt_container_write_options* in, container::Con
       (o.num_tensor_notes && !o.tensor_notes))
     return InvalidArg("qairt_container_write_options: an array with a non-zero count is NULL");
   out->target = Str(o.target_name);
+  out->stats_summary = Str(o.stats_summary);
   for (size_t i = 0; i < o.num_options; ++i) {
     const qairt_container_option& opt = o.options[i];
     if (!opt.key) return InvalidArg("qairt_container_write_options.options[{}].key is NULL", i);
@@ -148,6 +149,7 @@ qairt_status_t* qairt_container_get_info(const qairt_container_t* c, qairt_conta
   info.num_options = c->loaded.meta.options.size();
   info.num_op_annotations = c->loaded.meta.op_annotations.size();
   info.num_tensor_notes = c->loaded.meta.tensor_notes.size();
+  info.stats_summary = c->loaded.meta.stats_summary.c_str();
   return capi::WriteVersionedStruct(info, kInfoV1Size, "qairt_container_info", out_info);
   QAIRT_CAPI_END
 }

@@ -15,6 +15,7 @@
 #include "capi/capi_internal.h"
 #include "qairt/qairt_container.h"
 #include "qairt/qairt_export.h"
+#include "qairt/qairt_report.h"
 #include "support/atomic_file.h"
 
 struct qairt_convert_result_t {
@@ -138,6 +139,7 @@ class Pipeline {
   std::vector<std::pair<std::string, std::string>> RecordedOptions() const;
   bool WriteOutputs();
   void Evaluate();
+  bool WriteReport();
   qairt_calibration_options CalibrationOptions() const;
 
   // Progress of one stage: the caller's callback sees "<stage>: <phase>".
@@ -158,6 +160,7 @@ class Pipeline {
   qairt_convert_result_t* r_;
   qairt_graph_t* float_graph_ = nullptr;  // the accuracy reference
   std::string detail_log_;                // rewrites / mixed precision, for the TRACE log
+  std::vector<const char*> written_;      // outputs written so far: all or none
   std::vector<const char*> float_inputs_;
 };
 
@@ -386,9 +389,10 @@ bool Pipeline::WriteOutputs() {
     options.push_back({key.c_str(), value.c_str(),
                        key == "rewrites" && rewrites_default ? QAIRT_OPTION_SOURCE_DEFAULT : QAIRT_OPTION_SOURCE_USER,
                        0});
-  std::vector<const char*> written;  // all outputs or none
+  std::vector<const char*>& written = written_;
   auto undo = [&](const char* stage, const std::string& error) {
     for (const char* path : written) std::remove(path);
+    written.clear();
     return Fail(stage, error);
   };
   if (o_.output_path) {
@@ -400,6 +404,7 @@ bool Pipeline::WriteOutputs() {
     w.num_options = options.size();
     w.op_annotations = qairt_process_result_op_annotations(pr, &w.num_op_annotations);
     w.tensor_notes = qairt_process_result_tensor_notes(pr, &w.num_tensor_notes);
+    w.stats_summary = qairt_process_result_stats(pr);
     if (std::string e = Consume(qairt_container_write_file(graph_, o_.output_path, &w)); !e.empty())
       return undo("output", e);
     written.push_back(o_.output_path);
@@ -442,8 +447,10 @@ void Pipeline::Evaluate() {
   const char* eval = o_.eval_input_list ? o_.eval_input_list : o_.input_list;
   if (!float_graph_ || !eval) return;
   qairt_compare_report_t* cmp = nullptr;
+  // The report shows each op's accuracy: compare every layer for it.
+  const uint32_t flags = o_.report_path ? QAIRT_COMPARE_PER_LAYER : 0;
   if (std::string e = Consume(qairt_compare_input_list_progress(
-          float_graph_, graph_, eval, 0, o_.progress ? StageProgress::Callback : nullptr, &accuracy_progress_, &cmp));
+          float_graph_, graph_, eval, flags, o_.progress ? StageProgress::Callback : nullptr, &accuracy_progress_, &cmp));
       !e.empty()) {
     r_->AddWarning("accuracy", "accuracy: " + e);
     return;
@@ -477,8 +484,28 @@ void Pipeline::Run() {
     if (auto st = qairt::WriteFileAtomically(o_.quantizer_log_path, r_->log, "quantizer log"); !st.ok())
       Fail("output", st.message());
   }
-  if (!processed || !r_->errors.empty()) return;
-  if (WriteOutputs()) Evaluate();
+  if (processed && r_->errors.empty() && WriteOutputs()) Evaluate();
+  WriteReport();
+}
+
+// The report shows the graph as processing left it with every diagnostic, so
+// it is written also when processing failed. With the other outputs it is
+// all or none: failing to write it removes them.
+bool Pipeline::WriteReport() {
+  if (!o_.report_path || !r_->process) return true;
+  qairt_html_report_options ro;
+  qairt_html_report_options_init(&ro);
+  ro.process = r_->process;
+  ro.accuracy = r_->accuracy;
+  ro.diagnostics = &r_->diagnostics;
+  const std::string name = TargetName(o_.target);
+  ro.target_name = name.c_str();
+  if (std::string e = Consume(qairt_html_report_write_file(graph_, &ro, o_.report_path)); !e.empty()) {
+    for (const char* path : written_) std::remove(path);
+    written_.clear();
+    return Fail("output", e);
+  }
+  return true;
 }
 
 qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_options* o) {
@@ -489,8 +516,8 @@ qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_
                                    QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
                                    QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES;
   if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
-    if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path)
-      return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings and log paths "
+    if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path)
+      return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings, log and report paths "
                         "must be NULL");
     if (o->flags & ~kKnownFlags)
       return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);

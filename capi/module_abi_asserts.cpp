@@ -15,6 +15,7 @@
 #include "qairt/qairt_export.h"
 #include "qairt/qairt_import.h"
 #include "qairt/qairt_prepare.h"
+#include "qairt/qairt_report.h"
 #include "qairt/qairt_process.h"
 
 namespace {
@@ -84,7 +85,7 @@ QAIRT_LAYOUT(qairt_calibration_options, float_inputs, 64);
 QAIRT_LAYOUT(qairt_calibration_options, progress, 72);
 QAIRT_LAYOUT(qairt_calibration_options, progress_user_data, 80);
 
-static_assert(sizeof(qairt_container_info) == 56);
+static_assert(sizeof(qairt_container_info) == 64);
 QAIRT_LAYOUT(qairt_container_info, struct_size, 0);
 QAIRT_LAYOUT(qairt_container_info, schema_version, 4);
 QAIRT_LAYOUT(qairt_container_info, min_reader_version, 8);
@@ -94,6 +95,7 @@ QAIRT_LAYOUT(qairt_container_info, target_name, 24);
 QAIRT_LAYOUT(qairt_container_info, num_options, 32);
 QAIRT_LAYOUT(qairt_container_info, num_op_annotations, 40);
 QAIRT_LAYOUT(qairt_container_info, num_tensor_notes, 48);
+QAIRT_LAYOUT(qairt_container_info, stats_summary, 56);
 
 static_assert(sizeof(qairt_container_op_annotation) == 24);
 QAIRT_LAYOUT(qairt_container_op_annotation, op_name, 0);
@@ -111,7 +113,7 @@ static_assert(sizeof(qairt_container_tensor_note) == 16);
 QAIRT_LAYOUT(qairt_container_tensor_note, tensor_name, 0);
 QAIRT_LAYOUT(qairt_container_tensor_note, reasons, 8);
 
-static_assert(sizeof(qairt_container_write_options) == 64);
+static_assert(sizeof(qairt_container_write_options) == 72);
 QAIRT_LAYOUT(qairt_container_write_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_container_write_options, flags, 4);
 QAIRT_LAYOUT(qairt_container_write_options, target_name, 8);
@@ -121,8 +123,9 @@ QAIRT_LAYOUT(qairt_container_write_options, num_op_annotations, 32);
 QAIRT_LAYOUT(qairt_container_write_options, op_annotations, 40);
 QAIRT_LAYOUT(qairt_container_write_options, num_tensor_notes, 48);
 QAIRT_LAYOUT(qairt_container_write_options, tensor_notes, 56);
+QAIRT_LAYOUT(qairt_container_write_options, stats_summary, 64);
 
-static_assert(sizeof(qairt_convert_options) == 176);
+static_assert(sizeof(qairt_convert_options) == 184);
 QAIRT_LAYOUT(qairt_convert_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_convert_options, flags, 4);
 QAIRT_LAYOUT(qairt_convert_options, target, 8);
@@ -151,6 +154,7 @@ QAIRT_LAYOUT(qairt_convert_options, reserved2, 148);
 QAIRT_LAYOUT(qairt_convert_options, quantizer_log_path, 152);
 QAIRT_LAYOUT(qairt_convert_options, progress, 160);
 QAIRT_LAYOUT(qairt_convert_options, progress_user_data, 168);
+QAIRT_LAYOUT(qairt_convert_options, report_path, 176);
 
 static_assert(sizeof(qairt_exec_stats) == 48);
 QAIRT_LAYOUT(qairt_exec_stats, struct_size, 0);
@@ -243,6 +247,17 @@ QAIRT_LAYOUT(qairt_process_options, weights_bitwidth, 24);
 QAIRT_LAYOUT(qairt_process_options, bias_bitwidth, 28);
 QAIRT_LAYOUT(qairt_process_options, log_level, 32);
 QAIRT_LAYOUT(qairt_process_options, stop_after, 40);
+
+static_assert(sizeof(qairt_html_report_options) == 64);
+QAIRT_LAYOUT(qairt_html_report_options, struct_size, 0);
+QAIRT_LAYOUT(qairt_html_report_options, flags, 4);
+QAIRT_LAYOUT(qairt_html_report_options, title, 8);
+QAIRT_LAYOUT(qairt_html_report_options, container, 16);
+QAIRT_LAYOUT(qairt_html_report_options, process, 24);
+QAIRT_LAYOUT(qairt_html_report_options, accuracy, 32);
+QAIRT_LAYOUT(qairt_html_report_options, sensitivity, 40);
+QAIRT_LAYOUT(qairt_html_report_options, diagnostics, 48);
+QAIRT_LAYOUT(qairt_html_report_options, target_name, 56);
 
 static_assert(sizeof(qairt_rewrite_options) == 72);
 QAIRT_LAYOUT(qairt_rewrite_options, struct_size, 0);

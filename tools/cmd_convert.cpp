@@ -5,6 +5,8 @@
 #include <qairt/qairt_convert.h>
 #include <qairt/qairt_encodings.h>
 #include <qairt/qairt_process.h>
+#include <qairt/qairt_report.h>
+#include <qairt/qairt_target.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -180,6 +182,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
       {"--export_encodings", &p->export_encodings}, {"--export_qdq_onnx", &p->export_qdq_onnx},
       {"--input_list", &p->input_list},           {"--eval_input_list", &p->eval_input_list},
       {"--plot", &p->plot_path},                 {"--diagnostics", &p->diagnostics_path},
+      {"--report", &p->report_path},
   };
   for (const auto& [name, dst] : strings) {
     if (arg != name) continue;
@@ -535,6 +538,22 @@ int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_tar
       std::printf("plot: %s\n", p.plot_path.c_str());
     }
   }
+  if (!p.report_path.empty()) {
+    qairt_html_report_options ro;
+    qairt_html_report_options_init(&ro);
+    ro.sensitivity = r;
+    qairt_target_info info{};
+    info.struct_size = sizeof info;
+    if (target) qairt_status_free(qairt_target_get_info(target, &info));
+    ro.target_name = info.name;
+    if (qairt_status_t* s = qairt_html_report_write_file(graph, &ro, p.report_path.c_str())) {
+      std::fprintf(stderr, "qairt analyze: cannot write the report: %s\n", qairt_status_message(s));
+      qairt_status_free(s);
+      rc = 1;
+    } else if (!json) {
+      std::printf("report: %s\n", p.report_path.c_str());
+    }
+  }
   qairt_analysis_report_destroy(r);
   return rc;
 }
@@ -632,6 +651,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   o.encodings_path = or_null(p.export_encodings);
   o.encodings_version = p.encodings_format;
   o.quantizer_log_path = or_null(p.log_path);
+  o.report_path = or_null(p.report_path);
   qairt_convert_result_t* r = nullptr;
   qairt_status_t* s = nullptr;
   {
@@ -663,6 +683,8 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   for (size_t i = 0; i < qairt_convert_result_warning_count(r); ++i)
     std::fprintf(stderr, "warning: %s\n", qairt_convert_result_warning(r, i));
   std::fputs(qairt_convert_result_summary(r), stdout);
+  if (!p.report_path.empty() && qairt_convert_result_process(r) && !errors)
+    std::printf("report: %s\n", p.report_path.c_str());
   const bool diagnostics_written = p.diagnostics_path.empty() || WriteDiagnostics(p.diagnostics_path, r);
   qairt_convert_result_destroy(r);
   return errors || !diagnostics_written ? 1 : 0;

@@ -224,6 +224,11 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
   if (convert && a.process.print_pipeline) return qairt_cli::PrintPipeline();
   if (convert && a.process.list_rewrites) return qairt_cli::PrintRewrites();
   const bool process = convert && !a.dry_run;
+  if (convert && a.dry_run && !a.process.report_path.empty()) {
+    std::fprintf(stderr, "qairt convert: --report is written by a conversion; drop --dry_run (qairt analyze --report "
+                         "reports a float model with its sensitivity)\n");
+    return 2;
+  }
   if (convert && a.dry_run && !a.process.diagnostics_path.empty()) {
     std::fprintf(stderr, "qairt convert: --diagnostics is written by a conversion; drop --dry_run, or use --dry_run "
                          "--json for its report as JSON\n");

@@ -53,6 +53,7 @@ struct ProcessArgs {
   double mixed_value = 0;
   std::string plot_path;        // qairt analyze --plot FILE.svg
   std::string diagnostics_path; // qairt convert --diagnostics FILE (.sarif, .json or text)
+  std::string report_path;      // --report FILE.html (convert and analyze)
 };
 
 // Consumes the option at argv[*i] (advancing *i past its values): 1 if it was

@@ -140,6 +140,10 @@ const Option kExportQdq{"--export_qdq_onnx", "FILE",
 const Option kQdqOpset{"--qdq_opset", "13|21", "the Q-DQ model's opset (13: com.microsoft Q/DQ nodes)",
                        "17, or 21 when a Q/DQ node needs it"};
 const Option kPlotOnConvert{"--plot", "FILE.svg", "an option of qairt analyze: convert refuses it", "none"};
+const Option kReport{"--report", "FILE.html",
+                     "also write the HTML report: the graph coloured by precision, each op's encodings, kernel and "
+                     "reasons, per-op accuracy with samples, the stats summary (also when processing fails)",
+                     "none"};
 const Option kQuantizerLog{"--quantizer_log", "FILE", "write the quantizer log (needs --quantizer_log_level)",
                            "none"};
 const Option kQuantizerLogLevel{"--quantizer_log_level", "NONE|INFO|TRACE",
@@ -227,7 +231,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
                  {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset,
-                  kExportFormat, kPlotOnConvert}},
+                  kExportFormat, kReport, kPlotOnConvert}},
                 {"logs", {kQuantizerLog, kQuantizerLogLevel, kDiagnostics, kVerbose, kPrintPipeline, kStopAfter}}},
                "qairt convert -i model.onnx --target htp_v73 --input_list calib/input_list.txt -o model.qairt"});
   t.push_back({"targets",
@@ -292,6 +296,8 @@ std::vector<CommandHelp> MakeTable() {
                 {"outputs",
                  {{"--json", "", "the sensitivity table as JSON", "off; text"},
                   {"--plot", "FILE.svg", "also write the sensitivity plot as SVG", "none"},
+                  {"--report", "FILE.html", "also write the HTML report of the analyzed graph with the sensitivity plot",
+                   "none"},
                   {kDiagnostics.flags, kDiagnostics.arg, "an option of qairt convert: analyze refuses it", "none"}}},
                 {"logs", {kPrintPipeline}},
                 {"accepted for convert's command lines, no effect on analyze",
@@ -331,6 +337,23 @@ std::vector<CommandHelp> MakeTable() {
                   {"--json", "", "the report as JSON", "off; text"},
                   {"--no_progress", "", "no progress on stderr", "off; progress shown"}}}},
                "qairt compare --float model.onnx --quantized model.qairt --input_list calib/input_list.txt --per_layer"});
+  t.push_back({"report",
+               "qairt report OUT.qairt [--float MODEL --compare LIST] [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
+               "-o REPORT.html",
+               "Writes the HTML report of a converted model: one self-contained file (no network) with the graph top to "
+               "bottom, ops coloured by precision (int4/int8/int16/fp16/fp32), converts and float fallbacks marked, super "
+               "groups outlined; clicking an op shows its encodings, kernel and reasons; search by name; the stats "
+               "summary and the options. With --float and --compare, each op shows its SQNR against the float model.",
+               {{"input",
+                 {{"OUT.qairt", "", "the converted model (a .qairt container)", "required"},
+                  {"--float", "MODEL", "the float model the container was converted from (with --compare)", "none"},
+                  {"--compare", "LIST", "samples to run through both models for per-op accuracy (with --float)",
+                   "none; no accuracy"}}},
+                {"shapes", {kInputDim, kDefineSymbol}},
+                {"outputs",
+                 {{"-o, --output", "REPORT.html", "the report", "required"},
+                  {"--no_progress", "", "no comparison progress on stderr", "off; progress shown"}}}},
+               "qairt report model.qairt --float model.onnx --compare calib/input_list.txt -o model.html"});
   t.push_back({"run",
                "qairt run MODEL.onnx|MODEL.qairt --input_list LIST --output_dir DIR [-d NAME DIMS]... "
                "[--define_symbol NAME VALUE]... [--num_threads N] [--debug] [--no_quant_sim]",

@@ -49,6 +49,7 @@ int RunEncodings(int argc, char** argv);  // cmd_encodings.cpp
 int RunRun(int argc, char** argv);  // cmd_run.cpp
 int RunCompare(int argc, char** argv);  // cmd_compare.cpp
 int RunPrepare(int argc, char** argv);  // cmd_prepare.cpp
+int RunReport(int argc, char** argv);  // cmd_report.cpp
 
 namespace {
 
@@ -63,6 +64,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
     {"analyze", RunAnalyze, "-i MODEL --input_list LIST [--target T] [calibration options] [--no_rewrites] [--json] [--plot F.svg]: per-layer quantization sensitivity"},
     {"compare", RunCompare, "--float MODEL --quantized OUT.qairt --input_list LIST [-d NAME DIMS] [--per_layer] [--json]: accuracy per output and per layer"},
+    {"report", RunReport, "OUT.qairt [--float MODEL --compare LIST] -o REPORT.html: the HTML report (graph by precision, encodings, kernels, per-op accuracy)"},
     {"run", RunRun, "MODEL --input_list LIST --output_dir DIR [-d NAME DIMS] [--define_symbol NAME VALUE] [--num_threads N] [--debug]"},
     {"prepare", RunPrepare, "-i MODEL --target aic100 [--define_symbol N V] [--specializations F] [--input_list L] [--clip_fp16_constants] [--fp32_nodes auto|F] -o OUT_DIR: Cloud AI 100 fp16 preparation and audit"},
     {"help", PrintHelp, "print this message"},

@@ -136,6 +136,8 @@ QAIRT_API size_t qairt_compare_report_output_count(const qairt_compare_report_t*
 QAIRT_API qairt_status_t* qairt_compare_report_output(const qairt_compare_report_t* report, size_t index,
                                                       qairt_accuracy* out_accuracy);
 QAIRT_API size_t qairt_compare_report_layer_count(const qairt_compare_report_t* report);
+/* Samples compared (0 for NULL). Since ABI 1.9. */
+QAIRT_API size_t qairt_compare_report_samples(const qairt_compare_report_t* report);
 QAIRT_API qairt_status_t* qairt_compare_report_layer(const qairt_compare_report_t* report, size_t index,
                                                      qairt_accuracy* out_accuracy);
 /* Query-then-fill. */

@@ -74,6 +74,7 @@ typedef struct qairt_container_write_options {
   const qairt_container_op_annotation* op_annotations;
   size_t num_tensor_notes;
   const qairt_container_tensor_note* tensor_notes;
+  const char* stats_summary; /* since 1.9: the processing's stats summary; NULL = none */
 } qairt_container_write_options;
 
 QAIRT_API void qairt_container_write_options_init(qairt_container_write_options* options);
@@ -114,6 +115,7 @@ typedef struct qairt_container_info {
   size_t num_options;
   size_t num_op_annotations;
   size_t num_tensor_notes;
+  const char* stats_summary;   /* since 1.9: "" if none (or a file of schema 1). Borrowed. */
 } qairt_container_info;
 
 QAIRT_API qairt_status_t* qairt_container_get_info(const qairt_container_t* container,

@@ -105,6 +105,12 @@ typedef struct qairt_convert_options {
    * "calibration: ranges", "accuracy: compare". NULL = none. */
   qairt_progress_fn progress;
   void* progress_user_data;
+
+  /* Since 1.9: the HTML report (qairt_report.h), NULL = none. Written
+   * whenever processing ran, also when it failed (like the quantizer log:
+   * it shows why); with evaluation samples it holds per-op accuracy (the
+   * comparison then also runs per layer). */
+  const char* report_path;
 } qairt_convert_options;
 
 /* The documented defaults: every field 0/NULL except num_threads = 1. */

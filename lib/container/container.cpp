@@ -107,6 +107,7 @@ uint64_t SizeBound(const Graph& g, const ContainerMeta& m) {
   for (const ContainerOption& o : m.options) n += 96 + o.key.size() + o.value.size();
   for (const OpAnnotation& a : m.op_annotations) n += 96 + a.op_name.size() + a.kernel.size();
   for (const TensorNote& t : m.tensor_notes) n += 96 + t.tensor_name.size() + t.reasons.size();
+  n += 16 + m.stats_summary.size();
   return n;
 }
 
@@ -268,6 +269,7 @@ class Writer {
     const std::string producer = m.producer.empty() ? std::string("qairt ") + QAIRT_VERSION_STRING : m.producer;
     auto prod = b_.CreateString(producer);
     auto target = b_.CreateString(m.target);
+    auto stats = m.stats_summary.empty() ? flatbuffers::Offset<flatbuffers::String>() : b_.CreateString(m.stats_summary);
     auto opt_vec = options.empty() ? 0 : b_.CreateVector(options);
     auto ann_vec = annotations.empty() ? 0 : b_.CreateVector(annotations);
     auto note_vec = notes.empty() ? 0 : b_.CreateVector(notes);
@@ -280,6 +282,7 @@ class Writer {
     if (!opt_vec.IsNull()) cb.add_options(opt_vec);
     if (!ann_vec.IsNull()) cb.add_op_annotations(ann_vec);
     if (!note_vec.IsNull()) cb.add_tensor_notes(note_vec);
+    if (!stats.IsNull()) cb.add_stats_summary(stats);
     fbc::FinishContainerBuffer(b_, cb.Finish());
   }
 
@@ -590,6 +593,7 @@ class Reader {
   Status ReadMeta(const fbc::Container& c, ContainerMeta* m) {
     QAIRT_RETURN_IF_ERROR(Str(c.producer(), "producer", &m->producer));
     QAIRT_RETURN_IF_ERROR(Str(c.target(), "target", &m->target));
+    QAIRT_RETURN_IF_ERROR(Str(c.stats_summary(), "stats_summary", &m->stats_summary));
     for (uint32_t i = 0; i < Len(c.options()); ++i) {
       const fbc::Option* o = c.options()->Get(i);
       ContainerOption opt;

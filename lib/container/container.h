@@ -22,7 +22,8 @@
 namespace qairt::container {
 
 // Schema version this library writes, and the oldest reader its files need.
-inline constexpr uint32_t kSchemaVersion = 1;
+// 2 adds Container.stats_summary (optional: readers of 1 ignore it).
+inline constexpr uint32_t kSchemaVersion = 2;
 inline constexpr uint32_t kMinReaderVersion = 1;
 // Newest min_reader_version this library can read.
 inline constexpr uint32_t kReaderVersion = 1;
@@ -68,6 +69,7 @@ struct ContainerMeta {
   std::vector<ContainerOption> options;
   std::vector<OpAnnotation> op_annotations;
   std::vector<TensorNote> tensor_notes;
+  std::string stats_summary;  // the processing's stats summary ("" = none)
   bool operator==(const ContainerMeta&) const = default;
 };
 

@@ -490,6 +490,7 @@ class ContainerWriteOptions(ctypes.Structure):
         ("num_options", c_size_t), ("options", POINTER(ContainerOption)),
         ("num_op_annotations", c_size_t), ("op_annotations", POINTER(ContainerOpAnnotation)),
         ("num_tensor_notes", c_size_t), ("tensor_notes", POINTER(ContainerTensorNote)),
+        ("stats_summary", c_char_p),
     ]
 
 
@@ -498,6 +499,7 @@ class ContainerInfo(ctypes.Structure):
         ("struct_size", c_uint32), ("schema_version", c_uint32), ("min_reader_version", c_uint32),
         ("reserved", c_uint32), ("producer", c_char_p), ("target_name", c_char_p),
         ("num_options", c_size_t), ("num_op_annotations", c_size_t), ("num_tensor_notes", c_size_t),
+        ("stats_summary", c_char_p),
     ]
 
 
