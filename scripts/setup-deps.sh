@@ -19,6 +19,7 @@ PACKAGES=(
   libarmnn-cpuref-backend22  # its CpuRef backend: only a Recommends of python3-pyarmnn, and this script skips those
   binutils
   libopenblas0-pthread  # GEMM of the reference executor (lib/exec, loaded at run time)
+  chromium  # renders the HTML report in tests/cli/test_report.sh (headless)
   locales  # de_DE.UTF-8 (comma decimal) for the locale-independence test (tests/hostile)
 )
 

@@ -37,6 +37,7 @@ numpy is optional: when it is importable, constants may be numpy arrays.
 #   container.py        the .qairt container
 #   conversion.py       convert(): the whole conversion in one call (qairt_convert.h)
 #   calib.py            calibration and comparison (imported by conversion.py)
+#   report.py           the HTML report (qairt_report.h): qairt.report.write / render
 #   process.py, analyze.py, prepare.py: imported on demand (import qairt.process)
 
 # qairt.ctypes, qairt.List, ... have always been reachable: kept so that no
@@ -161,3 +162,7 @@ __all__ += ["Container", "ContainerOption", "OpAnnotation", "TensorNote", "write
 # The whole conversion in one call (qairt_convert.h, ABI 1.7): python/qairt/conversion.py.
 from .conversion import ConvertResult, convert  # noqa: E402
 __all__ += ["convert", "ConvertResult"]
+
+# The HTML report (qairt_report.h, ABI 1.9): python/qairt/report.py.
+from . import report  # noqa: E402
+__all__ += ["report"]

@@ -97,10 +97,13 @@ _DECLS = [
 ]
 # Functions of qairt_calib.h declared here (tests compare them with the
 # header and capi/calib.exports).
-DECLARED = tuple(d[0] for d in _DECLS)
+_DECLS_1_9 = [("qairt_compare_report_samples", c_size_t, [CompareP])]
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_9)
 
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
+    if (_ffi.qairt_abi_version() & 0xFFFF) >= 9:
+        _fn.update({name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS_1_9})
 except AttributeError as _e:
     raise ImportError("qairt: %s does not export the calibration API of qairt_calib.h (ABI 1.4): %s"
                       % (_ffi.library_path, _e)) from None
@@ -125,12 +128,18 @@ class AccuracyEntry:
     argmax_agree: int
 
 
+def _samples(h):
+    f = _fn.get("qairt_compare_report_samples")
+    return int(f(h)) if f else 0
+
+
 @dataclass
 class CompareReport:
     outputs: List[AccuracyEntry] = field(default_factory=list)
     layers: List[AccuracyEntry] = field(default_factory=list)
     text: str = ""
     summary: str = ""
+    samples: int = 0  # samples compared (0 with a library before ABI 1.9)
 
 
 def _options(act_method, param_method, act_schema, param_schema, act_bitwidth, weights_bitwidth, per_channel,
@@ -255,6 +264,6 @@ def compare_input_list(float_graph, quantized_graph, input_list: str, per_layer:
     try:
         return CompareReport(outputs=_entries(h, "qairt_compare_report_output_count", "qairt_compare_report_output"),
                              layers=_entries(h, "qairt_compare_report_layer_count", "qairt_compare_report_layer"),
-                             text=_render(h, 1), summary=_render(h, 3))
+                             text=_render(h, 1), summary=_render(h, 3), samples=_samples(h))
     finally:
         _fn["qairt_compare_report_destroy"](h)

@@ -73,7 +73,7 @@ def _source_code(source: str) -> int:
                                           % (", ".join(OPTION_SOURCES), source)) from None
 
 
-def _write_options(target, options, op_annotations, tensor_notes, keep):
+def _write_options(target, options, op_annotations, tensor_notes, keep, stats_summary=""):
     """A filled qairt_container_write_options; `keep` holds the buffers alive."""
     if isinstance(options, dict):
         options = [ContainerOption(k, v, "user") for k, v in options.items()]
@@ -103,11 +103,12 @@ def _write_options(target, options, op_annotations, tensor_notes, keep):
     w.num_options, w.options = len(opts), o_arr
     w.num_op_annotations, w.op_annotations = len(anns), a_arr
     w.num_tensor_notes, w.tensor_notes = len(notes), n_arr
+    w.stats_summary = _enc(stats_summary) if stats_summary else None
     return w
 
 
 def write_container(graph, path: Optional[str] = None, *, target=None, options=(),
-                    op_annotations=(), tensor_notes=()):
+                    op_annotations=(), tensor_notes=(), stats_summary: str = ""):
     """Writes `graph` and the metadata as a .qairt container to `path`
     (atomically) and returns None, or returns the bytes when path is None.
 
@@ -115,9 +116,10 @@ def write_container(graph, path: Optional[str] = None, *, target=None, options=(
     options: ContainerOption objects, (key, value[, source]) tuples, or a dict
     {key: value} (source "user"), in namespace order. op_annotations /
     tensor_notes: OpAnnotation / TensorNote objects or tuples.
+    stats_summary: the processing's stats summary to keep with the graph (ABI 1.9).
     """
     keep = []
-    w = _write_options(target, options, op_annotations, tensor_notes, keep)
+    w = _write_options(target, options, op_annotations, tensor_notes, keep, stats_summary)
     if path is not None:
         _ffi.qairt_container_write_file(graph.handle, _enc(str(path)), ctypes.byref(w))
         return None
@@ -149,6 +151,8 @@ class Container:
             self.target = _dec(info.target_name)
             self.schema_version = int(info.schema_version)
             self.min_reader_version = int(info.min_reader_version)
+            # The processing's stats summary ("" if none, or from a library before ABI 1.9).
+            self.stats_summary = _dec(info.stats_summary) or ""
             self.options: List[ContainerOption] = []
             o = _ffi.ContainerOption()
             for i in range(info.num_options):

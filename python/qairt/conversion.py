@@ -86,6 +86,7 @@ class ConvertOptions(ctypes.Structure):
         ("quantizer_log_path", c_char_p),
         ("progress", calib.ProgressFn),
         ("progress_user_data", c_void_p),
+        ("report_path", c_char_p),  # 1.9
     ]
 
 
@@ -230,7 +231,7 @@ def _read(fn, h) -> ConvertResult:
         r.accuracy = calib.CompareReport(
             outputs=calib._entries(a, "qairt_compare_report_output_count", "qairt_compare_report_output"),
             layers=calib._entries(a, "qairt_compare_report_layer_count", "qairt_compare_report_layer"),
-            text=calib._render(a, 1), summary=calib._render(a, 3))
+            text=calib._render(a, 1), summary=calib._render(a, 3), samples=calib._samples(a))
     return r
 
 
@@ -250,7 +251,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             lpbq: bool = False, percentile: float = 99.99, float_inputs: Sequence[str] = (),
             mixed_precision: Union[str, Tuple[str, float], None] = None, num_threads: int = 1,
             stop_after: Optional[str] = None, progress: Optional[Callable[[str, int, int], None]] = None,
-            check_only: bool = False, bias_aware_weight_scales: bool = True) -> ConvertResult:
+            check_only: bool = False, bias_aware_weight_scales: bool = True,
+            report: Optional[PathLike] = None) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
@@ -275,6 +277,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     checks of ``qairt convert --dry_run`` only (legalization, kernel check,
     overrides; target may be None); nothing is written, so no output paths.
     bias_aware_weight_scales=False is --no_bias_aware_weight_scales.
+    report: the HTML report (--report; qairt.report), written whenever
+    processing ran, with per-op accuracy when there are evaluation samples.
 
     Raises InvalidArgumentError for bad options (nothing written); errors of
     the conversion itself are in the result (``ok`` is False, no outputs).
@@ -330,6 +334,10 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     o.encodings_path = _path("export_encodings", export_encodings)
     o.encodings_version = _encodings_version(encodings_version)
     o.quantizer_log_path = _path("quantizer_log", quantizer_log)
+    if report is not None and (_ffi.qairt_abi_version() & 0xFFFF) < 9:
+        raise errors.UnsupportedError("convert(report=...) needs libqairt ABI 1.9; %s is older" % _ffi.library_path,
+                                      code=errors.UNSUPPORTED)
+    o.report_path = _path("report", report)
     callback = calib._progress_fn(progress)
     o.progress = callback
 

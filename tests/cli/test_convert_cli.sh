@@ -53,7 +53,8 @@ assert c.target == target, c.target
 assert c.options_dict["target"] == target
 assert any(a.kernel for a in c.op_annotations)
 again = write_container(c.graph, target=c.target, options=c.options, op_annotations=c.op_annotations,
-                        tensor_notes=c.tensor_notes)
+                        tensor_notes=c.tensor_notes, stats_summary=c.stats_summary)
+assert "[PRUNED CONVERTS]" in c.stats_summary, c.stats_summary
 assert again == open(path, "rb").read(), "reloaded container serializes differently"
 g = c.graph
 static = [t for t in g.tensors() if t.role == "static"]
