@@ -1,6 +1,8 @@
 // Model import of the C API.
 #include "qairt/qairt_import.h"
 
+#include <memory>
+
 #include "capi/capi_internal.h"
 #include "ir/import_report.h"
 #include "onnx/onnx_import.h"
@@ -10,6 +12,7 @@ struct qairt_import_report_t {
   std::string json;
   std::string text;
   bool ok = false;
+  qairt_diagnostics_t diagnostics;  // the report's errors and warnings as records (1.9)
 };
 
 using namespace qairt;  // NOLINT: implementation file of the C boundary
@@ -53,7 +56,15 @@ qairt_status_t* Finish(Result<Graph> graph, const std::string& model, const Impo
                        bool require_static, qairt_graph_t** out_graph, qairt_import_report_t** out_report) {
   ImportSummaryInput in{model, &report, graph.ok() ? &graph.value() : nullptr, require_static};
   const bool ok = ImportSucceeded(in);
-  if (out_report) *out_report = new qairt_import_report_t{ImportReportJson(in), ImportReportText(in), ok};
+  if (out_report) {
+    auto r = std::make_unique<qairt_import_report_t>();
+    r->json = ImportReportJson(in);
+    r->text = ImportReportText(in);
+    r->ok = ok;
+    capi::AppendGraphDiagnostics(graph.ok() ? graph.value() : Graph(""), report.diagnostics, &r->diagnostics);
+    for (Diag& d : r->diagnostics.diags) d.file = model;
+    *out_report = r.release();
+  }
   if (!graph.ok()) return capi::FromStatus(graph.status());
   if (!ok) {
     std::string dims;
@@ -156,5 +167,9 @@ qairt_status_t* qairt_import_report_render(const qairt_import_report_t* report, 
 }
 
 void qairt_import_report_destroy(qairt_import_report_t* report) { delete report; }
+
+const qairt_diagnostics_t* qairt_import_report_diagnostics(const qairt_import_report_t* report) {
+  return report ? &report->diagnostics : nullptr;
+}
 
 }  // extern "C"

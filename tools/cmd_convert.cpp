@@ -145,8 +145,58 @@ bool ConsistentWithGiven(const std::string& arg, const std::string& value, Proce
 
 }  // namespace
 
+// Flags that only matter when calibration runs (--input_list).
+constexpr const char* kCalibrationOnlyFlags[] = {
+    "--act_quantizer_calibration", "--param_quantizer_calibration", "--act_quantizer_schema",
+    "--param_quantizer_schema", "--act_quantizer", "--param_quantizer", "--percentile_calibration_value",
+    "--use_per_channel_quantization", "--use_per_row_quantization", "--weights_block_size", "--use_lpbq",
+    "--input_encoding"};
+
+std::string Joined(const std::vector<std::string>& flags) {
+  std::string s;
+  for (const std::string& f : flags) s += (s.empty() ? "" : ", ") + f;
+  return s;
+}
+
+void WarnUnusedFlags(const ProcessArgs& p, bool dry_run) {
+  const auto& cal = p.calibration_flags;
+  if (dry_run) {
+    std::vector<std::string> unused;
+    const std::pair<bool, const char*> given[] = {
+        {!p.input_list.empty(), "--input_list"},         {!p.eval_input_list.empty(), "--eval_input_list"},
+        {!p.log_path.empty(), "--quantizer_log"},        {p.log_level_set, "--quantizer_log_level"},
+        {!p.export_encodings.empty(), "--export_encodings"}, {!p.export_qdq_onnx.empty(), "--export_qdq_onnx"},
+        {!p.stop_after.empty(), "--stop_after"},         {!p.mixed_precision.empty(), "--mixed_precision"},
+        {p.act_bitwidth != 0, "--act_bitwidth"},         {p.weights_bitwidth != 0, "--weights_bitwidth"},
+        {p.bias_bitwidth != 0, "--bias_bitwidth"},       {p.float_bitwidth != 0, "--float_bitwidth"},
+        {p.quantized_io, "--quantized_io"},              {!p.rewrites, "--no_rewrites"},
+        {p.verify_rewrites, "--verify_rewrites"},        {!p.disabled_rewrites.empty(), "--disable_rewrite"},
+    };
+    for (const auto& [is_given, flag] : given)
+      if (is_given) unused.emplace_back(flag);
+    unused.insert(unused.end(), cal.begin(), cal.end());
+    if (!unused.empty())
+      std::fprintf(stderr, "note: --dry_run imports and checks only; not used: %s\n", Joined(unused).c_str());
+    return;
+  }
+  if (p.input_list.empty() && !cal.empty())
+    std::fprintf(stderr, "warning: %s %s no effect without --input_list: no calibration runs (the encodings come "
+                 "from the model's Q-DQ nodes, --quantization_overrides and processing's defaults)\n",
+                 Joined(cal).c_str(), cal.size() == 1 ? "has" : "have");
+  const bool percentile_given =
+      std::find(cal.begin(), cal.end(), "--percentile_calibration_value") != cal.end();
+  if (!p.input_list.empty() && percentile_given && p.act_method != QAIRT_CALIBRATION_PERCENTILE &&
+      p.param_method != QAIRT_CALIBRATION_PERCENTILE)
+    std::fprintf(stderr, "warning: --percentile_calibration_value has no effect: neither "
+                 "--act_quantizer_calibration nor --param_quantizer_calibration is percentile\n");
+}
+
 int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   const std::string arg = argv[*i];
+  for (const char* flag : kCalibrationOnlyFlags)
+    if (arg == flag && std::find(p->calibration_flags.begin(), p->calibration_flags.end(), arg) ==
+                           p->calibration_flags.end())
+      p->calibration_flags.push_back(arg);
   for (const SameSetting& s : kSameSettings) {
     if (arg != s.a && arg != s.b) continue;
     if (*i + 1 < argc && !ConsistentWithGiven(arg, argv[*i + 1], p)) return -1;
@@ -620,6 +670,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     std::fprintf(stderr, "qairt convert: --mixed_precision needs --input_list (the samples it measures on)\n");
     return 2;
   }
+  WarnUnusedFlags(p, false);
   auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
   std::vector<const char*> floats, disabled;
   const qairt_calibration_options c = CalibrationOptions(p, &floats);

@@ -130,6 +130,22 @@ std::string QueryThenFill(Fill fill) {
   return out;
 }
 
+// An import that succeeded may still warn (an --input_dim that changed a
+// dim, a --define_symbol no input has): printed, since convert and analyze
+// show no import report.
+void PrintImportWarnings(const qairt_import_report_t* report) {
+  const qairt_diagnostics_t* diags = qairt_import_report_diagnostics(report);
+  for (size_t i = 0; diags && i < qairt_diagnostics_count(diags); ++i) {
+    qairt_diagnostic d{};
+    d.struct_size = sizeof d;
+    if (qairt_status_t* s = qairt_diagnostics_get(diags, i, &d)) {
+      qairt_status_free(s);
+      continue;
+    }
+    if (d.severity == QAIRT_SEVERITY_WARNING) std::fprintf(stderr, "warning: import: %s\n", d.message);
+  }
+}
+
 // The checks of --dry_run (and analyze's preparation), done by the library:
 // legalization, the kernel check and the overrides, in place on `graph`.
 struct Checks {
@@ -329,6 +345,7 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
     context.float_fallback = a.process.float_fallback;
     context.input_list = !a.process.input_list.empty();
     context.keep_int64 = a.keep_int64;
+    context.float_inputs = a.process.float_inputs;
     if (!qairt_cli::ApplyIoFlags(a.io, context, graph, argv[0])) {
       qairt_target_destroy(target);
       qairt_import_report_destroy(report);
@@ -336,9 +353,11 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
       return 2;
     }
   }
+  if (process && graph && !s) PrintImportWarnings(report);
+  if (convert && a.dry_run) qairt_cli::WarnUnusedFlags(a.process, true);
   if (process && !analyze && graph && !s) {
-    // Import succeeded: the library's convert pipeline does the rest; the
-    // import report only matters when something failed.
+    // Import succeeded: the library's convert pipeline does the rest; of the
+    // import report only its warnings matter then.
     std::string overrides = a.overrides;
     if (!overrides.empty() && a.ignore_overrides) {
       std::printf("quantization overrides: %s ignored (--ignore_quantization_overrides)\n", overrides.c_str());

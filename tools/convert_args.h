@@ -54,7 +54,16 @@ struct ProcessArgs {
   std::string plot_path;        // qairt analyze --plot FILE.svg
   std::string diagnostics_path; // qairt convert --diagnostics FILE (.sarif, .json or text)
   std::string report_path;      // --report FILE.html (convert and analyze)
+  // Calibration-only flags given (spellings, in order): named in a warning
+  // when no calibration runs.
+  std::vector<std::string> calibration_flags;
 };
+
+// Warns on stderr about flags that change nothing in this run (calibration
+// flags without --input_list, a percentile value without the percentile
+// method): never dropped silently. `dry_run`: also names every given flag a
+// dry run does not use.
+void WarnUnusedFlags(const ProcessArgs& p, bool dry_run);
 
 // Consumes the option at argv[*i] (advancing *i past its values): 1 if it was
 // a processing option, 0 if not, -1 after printing a usage error.

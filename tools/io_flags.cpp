@@ -103,6 +103,10 @@ bool ApplyIoFlags(const IoFlags& f, const IoContext& c, qairt_graph_t* graph, co
     // qairt keeps every tensor in the source layout, so a correct
     // declaration changes nothing; raw input files stay in that layout.
   }
+  for (const std::string& name : c.float_inputs) {
+    qairt_tensor_info info;
+    if (!GraphInput(graph, name, &info)) return fail("--input_encoding " + name + " other: not an input of the model");
+  }
   for (const auto& [name, dtype] : f.dtypes) {
     qairt_tensor_info info;
     if (!GraphInput(graph, name, &info)) return fail("--input_dtype " + name + ": not an input of the model");

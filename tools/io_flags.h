@@ -33,6 +33,7 @@ struct IoContext {
   bool float_fallback = false;
   bool input_list = false;
   bool keep_int64 = false;
+  std::vector<std::string> float_inputs;  // --input_encoding NAME other
 };
 
 // Checks the flags against the imported graph and the other options, then

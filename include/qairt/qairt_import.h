@@ -80,6 +80,11 @@ QAIRT_API qairt_status_t* qairt_import_report_render(const qairt_import_report_t
                                                      qairt_report_format_t format, char* buf, size_t capacity,
                                                      size_t* out_length);
 QAIRT_API void qairt_import_report_destroy(qairt_import_report_t* report);
+/* The report's errors and warnings as diagnostics records (qairt.h; the
+ * model path as their file, rule ids as graph validation's), e.g. to print
+ * the warnings of an import that succeeded. Borrowed until the report is
+ * destroyed; NULL only for a NULL report. Since ABI 1.9. */
+QAIRT_API const qairt_diagnostics_t* qairt_import_report_diagnostics(const qairt_import_report_t* report);
 
 #ifdef __cplusplus
 } /* extern "C" */

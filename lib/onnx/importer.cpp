@@ -390,6 +390,7 @@ Status Importer::LoadInitializers() {
 
 Status Importer::LoadInputs() {
   std::set<std::string> matched_dims;
+  std::set<std::string> input_symbols;  // symbolic dims of the graph inputs
   for (const auto& input : model_->graph().input()) {
     if (Find(input.name())) continue;  // IR < 4: initializers are also listed as inputs
     const std::string& name = input.name();
@@ -412,6 +413,7 @@ Status Importer::LoadInputs() {
         if (d.has_dim_value() && d.dim_value() >= 0) {
           dims.emplace_back(d.dim_value());
         } else if (d.has_dim_param() && !d.dim_param().empty()) {
+          input_symbols.insert(d.dim_param());
           auto it = options_.define_symbols.find(d.dim_param());
           dims.push_back(it != options_.define_symbols.end() ? Dim(it->second) : Dim::Symbolic(d.dim_param()));
         } else {
@@ -447,6 +449,16 @@ Status Importer::LoadInputs() {
     v.dtype = *dtype;
     v.shape = shape;
     Bind(name, std::move(v));
+  }
+  // A symbol the inputs do not have changes nothing: say so rather than
+  // ignore it (a misspelt symbol would otherwise leave its dim dynamic).
+  for (const auto& [symbol, value] : options_.define_symbols) {
+    if (input_symbols.count(symbol)) continue;
+    std::string known;
+    for (const std::string& s : input_symbols) known += (known.empty() ? "" : ", ") + s;
+    AddDiagnostic(Severity::kWarning, DiagKind::kAttribute, symbol,
+                  fmt::format("--define_symbol {} {}: no graph input has the symbolic dim '{}' ({})", symbol, value,
+                              symbol, known.empty() ? "the inputs have none" : "theirs: " + known));
   }
   for (const auto& [name, dims] : options_.input_dims)
     if (!matched_dims.count(name))

@@ -538,12 +538,16 @@ _DECLS_1_8 = [
     ("qairt_diagnostics_clear", None, [DiagnosticsP]),
 ]
 
+# Since ABI 1.9.
+_DECLS_1_9 = [("qairt_import_report_diagnostics", DiagnosticsP, [ImportReportP])]
+
 # Declarations per public header: tests/python/test_binding.py compares each
 # list with its header and with capi/<name>.exports. A new header's functions
 # go in a list of their own and an entry here.
 DECLARED_BY_HEADER = {
     "qairt.h": tuple(d[0] for d in _DECLS + _DECLS_1_8),
-    "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS) + ("qairt_import_report_render",),
+    "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS) + ("qairt_import_report_render",
+                                                            "qairt_import_report_diagnostics"),
     "qairt_export.h": tuple(d[0] for d in _EXPORT_DECLS),
     "qairt_container.h": tuple(d[0] for d in _CONTAINER_DECLS) + tuple(
         d[0] for d in _DECLS_1_7 if d[0].startswith("qairt_container_")),
@@ -552,7 +556,7 @@ DECLARED_BY_HEADER = {
 _DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS + _EXEC_DECLS + _CONTAINER_DECLS
 
 # Names of every function declared (tests compare this with the header).
-DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7 + _DECLS_1_8)
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7 + _DECLS_1_8 + _DECLS_1_9)
 
 try:
     for _name, _restype, _argtypes in _DECLS:
@@ -571,6 +575,9 @@ if (_abi & 0xFFFF) >= 7:
         globals()[_name] = _declare(_name, _restype, _argtypes)
 if (_abi & 0xFFFF) >= 8:
     for _name, _restype, _argtypes in _DECLS_1_8:
+        globals()[_name] = _declare(_name, _restype, _argtypes)
+if (_abi & 0xFFFF) >= 9:
+    for _name, _restype, _argtypes in _DECLS_1_9:
         globals()[_name] = _declare(_name, _restype, _argtypes)
 
 

@@ -157,6 +157,21 @@ check "strip quant = ignore_encodings" 2 "$qairt" "${dry[@]}" --export_format=DL
 check "export_format cpp" 2 "$qairt" "${dry[@]}" --export_format cpp
 check "out_node" 2 "$qairt" "${dry[@]}" --out_node y
 contains "out_node reason" "$tmp/err" "choosing outputs other than the model's is not implemented"
+# No flag is dropped silently: calibration flags without --input_list, a
+# percentile value without the percentile method, a symbol no input has and
+# flags a dry run does not use are named; an --input_encoding name the model
+# lacks is refused.
+check "calibration flags without samples" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
+  --act_quantizer_calibration mse --use_per_channel_quantization -o "$tmp/nocal.qairt"
+contains "calibration flags named" "$tmp/err" "^warning: --act_quantizer_calibration, --use_per_channel_quantization have no effect without --input_list"
+check "define_symbol no input has" 0 "$qairt" convert -i "$model" "${dims[@]}" --define_symbol nosuch 1 \
+  --target htp_v73 -o "$tmp/nocal.qairt"
+contains "define_symbol named" "$tmp/err" "^warning: import: --define_symbol nosuch 1: no graph input has the symbolic dim 'nosuch'"
+check "input_encoding unknown input" 2 "$qairt" "${dry[@]}" --input_encoding nosuch other
+contains "input_encoding named" "$tmp/err" "--input_encoding nosuch other: not an input of the model"
+check "dry run names unused flags" 0 "$qairt" "${dry[@]}" --stop_after nosuchpass --quantizer_log "$tmp/q.csv" \
+  --use_lpbq
+contains "dry run unused flags" "$tmp/err" "^note: --dry_run imports and checks only; not used: --quantizer_log, --stop_after, --use_lpbq"
 check "help vendor" 0 "$qairt" help vendor
 contains "help vendor lists refusals" "$tmp/out" "^  --algorithms --apply_algorithms"
 check "float_fallback alias with input_list, dry run" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
