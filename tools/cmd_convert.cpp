@@ -158,25 +158,46 @@ std::string Joined(const std::vector<std::string>& flags) {
   return s;
 }
 
-void WarnUnusedFlags(const ProcessArgs& p, bool dry_run) {
+void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
   const auto& cal = p.calibration_flags;
-  if (dry_run) {
-    std::vector<std::string> unused;
-    const std::pair<bool, const char*> given[] = {
-        {!p.input_list.empty(), "--input_list"},         {!p.eval_input_list.empty(), "--eval_input_list"},
-        {!p.log_path.empty(), "--quantizer_log"},        {p.log_level_set, "--quantizer_log_level"},
-        {!p.export_encodings.empty(), "--export_encodings"}, {!p.export_qdq_onnx.empty(), "--export_qdq_onnx"},
-        {!p.stop_after.empty(), "--stop_after"},         {!p.mixed_precision.empty(), "--mixed_precision"},
-        {p.act_bitwidth != 0, "--act_bitwidth"},         {p.weights_bitwidth != 0, "--weights_bitwidth"},
-        {p.bias_bitwidth != 0, "--bias_bitwidth"},       {p.float_bitwidth != 0, "--float_bitwidth"},
-        {p.quantized_io, "--quantized_io"},              {!p.rewrites, "--no_rewrites"},
-        {p.verify_rewrites, "--verify_rewrites"},        {!p.disabled_rewrites.empty(), "--disable_rewrite"},
+  if (use != FlagUse::kConvert) {
+    const bool analyze = use == FlagUse::kAnalyze;
+    struct Given {
+      bool given;
+      bool analyze_uses;
+      const char* flag;
     };
-    for (const auto& [is_given, flag] : given)
-      if (is_given) unused.emplace_back(flag);
-    unused.insert(unused.end(), cal.begin(), cal.end());
+    const Given given[] = {
+        {output_given, false, "-o"},
+        {!p.input_list.empty(), true, "--input_list"},
+        {!p.eval_input_list.empty(), false, "--eval_input_list"},
+        {!p.log_path.empty(), false, "--quantizer_log"},
+        {p.log_level_set, false, "--quantizer_log_level"},
+        {!p.export_encodings.empty(), false, "--export_encodings"},
+        {!p.export_qdq_onnx.empty(), false, "--export_qdq_onnx"},
+        {p.encodings_format != 0, false, "--encodings_format"},
+        {p.qdq_opset != 0, false, "--qdq_opset"},
+        {p.verbose, false, "--verbose"},
+        {!p.stop_after.empty(), false, "--stop_after"},
+        {!p.mixed_precision.empty(), false, "--mixed_precision"},
+        {p.act_bitwidth != 0, true, "--act_bitwidth"},
+        {p.weights_bitwidth != 0, true, "--weights_bitwidth"},
+        {p.bias_bitwidth != 0, false, "--bias_bitwidth"},
+        {p.float_bitwidth != 0, false, "--float_bitwidth"},
+        {p.quantized_io, false, "--quantized_io"},
+        {!p.bias_aware_weight_scales, false, "--no_bias_aware_weight_scales"},
+        {!p.rewrites, true, "--no_rewrites"},
+        {p.verify_rewrites, true, "--verify_rewrites"},
+        {!p.disabled_rewrites.empty(), true, "--disable_rewrite"},
+    };
+    std::vector<std::string> unused;
+    for (const Given& g : given)
+      if (g.given && !(analyze && g.analyze_uses)) unused.emplace_back(g.flag);
+    if (!analyze) unused.insert(unused.end(), cal.begin(), cal.end());  // analyze calibrates
     if (!unused.empty())
-      std::fprintf(stderr, "note: --dry_run imports and checks only; not used: %s\n", Joined(unused).c_str());
+      std::fprintf(stderr, "note: %s; not used: %s\n",
+                   analyze ? "analyze measures sensitivity and writes no model" : "--dry_run imports and checks only",
+                   Joined(unused).c_str());
     return;
   }
   if (p.input_list.empty() && !cal.empty())
@@ -670,7 +691,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     std::fprintf(stderr, "qairt convert: --mixed_precision needs --input_list (the samples it measures on)\n");
     return 2;
   }
-  WarnUnusedFlags(p, false);
+  WarnUnusedFlags(p, FlagUse::kConvert);
   auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
   std::vector<const char*> floats, disabled;
   const qairt_calibration_options c = CalibrationOptions(p, &floats);

@@ -354,7 +354,10 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
     }
   }
   if (process && graph && !s) PrintImportWarnings(report);
-  if (convert && a.dry_run) qairt_cli::WarnUnusedFlags(a.process, true);
+  if (analyze)
+    qairt_cli::WarnUnusedFlags(a.process, qairt_cli::FlagUse::kAnalyze, !a.output_path.empty());
+  else if (convert && a.dry_run)
+    qairt_cli::WarnUnusedFlags(a.process, qairt_cli::FlagUse::kDryRun, !a.output_path.empty());
   if (process && !analyze && graph && !s) {
     // Import succeeded: the library's convert pipeline does the rest; of the
     // import report only its warnings matter then.

@@ -59,11 +59,14 @@ struct ProcessArgs {
   std::vector<std::string> calibration_flags;
 };
 
-// Warns on stderr about flags that change nothing in this run (calibration
-// flags without --input_list, a percentile value without the percentile
-// method): never dropped silently. `dry_run`: also names every given flag a
-// dry run does not use.
-void WarnUnusedFlags(const ProcessArgs& p, bool dry_run);
+// Which command reads the flags: what it does not use is named on stderr.
+enum class FlagUse { kConvert, kDryRun, kAnalyze };
+
+// Names on stderr the given flags that change nothing in this run, so none is
+// dropped silently: for a conversion, calibration flags without --input_list
+// and a percentile value without the percentile method; for a dry run or
+// analyze, every given flag that command does not use (`output_given`: -o).
+void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given = false);
 
 // Consumes the option at argv[*i] (advancing *i past its values): 1 if it was
 // a processing option, 0 if not, -1 after printing a usage error.

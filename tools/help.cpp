@@ -300,7 +300,7 @@ std::vector<CommandHelp> MakeTable() {
                    "none"},
                   {kDiagnostics.flags, kDiagnostics.arg, "an option of qairt convert: analyze refuses it", "none"}}},
                 {"logs", {kPrintPipeline}},
-                {"accepted for convert's command lines, no effect on analyze",
+                {"accepted for convert's command lines; analyze does not use them and says so in a note",
                  {{kOutputPath.flags, kOutputPath.arg, "analyze writes no model", "none"},
                   {kDryRun.flags, "", "analyze always runs the samples", "off"},
                   {kBiasBitwidth.flags, kBiasBitwidth.arg, "bias bit width of convert", "32"},

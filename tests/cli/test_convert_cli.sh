@@ -172,6 +172,16 @@ contains "input_encoding named" "$tmp/err" "--input_encoding nosuch other: not a
 check "dry run names unused flags" 0 "$qairt" "${dry[@]}" --stop_after nosuchpass --quantizer_log "$tmp/q.csv" \
   --use_lpbq
 contains "dry run unused flags" "$tmp/err" "^note: --dry_run imports and checks only; not used: --quantizer_log, --stop_after, --use_lpbq"
+cal=$(/usr/bin/python3 "$here/examples/textlines.py" prepare "$tmp/cal" "$here"/examples/data/textlines/calib/line_00[01].png) ||
+  { echo "FAIL: cannot prepare samples"; fail=1; }
+check "percentile value without the method" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
+  --input_list "$cal" --percentile_calibration_value 99.9 --no_progress -o "$tmp/pct.qairt"
+contains "percentile value named" "$tmp/err" "^warning: --percentile_calibration_value has no effect: neither"
+check "analyze names unused flags" 0 "$qairt" analyze -i "$model" "${dims[@]}" --target htp_v73 \
+  --input_list "$cal" -o "$tmp/an.qairt" --export_encodings "$tmp/an.json" --act_bitwidth 16 \
+  --no_progress
+contains "analyze unused flags" "$tmp/err" "^note: analyze measures sensitivity and writes no model; not used: -o, --export_encodings$"
+[ ! -e "$tmp/an.qairt" ] && [ ! -e "$tmp/an.json" ] || { echo "FAIL: analyze wrote a convert output"; fail=1; }
 check "help vendor" 0 "$qairt" help vendor
 contains "help vendor lists refusals" "$tmp/out" "^  --algorithms --apply_algorithms"
 check "float_fallback alias with input_list, dry run" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
