@@ -116,6 +116,21 @@ std::string TargetName(const qairt_target_t* target) {
   return info.name ? info.name : "?";
 }
 
+// A MatMul whose static weight is already quantized per channel (a Q-DQ
+// model: ONNX Runtime's quantizer gives MatMul weights per-output-channel
+// scales) runs on HTP only as FullyConnected, whose weights may be per
+// channel: such a graph gets the per-row rewrite without being asked.
+bool HasPerChannelMatMulWeights(const qairt::Graph& g) {
+  for (qairt::OpId id = 0; id < g.op_count(); ++id) {
+    const qairt::Op& op = g.op(id);
+    if (op.type != "MatMul" || op.inputs.size() != 2 || op.inputs[1] == qairt::kInvalidId) continue;
+    const qairt::Tensor& w = g.tensor(op.inputs[1]);
+    if (w.kind == qairt::TensorKind::kStatic && w.encoding && w.encoding->kind == qairt::EncodingKind::kPerChannel)
+      return true;
+  }
+  return false;
+}
+
 class Pipeline {
  public:
   Pipeline(qairt_graph_t* graph, const qairt_convert_options& o, qairt_convert_result_t* r)
@@ -252,7 +267,8 @@ bool Pipeline::Rewrite() {
   // Per-row weights need FullyConnected on HTP (its MatMul takes per-tensor
   // weights only): projections by static weights become FullyConnected.
   static const char* const kPerRowRewrites[] = {"matmul-to-fully-connected"};
-  if (o_.calibration && (o_.calibration->flags & QAIRT_CALIBRATION_PER_ROW)) {
+  if ((o_.calibration && (o_.calibration->flags & QAIRT_CALIBRATION_PER_ROW)) ||
+      HasPerChannelMatMulWeights(graph_->graph)) {
     ro.enabled = kPerRowRewrites;
     ro.num_enabled = 1;
   }

@@ -6,7 +6,8 @@
 # calibrated on the bundled text-line images (examples/data/textlines/calib)
 # and evaluated on the others (eval/). Prints the quantizer stats and the
 # accuracy against the float model, writes build/example/cls_w8a16.qairt,
-# its encodings, the Q-DQ ONNX model and the INFO CSV log. Then the C API example.
+# its encodings, the Q-DQ ONNX model, the INFO CSV log and the HTML report
+# (build/example/cls_w8a16.html: open it in a browser). Then the C API example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -25,7 +26,7 @@ echo; echo "== qairt convert (htp_v73, W8A16, per-channel, bias 32, calibrated o
   --act_bitwidth 16 --weights_bitwidth 8 --bias_bitwidth 32 --use_per_channel_quantization \
   --quantizer_log "$out/cls_w8a16.info.csv" --quantizer_log_level INFO \
   --export_encodings "$out/cls_w8a16.encodings.json" --export_qdq_onnx "$out/cls_w8a16_qdq.onnx" \
-  -o "$out/cls_w8a16.qairt"
+  --report "$out/cls_w8a16.html" -o "$out/cls_w8a16.qairt"
 echo "Q-DQ ONNX model for onnxruntime (and its QNN execution provider): $out/cls_w8a16_qdq.onnx"
 echo; echo "== qairt inspect $out/cls_w8a16.qairt (summary)"
 # Into a file, not a pipe into head: under pipefail, head exiting early would

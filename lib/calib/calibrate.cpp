@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -289,31 +290,59 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
   return p;
 }
 
-// Output channels of a per-tensor weight left with fewer than `kFewSteps`
-// quantization steps on each side of zero: their largest value is that small
-// next to the tensor's largest, which sets the one scale. Such a channel
-// loses most of its information (a folded BatchNorm makes this common).
-constexpr double kFewSteps = 8;
-size_t CoarseChannels(const float* data, const std::vector<int64_t>& dims, int32_t axis, float scale,
-                      size_t* channels) {
-  *channels = 0;
-  if (axis < 0 || static_cast<size_t>(axis) >= dims.size() || !(scale > 0)) return 0;
+// What a per-tensor weight loses against per-channel scales, measured: the
+// weight's quantization SQNR with its one scale and with one symmetric scale
+// per output channel (the same bit width). A channel whose values are small
+// next to the tensor's largest (a folded BatchNorm, a MatMul whose output
+// columns differ in range) keeps few or no steps under the one scale.
+// Per-channel SQNR is +inf for a tensor that per-channel scales hold
+// exactly; a zero tensor loses nothing.
+struct ChannelGain {
+  double per_tensor_db = 0;
+  double per_channel_db = 0;
+};
+ChannelGain PerChannelGain(const float* data, const std::vector<int64_t>& dims, int32_t axis, const Encoding& e) {
+  ChannelGain g;
+  if (axis < 0 || static_cast<size_t>(axis) >= dims.size() || e.scales.size() != 1 || e.offsets.size() != 1 ||
+      !(e.scales[0] > 0))
+    return g;
   size_t outer = 1, inner = 1;
   for (int32_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(dims[d]);
   for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= static_cast<size_t>(dims[d]);
   const size_t n = static_cast<size_t>(dims[axis]);
+  const QuantRange r = QuantRangeOf(e.dtype, e.effective_bitwidth());
+  // Symmetric reach of a signed grid (127 at 8 bits); an unsigned one centres on its middle.
+  const double qmax = r.qmin < 0 ? static_cast<double>(std::min<int64_t>(r.qmax, -r.qmin))
+                                 : static_cast<double>((r.qmax - r.qmin) / 2);
   std::vector<float> absmax(n, 0.f);
   for (size_t o = 0; o < outer; ++o)
     for (size_t c = 0; c < n; ++c)
       for (size_t i = 0; i < inner; ++i) absmax[c] = std::max(absmax[c], std::fabs(data[(o * n + c) * inner + i]));
-  size_t coarse = 0;
-  for (float m : absmax) {
-    if (!(m > 0)) continue;  // an all-zero channel loses nothing
-    ++*channels;
-    coarse += m / scale < kFewSteps;
-  }
-  return coarse;
+  const double s = e.scales[0], offset = e.offsets[0];
+  double signal = 0, noise_tensor = 0, noise_channel = 0;
+  for (size_t o = 0; o < outer; ++o)
+    for (size_t c = 0; c < n; ++c) {
+      const double sc = absmax[c] > 0 ? absmax[c] / qmax : 1.0;
+      for (size_t i = 0; i < inner; ++i) {
+        const double x = data[(o * n + c) * inner + i];
+        const double q = std::clamp(std::nearbyint(x / s) - offset, static_cast<double>(r.qmin),
+                                    static_cast<double>(r.qmax));
+        const double qc = std::nearbyint(x / sc);
+        signal += x * x;
+        noise_tensor += std::pow((q + offset) * s - x, 2);
+        noise_channel += std::pow(qc * sc - x, 2);
+      }
+    }
+  if (!(signal > 0)) return g;
+  auto db = [&](double noise) {
+    return noise > 0 ? 10 * std::log10(signal / noise) : std::numeric_limits<double>::infinity();
+  };
+  g.per_tensor_db = db(noise_tensor);
+  g.per_channel_db = db(noise_channel);
+  return g;
 }
+// Per-channel scales worth a warning: at least this much more weight SQNR.
+constexpr double kChannelGainDb = 3;
 
 }  // namespace
 
@@ -520,7 +549,8 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     QAIRT_RETURN_IF_ERROR(out.SetEncoding(acts[k], e));
     report->activations.push_back(t.name);
   }
-  size_t coarse_weights = 0, worst_coarse = 0, worst_total = 1;
+  size_t coarse_weights = 0;
+  ChannelGain worst_gain;
   std::string worst;
   for (TensorId id = 0; id < g.tensor_count(); ++id) {
     const Tensor& t = g.tensor(id);
@@ -566,25 +596,26 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     if (!enc.ok()) return enc.status();
     Encoding e = enc.value();
     e.overridden = false;
-    if (p.kind == EncodingKind::kPerTensor && !p.activation_like && e.scales.size() == 1) {
-      size_t channels = 0;
-      const size_t coarse = CoarseChannels(data, dims, p.channel_axis, e.scales[0], &channels);
-      // A quarter of the channels or more: worth per-channel scales.
-      if (coarse && 4 * coarse >= channels) {
+    if (p.kind == EncodingKind::kPerTensor && !p.activation_like && e.scales.size() == 1 && e.is_fixed_point()) {
+      const ChannelGain gain = PerChannelGain(data, dims, p.channel_axis, e);
+      if (gain.per_channel_db - gain.per_tensor_db >= kChannelGainDb) {
         ++coarse_weights;
-        if (coarse * worst_total > worst_coarse * channels)
-          worst = t.name, worst_coarse = coarse, worst_total = channels;
+        if (gain.per_channel_db - gain.per_tensor_db > worst_gain.per_channel_db - worst_gain.per_tensor_db)
+          worst = t.name, worst_gain = gain;
       }
     }
     QAIRT_RETURN_IF_ERROR(out.SetEncoding(id, e));
     report->params.push_back(t.name);
   }
-  if (coarse_weights)
+  if (coarse_weights) {
+    auto db = [](double v) { return std::isinf(v) ? std::string("exact") : fmt::format("{:.1f} dB", v); };
     report->warnings.push_back(fmt::format(
-        "{} weight{} quantized per tensor leave a quarter or more of their output channels with fewer than {} "
-        "steps each side of zero (worst: '{}', {} of {} channels): --use_per_channel_quantization (convolutions) "
-        "or --use_per_row_quantization (MatMul, FullyConnected) gives each channel its own scale",
-        coarse_weights, coarse_weights == 1 ? "" : "s", kFewSteps, worst, worst_coarse, worst_total));
+        "{} weight{} quantized per tensor lose {} dB or more of weight SQNR against a scale per output channel "
+        "(worst: '{}', {} per tensor, {} per channel): --use_per_channel_quantization (convolutions) or "
+        "--use_per_row_quantization (MatMul, FullyConnected) gives each channel its own scale",
+        coarse_weights, coarse_weights == 1 ? "" : "s", kChannelGainDb, worst, db(worst_gain.per_tensor_db),
+        db(worst_gain.per_channel_db)));
+  }
   if (!masked.empty())
     report->warnings.push_back(fmt::format(
         "{} tensor{} hold attention-mask values (-inf or |x| >= 1e30, e.g. '{}'): their ranges leave them out and "

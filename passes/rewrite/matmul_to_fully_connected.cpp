@@ -4,13 +4,51 @@
 // channel (HTP's MatMul kernels take per-tensor weights only). A model whose
 // exporter left projections as MatMul (transformers) then gets per-row
 // weight scales, and a following bias Add folds into the FullyConnected
-// (fold-affine-into-conv runs after this rewrite).
+// (fold-affine-into-conv runs after this rewrite). A weight that is already
+// quantized (a Q-DQ model) moves with its encoding.
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "passes/rewrite/graph_edit.h"
 #include "passes/rewrite/rewrites.h"
 
 namespace qairt::rewrite {
+
+namespace {
+
+// A quantized static weight (from a Q-DQ model: integers with a per-tensor or
+// per-channel encoding) as FullyConnected's [N, K]: the values transposed
+// element by element and the per-channel axis moved with them, so the
+// rewrite stays exact and ONNX Runtime's per-output-channel MatMul weights
+// (axis 1 of [K, N]) become per-row FullyConnected weights (axis 0), which
+// the target quantizes per channel. kInvalidId when the weight is not such
+// a tensor (sub-byte packed or blockwise weights are left as MatMul).
+TensorId QuantizedWeightNK(GraphEdit* edit, const Graph& g, TensorId w, bool already_nk) {
+  const Tensor& t = g.tensor(w);
+  if (t.kind != TensorKind::kStatic || !t.data || !t.encoding) return kInvalidId;
+  const Encoding& e = *t.encoding;
+  if (e.kind != EncodingKind::kPerTensor && e.kind != EncodingKind::kPerChannel) return kInvalidId;
+  if (already_nk) return w;  // already [N, K] with its own encoding
+  const uint32_t bits = DTypeBits(t.dtype);
+  if (bits == 0 || bits % 8 != 0) return kInvalidId;
+  const size_t elem = bits / 8;
+  const int64_t rows = t.shape[0].value, cols = t.shape[1].value;
+  if (t.data->size() != static_cast<size_t>(rows * cols) * elem) return kInvalidId;
+  std::vector<uint8_t> out(t.data->size());
+  const uint8_t* in = t.data->data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      std::memcpy(&out[static_cast<size_t>(c * rows + r) * elem], &in[static_cast<size_t>(r * cols + c) * elem], elem);
+  const TensorId id = edit->NewConstant(edit->UniqueName(t.name + "_nk"), t.dtype, Shape{cols, rows},
+                                        StaticData::Adopt(std::move(out)));
+  Encoding moved = e;
+  if (moved.kind == EncodingKind::kPerChannel) moved.axis = moved.axis == 1 ? 0 : 1;
+  edit->SetEncoding(id, std::move(moved));
+  return id;
+}
+
+}  // namespace
 
 Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* notes) {
   const Graph& g = *graph;
@@ -30,21 +68,34 @@ Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* no
     const Shape& xs = g.tensor(x).shape;
     if (!ws.fully_known() || ws.rank() != 2 || !xs.rank_known() || xs.rank() < 2) continue;
     if (g.tensor(x).kind == TensorKind::kStatic) continue;
-    auto values = FloatConstant(g, w);
-    if (!values) continue;
     const int64_t rows = ws[0].value, cols = ws[1].value;  // [K, N], or [N, K] when transposed
     const int64_t k_dim = transposed ? cols : rows, n_dim = transposed ? rows : cols;
     if (xs[xs.rank() - 1].value != k_dim) continue;
-    std::vector<float> wt(values->size());
-    if (transposed) {
-      wt = *values;
+    TensorId wt_id = kInvalidId;
+    if (auto values = FloatConstant(g, w)) {
+      // An encoding given for the float weight (overrides) moves with it.
+      const auto& given = g.tensor(w).encoding;
+      if (given && given->kind != EncodingKind::kPerTensor && given->kind != EncodingKind::kPerChannel &&
+          given->kind != EncodingKind::kFloat)
+        continue;
+      std::vector<float> wt(values->size());
+      if (transposed) {
+        wt = *values;
+      } else {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c)
+            wt[static_cast<size_t>(c * rows + r)] = (*values)[static_cast<size_t>(r * cols + c)];
+      }
+      wt_id = edit.NewConstantF32(edit.UniqueName(g.tensor(w).name + "_nk"), Shape{n_dim, k_dim}, wt);
+      if (given) {
+        Encoding moved = *given;
+        if (moved.kind == EncodingKind::kPerChannel && !transposed) moved.axis = moved.axis == 1 ? 0 : 1;
+        edit.SetEncoding(wt_id, std::move(moved));
+      }
     } else {
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          wt[static_cast<size_t>(c * rows + r)] = (*values)[static_cast<size_t>(r * cols + c)];
+      wt_id = QuantizedWeightNK(&edit, g, w, transposed);
+      if (wt_id == kInvalidId) continue;
     }
-    const TensorId wt_id =
-        edit.NewConstantF32(edit.UniqueName(g.tensor(w).name + "_nk"), Shape{n_dim, k_dim}, wt);
     edit.Drop(id);
     edit.InsertAt(id, NewOp{"FullyConnected", op.name, {x, wt_id}, {op.outputs[0]}, {}, op.source_name,
                             op.source_op_type});

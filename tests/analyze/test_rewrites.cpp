@@ -377,3 +377,46 @@ TEST_CASE("mixed-precision spellings", "[analyze]") {
   CHECK_FALSE(analyze::ParseMixedMode("budget=nan", &mode, &v));
   CHECK_FALSE(analyze::ParseMixedMode("quality=3", &mode, &v));
 }
+
+TEST_CASE("matmul-to-fully-connected moves a quantized per-channel weight with its encoding", "[rewrite]") {
+  // x[2,4] -> MatMul(w[4,3] int8, per output channel: axis 1) -> y: the
+  // weight of a Q-DQ model quantized by ONNX Runtime. FullyConnected takes
+  // it as [3,4] with the channel axis 0, the same integers transposed.
+  Graph original("qdq_matmul");
+  const TensorId x = original.AddInput("x", DType::kFloat32, Shape{2, 4}).value();
+  const std::vector<int8_t> q = {1, -2, 3, 4, -5, 6, -7, 8, -9, 10, 11, -12};
+  std::vector<uint8_t> bytes(q.size());
+  std::memcpy(bytes.data(), q.data(), q.size());
+  const TensorId w =
+      original.AddConstant("w", DType::kSFixed8, Shape{4, 3}, StaticData::Adopt(std::move(bytes))).value();
+  Encoding e;
+  e.kind = EncodingKind::kPerChannel;
+  e.dtype = DType::kSFixed8;
+  e.symmetry = Symmetry::kSymmetric;
+  e.axis = 1;
+  e.scales = {0.5f, 0.25f, 0.125f};
+  e.offsets = {0, 0, 0};
+  REQUIRE(original.SetEncoding(w, e).ok());
+  const OpId mm = original.AddOp("MatMul", "proj", {x, w}, {"y"}).value();
+  REQUIRE(original.MarkOutput(Out(original, mm)).ok());
+
+  Graph g = original;
+  rewrite::Options o;
+  o.enabled = {"matmul-to-fully-connected"};
+  const auto r = Rewrite(&g, o);
+  CHECK(OutcomeOf(r, "matmul-to-fully-connected").fired == 1);
+  const auto fc = g.FindOp("proj");
+  REQUIRE(fc);
+  REQUIRE(g.op(*fc).type == "FullyConnected");
+  const Tensor& nk = g.tensor(g.op(*fc).inputs[1]);
+  CHECK(nk.dtype == DType::kSFixed8);
+  CHECK(nk.shape == (Shape{3, 4}));
+  REQUIRE(nk.encoding);
+  CHECK(nk.encoding->kind == EncodingKind::kPerChannel);
+  CHECK(nk.encoding->axis == 0);
+  CHECK(nk.encoding->scales == e.scales);
+  const auto* t = reinterpret_cast<const int8_t*>(nk.data->data());
+  for (int n = 0; n < 3; ++n)
+    for (int k = 0; k < 4; ++k) CHECK(t[n * 4 + k] == q[static_cast<size_t>(k * 3 + n)]);
+  CHECK(Cosine(original, g) >= 0.999999);
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""qairt's quantized models against a plain min-max quantization of the same
+model on the same data, both run in ONNX Runtime (onnxruntime-node).
+
+For each model and precision: `qairt convert` (htp_v73, per-channel weights,
+32-bit bias, calibrated on the calibration half; once with
+--use_per_row_quantization, which gives MatMul/FullyConnected weights the
+per-output-channel scales plain min-max gives every weight, and once with the
+vendor's per-channel flag alone, which covers convolutions only) exports its Q-DQ model
+(--export_qdq_onnx); benchmarks/plain_minmax.py writes the plain reference
+(ONNX Runtime's static QDQ formulation: asymmetric min-max activations,
+per-channel symmetric int8 weights, int32 bias) from the float model's
+ranges on the same calibration half. Both run in ONNX Runtime on the
+evaluation half against the float model run there too. Figures: median
+per-sample SQNR (dB) of the first output (for the classifier, of its
+log-probabilities: a saturated softmax hides the error); for the classifier
+the argmax agreement, for the recognizer the number of CTC-decoded strings
+identical to the float model's.
+
+    /usr/bin/python3 benchmarks/accuracy_vs_plain.py [--qairt build/qairt] [--lines 48]
+        [--models cls,rec] [--precisions W8A16,W8A8] [--markdown]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "examples"))
+import plain_minmax  # noqa: E402
+
+ASSETS = os.path.join(REPO, "third_party", "npm", "node_modules", "@gutenye", "ocr-models", "assets")
+MODELS = {
+    # name: (file, input name, input shape, metric)
+    "cls": (os.path.join(ASSETS, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "x", (1, 3, 48, 192), "argmax"),
+    "rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", (1, 3, 48, 192), "ctc"),
+}
+PRECISIONS = {"W8A16": 16, "W8A8": 8}
+
+
+def sqnr_db(ref, test):
+    noise = float(np.sum((ref.astype(np.float64) - test) ** 2))
+    signal = float(np.sum(ref.astype(np.float64) ** 2))
+    return float("inf") if noise == 0 else 10 * np.log10(signal / noise)
+
+
+def ctc(logits):
+    """Greedy CTC decoding of [1, T, C] scores: argmax per step, repeats and blanks (0) removed."""
+    best = np.argmax(logits.reshape(-1, logits.shape[-1]), axis=-1)
+    return tuple(int(c) for i, c in enumerate(best) if c != 0 and (i == 0 or c != best[i - 1]))
+
+
+def score(metric, float_outs, quant_outs):
+    sq, agree = [], 0
+    for f, q in zip(float_outs, quant_outs):
+        f0, q0 = list(f.values())[0], list(q.values())[0]
+        if metric == "argmax":
+            # A classifier's softmax saturates (0.99999 vs 0.99998): its log-probabilities show the error.
+            sq.append(sqnr_db(np.log(np.clip(f0, 1e-6, None)), np.log(np.clip(q0, 1e-6, None))))
+        else:
+            sq.append(sqnr_db(f0, q0))
+        if metric == "argmax":
+            agree += int(np.argmax(f0) == np.argmax(q0))
+        else:
+            agree += int(ctc(f0) == ctc(q0))
+    return statistics.median(sq), agree
+
+
+def qairt_qdq(qairt, model, shape, calib, bits, extra, out_dir):
+    qdq = os.path.join(out_dir, "qairt.onnx")
+    cmd = [qairt, "convert", "-i", model, "-d", "x", ",".join(map(str, shape)), "--target", "htp_v73",
+           "--input_list", calib, "--act_bitwidth", str(bits), "--weights_bitwidth", "8", "--bias_bitwidth", "32",
+           "--use_per_channel_quantization", "--no_progress", "--export_qdq_onnx", qdq,
+           "-o", os.path.join(out_dir, "x.qairt")] + extra
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("qairt convert failed:\n" + r.stderr[-2000:])
+    return qdq
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qairt", default=os.path.join(REPO, "build", "qairt"))
+    ap.add_argument("--lines", type=int, default=48, help="rendered text lines: half calibrate, half evaluate")
+    ap.add_argument("--models", default="cls,rec")
+    ap.add_argument("--precisions", default="W8A16,W8A8")
+    args = ap.parse_args()
+    import textlines
+    with tempfile.TemporaryDirectory() as tmp:
+        pngs = textlines.render(os.path.join(tmp, "png"), args.lines)
+        half = args.lines // 2
+        calib = textlines.prepare(os.path.join(tmp, "data"), pngs[:half], "calib_list.txt")
+        evals = textlines.prepare(os.path.join(tmp, "data"), pngs[half:], "eval_list.txt")
+        print("| model | precision | plain min-max | qairt, per-channel + per-row weights | qairt, per-channel "
+              "(conv) weights only |")
+        print("|---|---|---|---|---|")
+        for name in args.models.split(","):
+            model, input_name, shape, metric = MODELS[name]
+            shapes = {input_name: shape}
+            calib_samples = plain_minmax.read_input_list(calib, shapes)
+            eval_samples = plain_minmax.read_input_list(evals, shapes)
+            float_outs = plain_minmax.run_ort(model, eval_samples, os.path.join(tmp, name, "float"))
+            for precision in args.precisions.split(","):
+                bits = PRECISIONS[precision]
+                work = os.path.join(tmp, name, precision)
+                os.makedirs(work, exist_ok=True)
+                cells = []
+                plain = os.path.join(work, "plain.onnx")
+                plain_minmax.build(model, calib_samples, bits, plain, work)
+                candidates = [plain, ["--use_per_row_quantization"], []]
+                for k, path in enumerate(candidates):
+                    if isinstance(path, list):
+                        sub = os.path.join(work, "qairt%d" % k)
+                        os.makedirs(sub, exist_ok=True)
+                        path = qairt_qdq(args.qairt, model, shape, calib, bits, path, sub)
+                    outs = plain_minmax.run_ort(path, eval_samples, os.path.join(work, "run%d" % k))
+                    db, agree = score(metric, float_outs, outs)
+                    cells.append("%.1f dB, %d/%d %s" % (db, agree, len(eval_samples),
+                                                        "argmax" if metric == "argmax" else "strings"))
+                print("| %s | %s | %s |" % (name, precision, " | ".join(cells)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
