@@ -250,7 +250,7 @@ SimKind SimOf(const Tensor& tensor) {
 Status ConvertIn(DType src, const uint8_t* p, int64_t n, Store store, void* dst, const std::string& name) {
   auto put = [&](int64_t k, double v) {
     if (store == Store::kF32) static_cast<float*>(dst)[k] = static_cast<float>(v);
-    else if (store == Store::kI64) static_cast<int64_t*>(dst)[k] = static_cast<int64_t>(v);
+    else if (store == Store::kI64) static_cast<int64_t*>(dst)[k] = SaturatingInt64(v);
     else static_cast<uint8_t*>(dst)[k] = v != 0.0;
   };
   switch (src) {
@@ -318,7 +318,7 @@ void ConvertOut(const Buf& b, DType dst, uint8_t* out) {
     default: {
       const uint32_t bytes = DTypeBits(dst) / 8;
       for (int64_t k = 0; k < n; ++k) {
-        const int64_t v = b.store == Store::kI64 ? b.i()[k] : static_cast<int64_t>(get(k));
+        const int64_t v = b.store == Store::kI64 ? b.i()[k] : SaturatingInt64(get(k));
         std::memcpy(out + bytes * k, &v, bytes);  // little-endian truncation
       }
     }

@@ -20,6 +20,16 @@ namespace qairt::exec {
 
 enum class Store : uint8_t { kF32, kI64, kBool };
 inline size_t StoreSize(Store s) { return s == Store::kF32 ? 4 : s == Store::kI64 ? 8 : 1; }
+
+// A value computed in double stored as an integer: NaN gives 0, values beyond
+// int64's range its nearest end (a plain cast is undefined behaviour there:
+// int64 sums that overflow, inf from a float tensor, hostile constants).
+inline int64_t SaturatingInt64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;  // 2^63: the first double past INT64_MAX
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
 Store StoreOf(DType d);
 
 struct Buf {

@@ -21,7 +21,7 @@ double GetD(const Buf& b, int64_t k) {
 }
 void PutD(Buf& b, int64_t k, double v) {
   if (b.store == Store::kF32) b.f()[k] = static_cast<float>(v);
-  else if (b.store == Store::kI64) b.i()[k] = static_cast<int64_t>(v);
+  else if (b.store == Store::kI64) b.i()[k] = SaturatingInt64(v);
   else b.b()[k] = v != 0.0;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <algorithm>
+#include <new>
 #include <deque>
 
 #include "exec/kernel.h"
@@ -529,8 +530,22 @@ Result<std::vector<const onnx::NodeProto*>> Importer::OrderNodes() {
   return order;
 }
 
+// A node whose constants or folded values do not fit in memory (a huge
+// ConstantOfShape, an Expand of a constant) is reported by name; the
+// allocation failure never reaches the caller as a bare "out of memory".
 void Importer::LowerNode(const onnx::NodeProto& node, size_t index) {
   const std::string name = node.name().empty() ? fmt::format("{}_{}", node.op_type(), index) : node.name();
+  try {
+    LowerNodeUnguarded(node, index, name);
+  } catch (const std::bad_alloc&) {
+    AddDiagnostic(Severity::kError, DiagKind::kAttribute, name,
+                  fmt::format("node '{}' ({}): out of memory while importing it (its constant or folded value needs "
+                              "more memory than this process may use; fix the input dimensions with -d/--input_dim "
+                              "or --define_symbol)", name, node.op_type()));
+  }
+}
+
+void Importer::LowerNodeUnguarded(const onnx::NodeProto& node, size_t /*index*/, const std::string& name) {
   const std::string& domain = node.domain();
   ++report_->source_ops[domain.empty() || domain == "ai.onnx" ? node.op_type() : domain + "::" + node.op_type()];
   if (skip_.count(&node)) return;  // consumed by a fusion of an earlier node
@@ -683,10 +698,14 @@ Result<std::shared_ptr<onnx::ModelProto>> ParseModel(const void* data, size_t si
   auto model = std::make_shared<onnx::ModelProto>();
   google::protobuf::io::CodedInputStream stream(static_cast<const uint8_t*>(data), static_cast<int>(size));
   stream.SetTotalBytesLimit(INT32_MAX);
-  stream.SetRecursionLimit(64);  // hostile nesting (subgraphs in attributes) fails cleanly
+  // Hostile nesting (subgraphs in attributes) fails cleanly: protobuf's own
+  // default depth, about 30 nested If/Loop/Scan bodies (3 message levels each).
+  constexpr int kMaxNesting = 100;
+  stream.SetRecursionLimit(kMaxNesting);
   if (!model->ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
-    return Error(StatusCode::kParseError, "{}: not a valid ONNX model (protobuf parse failed: truncated or corrupt)",
-                 what);
+    return Error(StatusCode::kParseError, "{}: not a valid ONNX model (protobuf parse failed: truncated, corrupt, or "
+                 "nested deeper than {} message levels, about {} nested If/Loop/Scan subgraphs)", what, kMaxNesting,
+                 kMaxNesting / 3);
   if (!model->has_graph())
     return Error(StatusCode::kParseError, "{}: the ModelProto has no graph", what);
   return model;

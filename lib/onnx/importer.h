@@ -144,6 +144,7 @@ class Importer {
   void AddDiagnostic(Severity severity, DiagKind kind, std::string field, std::string message);
   // Lowers one node (top-level or from an inlined If branch).
   void LowerNode(const onnx::NodeProto& node, size_t index);
+  void LowerNodeUnguarded(const onnx::NodeProto& node, size_t index, const std::string& name);
   // Runs the ops emitted since `mark` for ctx's node (all reading constants)
   // in the reference executor, binds the node's outputs to the results and
   // takes the ops back. False (graph unchanged): left as emitted.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/executor.h"
+#include "exec/kernel.h"
 #include "ir/graph.h"
 
 using namespace qairt;
@@ -308,4 +309,32 @@ TEST_CASE("depthwise convolutions match a direct reference on every border", "[e
       for (int64_t pad : {0, 1, 2})
         for (auto [h, w] : std::vector<std::pair<int64_t, int64_t>>{{5, 5}, {7, 19}, {6, 37}, {9, 3}})
           if (h + 2 * pad >= k && w + 2 * pad >= k) CheckDepthwise(h, w, k, sh, sw, pad);
+}
+
+TEST_CASE("integer results beyond int64 saturate instead of wrapping", "[exec]") {
+  // ScatterElements(reduction=add) on int64 sums in double: INT64_MAX +
+  // INT64_MAX is 1.8e19, which a plain cast to int64 may not represent
+  // (undefined behaviour; x86 yields INT64_MIN). The executor stores the
+  // nearest end of the range.
+  Graph g("scatter");
+  auto data = g.AddInput("data", DType::kInt64, Shape{2}).value();
+  auto idx = g.AddInput("idx", DType::kInt64, Shape{1}).value();
+  auto upd = g.AddInput("upd", DType::kInt64, Shape{1}).value();
+  auto op = g.AddOp("ScatterElements", "scatter", {data, idx, upd}, {"y"},
+                    {{"axis", int64_t{0}}, {"reduction", std::string("add")}});
+  REQUIRE(op.ok());
+  REQUIRE(g.MarkOutput(g.op(op.value()).outputs[0]).ok());
+  auto ex = exec::Executor::Create(g);
+  REQUIRE(ex.ok());
+  const int64_t d[2] = {INT64_MAX, -5}, i[1] = {0}, u[1] = {INT64_MAX};
+  auto out = ex.value()->Run({d, i, u}, {sizeof d, sizeof i, sizeof u});
+  REQUIRE(out.ok());
+  int64_t y[2];
+  REQUIRE(out.value()[0].bytes.size() == sizeof y);
+  std::memcpy(y, out.value()[0].bytes.data(), sizeof y);
+  CHECK(y[0] == INT64_MAX);
+  CHECK(y[1] == -5);
+  CHECK(exec::SaturatingInt64(std::nan("")) == 0);
+  CHECK(exec::SaturatingInt64(-1e300) == INT64_MIN);
+  CHECK(exec::SaturatingInt64(-3.9) == -3);
 }

@@ -145,7 +145,7 @@ TEST_CASE("hostile ONNX model files are rejected, nothing is written", "[hostile
   SECTION("truncated model") {
     const std::string full = qairt_fuzz::SmallConvModel();
     ExpectRejected(sb, JobFor(sb, sb.Put("cut.onnx", full.substr(0, full.size() / 2))), QAIRT_PARSE_ERROR,
-                   {"cut.onnx", "truncated or corrupt"});
+                   {"cut.onnx", "truncated, corrupt"});
   }
   SECTION("missing file") {
     ExpectRejected(sb, JobFor(sb, sb.In("missing.onnx")), QAIRT_IO_ERROR, {"missing.onnx", "No such file"});
