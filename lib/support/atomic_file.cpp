@@ -4,8 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -45,6 +50,61 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes, std:
   return WriteFileAtomicallyWith(path, what, [&](int fd) { return WriteAll(fd, bytes); });
 }
 
+namespace {
+
+// Test hook (tests/hostile): QAIRT_TEST_STOP_IN_WRITE=<text> stops the
+// process (SIGSTOP) inside every write whose destination contains <text>,
+// once its bytes are in the file and before the file has a name, so a test
+// can kill it at exactly that point. Unset in normal use (one getenv per
+// file written: nothing next to the write itself).
+void StopHereForTest(const std::string& path) {
+  const char* const hook = std::getenv("QAIRT_TEST_STOP_IN_WRITE");
+  if (hook && *hook && path.find(hook) != std::string::npos) ::raise(SIGSTOP);
+}
+
+// A name for the temporary, unique in `prefix`'s folder: mkstemp's pattern
+// with an O_EXCL create, so nothing planted there is followed.
+int CreateNamedTemporary(std::string* tmp) {
+  std::vector<char> tmpl(tmp->begin(), tmp->end());
+  for (const char c : std::string_view("XXXXXX")) tmpl.push_back(c);
+  tmpl.push_back('\0');
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd >= 0) tmp->assign(tmpl.data());
+  return fd;
+}
+
+// Gives the unnamed (O_TMPFILE) file `fd` the name `*tmp` + a unique suffix:
+// linkat by descriptor, else through /proc. False when neither works here
+// (a filesystem or sandbox without them): the caller copies the bytes.
+bool NameUnnamedFile(int fd, std::string* tmp) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string name = fmt::format("{}{}-{}", *tmp, ::getpid(), counter.fetch_add(1));
+    if (::linkat(fd, "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH) == 0) return *tmp = name, true;
+    if (errno == EEXIST) continue;
+    const std::string proc = fmt::format("/proc/self/fd/{}", fd);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return *tmp = name, true;
+    if (errno == EEXIST) continue;
+    return false;
+  }
+  return false;
+}
+
+// Copies the whole of `from` (read from offset 0) into `to`.
+bool CopyAll(int from, int to) {
+  char buf[1 << 16];
+  for (off_t off = 0;;) {
+    const ssize_t n = ::pread(from, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    if (!WriteAll(to, std::string_view(buf, static_cast<size_t>(n))).ok()) return false;
+    off += n;
+  }
+}
+
+}  // namespace
+
 Status WriteFileAtomicallyWith(const std::string& path, std::string_view what,
                                const std::function<Status(int fd)>& write) {
   auto io = [&](std::string_view step, int err) {
@@ -61,26 +121,47 @@ Status WriteFileAtomicallyWith(const std::string& path, std::string_view what,
 
   std::string tmp = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "." + name;
   tmp += kAtomicTempMarker;
-  tmp += "XXXXXX";
-  std::vector<char> tmpl(tmp.begin(), tmp.end());
-  tmpl.push_back('\0');
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return io("cannot create a temporary file in '" + dir + "'", errno);
-  tmp.assign(tmpl.data());
+  // An unnamed file (O_TMPFILE) while the bytes go in: a writer killed before
+  // the end leaves nothing behind. Where the filesystem has none, a hidden
+  // named temporary.
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  const bool unnamed = fd >= 0;
+  if (!unnamed) {
+    fd = CreateNamedTemporary(&tmp);
+    if (fd < 0) return io("cannot create a temporary file in '" + dir + "'", errno);
+  }
+  auto discard = [&] {
+    ::close(fd);
+    if (!unnamed) ::unlink(tmp.c_str());
+  };
   auto fail = [&](std::string_view step) {
     const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
+    discard();
     return io(step, err);
   };
   if (Status s = write(fd); !s.ok()) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
+    discard();
     return Error(s.code(), "cannot write the {} '{}': {}", what, path, s.message());
   }
-  // mkstemp creates 0600; give the file the permissions open() would have.
+  StopHereForTest(path);
+  // mkstemp creates 0600 and O_TMPFILE ignores no umask bits we can rely on
+  // everywhere: give the file the permissions open() would have.
   if (::fchmod(fd, 0666 & ~ProcessUmask()) != 0) return fail("chmod");
   if (::fsync(fd) != 0) return fail("fsync");
+  if (unnamed && !NameUnnamedFile(fd, &tmp)) {
+    // No way to link an unnamed file here: copy it into a named temporary.
+    const int named = CreateNamedTemporary(&tmp);
+    if (named < 0) return fail("cannot create a temporary file in '" + dir + "'");
+    const bool copied = CopyAll(fd, named) && ::fsync(named) == 0 && ::fchmod(named, 0666 & ~ProcessUmask()) == 0;
+    const int err = errno;
+    ::close(fd);
+    fd = named;
+    if (!copied) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return io("copy into the temporary", err ? err : EIO);
+    }
+  }
   if (::close(fd) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

@@ -1,10 +1,13 @@
-// Atomic replacement of an output file: the bytes go to a hidden temporary
-// ".<name>.qairt-tmp-XXXXXX" in the destination's folder (mkstemp: created
-// with O_EXCL, never through a symlink), which is fsynced and renamed over
-// the destination; the folder is fsynced after the rename. On any error the
-// temporary is removed and the destination is untouched. A process killed
-// mid-write (SIGKILL, power loss) leaves the old file or the new one at the
-// destination, plus at most that hidden temporary.
+// Atomic replacement of an output file. The bytes go to an unnamed file
+// (O_TMPFILE) in the destination's folder, which is fsynced, named with a
+// hidden temporary name ".<name>.qairt-tmp-..." and renamed over the
+// destination; the folder is fsynced after the rename. Where the filesystem
+// has no O_TMPFILE, a hidden named temporary (mkstemp: O_EXCL, never through
+// a symlink) takes the bytes instead. On any error the temporary is removed
+// and the destination is untouched. A process killed mid-write (SIGKILL,
+// power loss) leaves the old file or the new one at the destination and,
+// with O_TMPFILE, nothing else (without it, at most the hidden temporary).
+// Test hook: QAIRT_TEST_STOP_IN_WRITE (atomic_file.cpp).
 #pragma once
 
 #include <functional>
