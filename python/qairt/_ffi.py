@@ -311,6 +311,19 @@ def _declare(name, restype, argtypes):
     return fn
 
 
+def _declare_header(decls, what, header, abi_minor):
+    """{name: function} of a header's declarations, for a module that resolves them on first use:
+    UnsupportedError naming `what`, the header and both ABI versions when the library lacks one."""
+    try:
+        return {name: _declare(name, restype, argtypes) for name, restype, argtypes in decls}
+    except AttributeError as e:
+        abi = lib.qairt_abi_version()
+        raise errors.UnsupportedError(
+            "%s needs libqairt ABI %d.%d (%s); %s has ABI %d.%d: %s"
+            % (what, ABI_MAJOR, abi_minor, header, library_path, abi >> 16, abi & 0xFFFF, e),
+            code=errors.UNSUPPORTED) from None
+
+
 _P = POINTER
 _DECLS = [
     # Version and status

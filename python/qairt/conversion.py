@@ -124,14 +124,7 @@ def _functions():
     """The declared functions of qairt_convert.h, resolved on first use."""
     global _fn
     if _fn is None:
-        try:
-            _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
-        except AttributeError as e:
-            abi = _ffi.qairt_abi_version()
-            raise errors.UnsupportedError(
-                "qairt.convert needs libqairt ABI %d.%d (qairt_convert.h); %s has ABI %d.%d: %s"
-                % (_ffi.ABI_MAJOR, ABI_MINOR, _ffi.library_path, abi >> 16, abi & 0xFFFF, e),
-                code=errors.UNSUPPORTED) from None
+        _fn = _ffi._declare_header(_DECLS, "qairt.convert", "qairt_convert.h", ABI_MINOR)
     return _fn
 
 

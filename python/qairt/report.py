@@ -49,14 +49,7 @@ _fn = None
 def _functions():
     global _fn
     if _fn is None:
-        try:
-            _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
-        except AttributeError as e:
-            abi = _ffi.qairt_abi_version()
-            raise errors.UnsupportedError(
-                "qairt.report needs libqairt ABI %d.%d (qairt_report.h); %s has ABI %d.%d: %s"
-                % (_ffi.ABI_MAJOR, ABI_MINOR, _ffi.library_path, abi >> 16, abi & 0xFFFF, e),
-                code=errors.UNSUPPORTED) from None
+        _fn = _ffi._declare_header(_DECLS, "qairt.report", "qairt_report.h", ABI_MINOR)
     return _fn
 
 
