@@ -42,7 +42,7 @@ main{display:flex;align-items:flex-start;gap:0}
 .op .pr{font-size:10px;color:#555}
 .op .nm{display:block;font-size:10px;color:#667;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .op .acc{float:right;font-size:10px;margin-left:6px;padding:0 3px;border-radius:2px}
-.acc.good{background:#d8f0de}.acc.fair{background:#fbeec9}.acc.poor{background:#f7d4d4}
+.acc.good{background:#d8f0de}.acc.fair{background:#fbeec9}.acc.poor{background:#f7d4d4}.acc.fused{background:#e3e6eb;color:#555}
 .op.convert{background:repeating-linear-gradient(45deg,#fff,#fff 5px,#eef0f3 5px,#eef0f3 10px)}
 .op.fallback{outline:2px solid var(--fp32)}
 .op.hit{box-shadow:0 0 0 3px #ffd54a}

@@ -82,7 +82,26 @@ bool IsFallback(const Graph& g, const ReportData& d, OpId id) {
   return false;
 }
 
+int32_t SuperGroupOf(const Graph& g, const ReportData& d, OpId id) {
+  auto it = d.ops.find(g.op(id).name);
+  return it == d.ops.end() ? -1 : it->second.super_group;
+}
+
+// An op inside a super group whose output only the group's next op reads:
+// the fused kernel never materializes that tensor, so a per-layer figure of
+// it (taken at its nominal encoding) says nothing about the device.
+bool FeedsItsGroupOnly(const Graph& g, const ReportData& d, OpId id) {
+  const int32_t group = SuperGroupOf(g, d, id);
+  if (group < 0 || g.op(id).outputs.size() != 1) return false;
+  const Tensor& t = g.tensor(g.op(id).outputs[0]);
+  if (t.is_output || t.consumers.empty()) return false;
+  for (const Use& u : t.consumers)
+    if (SuperGroupOf(g, d, u.op) != group) return false;
+  return true;
+}
+
 const Accuracy* OpAccuracy(const Graph& g, const ReportData& d, OpId id) {
+  if (FeedsItsGroupOnly(g, d, id)) return nullptr;
   for (TensorId t : g.op(id).outputs)
     if (auto it = d.layers.find(g.tensor(t).name); it != d.layers.end()) return &it->second;
   return nullptr;
@@ -275,6 +294,8 @@ void WriteOpBox(std::string* h, const Graph& g, const ReportData& d, OpId id) {
   *h += fmt::format("</span><span class=\"pr\">{}</span>", precision);
   if (const Accuracy* a = OpAccuracy(g, d, id))
     *h += fmt::format("<span class=\"acc {}\">{}</span>", AccuracyClass(a->sqnr_db), FormatDb(a->sqnr_db));
+  else if (FeedsItsGroupOnly(g, d, id) && !d.layers.empty())
+    *h += "<span class=\"acc fused\" title=\"inside a fused super group: not materialized\">fused</span>";
   *h += "<span class=\"nm\">";
   AppendEscaped(h, op.name);
   *h += "</span></div>";
@@ -332,7 +353,7 @@ void WriteSummary(std::string* h, const Graph& g, const ReportData& d) {
   *h += "</div>";
 }
 
-void WriteSections(std::string* h, const ReportData& d) {
+void WriteSections(std::string* h, const Graph& g, const ReportData& d) {
   if (!d.diagnostics.empty()) {
     *h += "<section id=\"diagnostics\"><h2>Diagnostics</h2><ul>";
     for (const Diag& diag : d.diagnostics)
@@ -350,7 +371,13 @@ void WriteSections(std::string* h, const ReportData& d) {
       *h += "</table>";
     }
     if (!d.layers.empty()) {
-      std::vector<std::pair<std::string, Accuracy>> worst(d.layers.begin(), d.layers.end());
+      std::vector<std::pair<std::string, Accuracy>> worst;
+      for (const auto& [name, a] : d.layers) {
+        const auto t = g.FindTensor(name);
+        const OpId producer = t ? g.tensor(*t).producer : kInvalidId;
+        if (producer != kInvalidId && FeedsItsGroupOnly(g, d, producer)) continue;  // not on the device
+        worst.emplace_back(name, a);
+      }
       std::sort(worst.begin(), worst.end(), [](auto& a, auto& b) {
         return a.second.sqnr_db != b.second.sqnr_db ? a.second.sqnr_db < b.second.sqnr_db : a.first < b.first;
       });
@@ -414,7 +441,7 @@ Result<std::string> RenderHtml(const Graph& graph, const ReportData& data) {
   WriteGraph(&h, graph, data, rows);
   h += "<aside id=\"details\"><p class=\"hint\">Click an op to see its encodings, kernel and reasons.</p></aside>"
        "</main>\n";
-  WriteSections(&h, data);
+  WriteSections(&h, graph, data);
   h += "\n<script type=\"application/json\" id=\"qairt-data\">";
   h += DataJson(graph, data);
   h += "</script>\n<script>";

@@ -155,3 +155,23 @@ TEST_CASE("report: a large graph comes in sections, only the first open; output 
   CHECK(Count(h, "<details class=\"section\" open>") == 1);
   CHECK(report::RenderHtml(g, d).value() == h);
 }
+
+TEST_CASE("report: an op feeding only its super group shows 'fused', not a figure", "[report]") {
+  // x -> Conv2d "conv" -> Relu "relu" -> y, both in super group 0: the conv's
+  // output is never materialized, so its per-layer SQNR is no device figure.
+  Graph g("group");
+  TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 2, 4, 4}).value();
+  TensorId w = g.AddConstant("w", DType::kFloat32, Shape{2, 2, 1, 1}, FloatData({1, 0, 0, 1})).value();
+  OpId conv = g.AddOp("Conv2d", "conv", {x, w}, {"c"}).value();
+  OpId relu = g.AddOp("Relu", "relu", {g.op(conv).outputs[0]}, {"y"}).value();
+  REQUIRE(g.MarkOutput(g.op(relu).outputs[0]).ok());
+  report::ReportData d;
+  d.ops["conv"] = {"k", 0, false};
+  d.ops["relu"] = {"k", 0, false};
+  d.layers["c"] = {7.2, 0.5, 1.0};
+  d.layers["y"] = {35.0, 0.999, 0.01};
+  const std::string h = report::RenderHtml(g, d).value();
+  CHECK(Contains(OpTag(h, "conv").empty() ? std::string() : h.substr(h.find("data-op=\"conv\"")), "fused</span>"));
+  CHECK(h.find("7.2 dB") == std::string::npos);  // neither a badge nor a row of the worst tensors
+  CHECK(Contains(h, "<span class=\"acc good\">35.0 dB</span>"));
+}
