@@ -175,7 +175,7 @@ void WriteEncoding(JsonWriter& w, const Encoding& e) {
     w.Key("offset_max").Int(*hi);
   }
   if (e.kind == EncodingKind::kPerTensor && e.is_fixed_point() && e.scales.size() == 1 && e.offsets.size() == 1) {
-    QuantRange q = QuantRangeOf(e.dtype, e.bitwidth);
+    QuantRange q = QuantRangeOf(e.dtype, e.effective_bitwidth());
     w.Key("min").Double(double(q.qmin + e.offsets[0]) * e.scales[0]);
     w.Key("max").Double(double(q.qmax + e.offsets[0]) * e.scales[0]);
   }

@@ -116,6 +116,10 @@ TEST_CASE("report: ops are classed by precision, converts and fallbacks marked",
   CHECK(Contains(OpTag(h, "quantize_x"), "class=\"op p-int16 convert\""));
   CHECK(Contains(h, "float fallback × 1"));
   CHECK(Contains(h, "convert × 2"));
+  // A per-tensor encoding's real range: (qmin + offset) x scale .. (qmax + offset) x scale,
+  // u16 with offset -100 and scale 2e-3: [-0.2, 130.87].
+  CHECK(Contains(h, "\"min\":-0.2000000"));
+  CHECK(Contains(h, "\"max\":130.87"));
   // Kernel names travel in the JSON data, '<' written as \u003c.
   CHECK(Contains(h, "\"kernel\":\"int8_conv \\u003cfast>\""));
 }
