@@ -329,8 +329,9 @@ ChannelGain PerChannelGain(const float* data, const std::vector<int64_t>& dims, 
                                     static_cast<double>(r.qmax));
         const double qc = std::nearbyint(x / sc);
         signal += x * x;
-        noise_tensor += std::pow((q + offset) * s - x, 2);
-        noise_channel += std::pow(qc * sc - x, 2);
+        const double et = (q + offset) * s - x, ec = qc * sc - x;
+        noise_tensor += et * et;
+        noise_channel += ec * ec;
       }
     }
   if (!(signal > 0)) return g;

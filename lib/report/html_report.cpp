@@ -100,8 +100,8 @@ bool FeedsItsGroupOnly(const Graph& g, const ReportData& d, OpId id) {
   return true;
 }
 
+// The per-layer figure of an op's output (callers skip ops that feed only their super group).
 const Accuracy* OpAccuracy(const Graph& g, const ReportData& d, OpId id) {
-  if (FeedsItsGroupOnly(g, d, id)) return nullptr;
   for (TensorId t : g.op(id).outputs)
     if (auto it = d.layers.find(g.tensor(t).name); it != d.layers.end()) return &it->second;
   return nullptr;
@@ -292,10 +292,12 @@ void WriteOpBox(std::string* h, const Graph& g, const ReportData& d, OpId id) {
   *h += "\"><span class=\"ty\">";
   AppendEscaped(h, op.type);
   *h += fmt::format("</span><span class=\"pr\">{}</span>", precision);
-  if (const Accuracy* a = OpAccuracy(g, d, id))
+  if (FeedsItsGroupOnly(g, d, id)) {
+    if (!d.layers.empty())
+      *h += "<span class=\"acc fused\" title=\"inside a fused super group: not materialized\">fused</span>";
+  } else if (const Accuracy* a = OpAccuracy(g, d, id)) {
     *h += fmt::format("<span class=\"acc {}\">{}</span>", AccuracyClass(a->sqnr_db), FormatDb(a->sqnr_db));
-  else if (FeedsItsGroupOnly(g, d, id) && !d.layers.empty())
-    *h += "<span class=\"acc fused\" title=\"inside a fused super group: not materialized\">fused</span>";
+  }
   *h += "<span class=\"nm\">";
   AppendEscaped(h, op.name);
   *h += "</span></div>";
