@@ -3,8 +3,10 @@
 # and runs the whole test suite. Extra arguments go to ctest (e.g. -L unit).
 # QAIRT_SANITIZERS=1 (set by .ci/run) also builds the library and its C/C++
 # tests with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the
-# libFuzzer targets in build-asan/, runs the tests there and then each fuzz
-# target for QAIRT_FUZZ_SECONDS (default 20).
+# libFuzzer targets in build-asan/ and runs the tests there, builds the
+# library and its concurrency tests with clang ThreadSanitizer in build-tsan/
+# and runs those, then runs each fuzz target for QAIRT_FUZZ_SECONDS
+# (default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -21,7 +23,7 @@ if [ "${QAIRT_SANITIZERS:-0}" = "1" ]; then
   echo "== ASan + UBSan + libFuzzer build (clang, build-asan/)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DQAIRT_WERROR=ON \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DQAIRT_SANITIZE=address,undefined -DQAIRT_FUZZ=ON -DQAIRT_FUZZ_SECONDS="${QAIRT_FUZZ_SECONDS:-20}" \
+    -DQAIRT_SANITIZE=address,undefined -DQAIRT_FUZZ=ON -DQAIRT_FUZZ_SECONDS="${QAIRT_FUZZ_SECONDS:-60}" \
     -DQAIRT_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build build-asan
   # Tests hosted by uninstrumented interpreters (Python, node; the encodings
@@ -29,6 +31,16 @@ if [ "${QAIRT_SANITIZERS:-0}" = "1" ]; then
   # runs instrumented.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j"$(nproc)" -LE "python|ort|fuzz" -E cli_encodings)
-  echo "== fuzz targets, ${QAIRT_FUZZ_SECONDS:-20} s each (docs/TESTING.md)"
+  # ThreadSanitizer cannot share a build with ASan: a third build, of the
+  # library and the [threads] tests only (-O1, line tables: TSan needs
+  # optimisation to run at a usable speed, not full debug info).
+  echo "== ThreadSanitizer build (clang, build-tsan/, concurrency tests only)"
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DQAIRT_WERROR=ON \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DQAIRT_SANITIZE=thread -DQAIRT_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build build-tsan --target qairt_tsan_tests
+  (cd build-tsan && ctest --output-on-failure -L concurrency)
+  echo "== fuzz targets, ${QAIRT_FUZZ_SECONDS:-60} s each (docs/TESTING.md)"
   (cd build-asan && ctest --output-on-failure -j"$(nproc)" -L fuzz)
 fi

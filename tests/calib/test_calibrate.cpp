@@ -115,7 +115,7 @@ TEST_CASE("calibration fills missing encodings, keeps given ones, skips biases",
   CHECK_FALSE(g.tensor(*g.FindTensor("b")).encoding);  // computed by target processing
 }
 
-TEST_CASE("calibration results do not depend on the thread count", "[calib]") {
+TEST_CASE("calibration results do not depend on the thread count", "[calib][threads]") {
   for (Method m : {Method::kMinMax, Method::kMse}) {
     Graph a = SmallMlp(), b = SmallMlp();
     Options o;

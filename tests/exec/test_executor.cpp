@@ -217,7 +217,7 @@ TEST_CASE("executor rejects bad inputs and unsupported graphs with named errors"
   }
 }
 
-TEST_CASE("executor gives identical results with several threads", "[exec]") {
+TEST_CASE("executor gives identical results with several threads", "[exec][threads]") {
   Graph g = SmallConvGraph();
   std::vector<float> x(18);
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(static_cast<float>(i) * 0.7f);

@@ -129,7 +129,7 @@ TEST_CASE("different models convert concurrently with one shared target", "[host
   }
 }
 
-TEST_CASE("outputs are byte-identical across runs and thread counts", "[hostile][determinism]") {
+TEST_CASE("outputs are byte-identical across runs and thread counts", "[hostile][determinism][threads]") {
   TargetHandle target;
   const Converted a = ConvertInMemory(3, target.t, 1);
   const Converted b = ConvertInMemory(3, target.t, 1);

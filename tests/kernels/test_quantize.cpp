@@ -318,7 +318,7 @@ TEST_CASE("ComputeLpbq: channel-major and interleaved layouts agree", "[kernels]
   }
 }
 
-TEST_CASE("fused LPBQ rows equal compute-then-quantize, for any thread count", "[kernels][lpbq]") {
+TEST_CASE("fused LPBQ rows equal compute-then-quantize, for any thread count", "[kernels][lpbq][threads]") {
   // Rows longer than 1024 are quantized in pieces with the next row
   // prefetched between them; block 9 gives odd pieces (one piece per row).
   struct Shape2 {
