@@ -1,11 +1,18 @@
 // C boundary of calibration and comparison (include/qairt/qairt_calib.h).
 #include "qairt/qairt_calib.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <functional>
 
 #include "calib/calibrate.h"
 #include "calib/compare.h"
+#include "calib/stats.h"
+#include "support/atomic_file.h"
+#include "support/static_data.h"
 #include "capi/capi_internal.h"
 
 struct qairt_calibration_report_t {
@@ -15,6 +22,10 @@ struct qairt_calibration_report_t {
 
 struct qairt_compare_report_t {
   qairt::calib::CompareReport report;
+};
+
+struct qairt_calibration_stats_t {
+  qairt::calib::Stats stats;
 };
 
 using qairt::capi::InvalidArg;
@@ -244,6 +255,136 @@ qairt_status_t* qairt_compare_report_render(const qairt_compare_report_t* r, qai
     default: return InvalidArg("format {} is not a qairt_compare_format", format);
   }
   return qairt::capi::FillString(text, buf, capacity, out_length, "compare report");
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_calibration_stats_collect(const qairt_graph_t* graph, const char* input_list,
+                                                const qairt_calibration_options* options, uint32_t shard_index,
+                                                uint32_t shard_count, const qairt_calibration_stats_t* ranges,
+                                                qairt_calibration_stats_t** out_stats) {
+  QAIRT_CAPI_BEGIN
+  if (!graph || !input_list || !out_stats) return InvalidArg("graph, input_list and out_stats must not be NULL");
+  calib::Options o;
+  Progress progress;
+  if (auto* s = ToOptions(options, &o, &progress)) return s;
+  auto specs = calib::GraphInputSpecs(graph->graph);
+  if (!specs.ok()) return qairt::capi::FromStatus(specs.status());
+  auto list = calib::ReadInputList(input_list, specs.value());
+  if (!list.ok()) return qairt::capi::FromStatus(list.status());
+  auto out = std::make_unique<qairt_calibration_stats_t>();
+  if (auto st = calib::CollectStats(graph->graph, calib::SampleSource::FromInputList(list.value()), o, shard_index,
+                                    shard_count ? shard_count : 1, ranges ? &ranges->stats : nullptr, &out->stats,
+                                    progress);
+      !st.ok())
+    return qairt::capi::FromStatus(st);
+  out->stats.input_list = input_list;
+  *out_stats = out.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_calibration_stats_merge(const qairt_calibration_stats_t* const* parts, size_t count,
+                                              qairt_calibration_stats_t** out_stats) {
+  QAIRT_CAPI_BEGIN
+  if (!parts || !out_stats) return InvalidArg("parts and out_stats must not be NULL");
+  std::vector<const calib::Stats*> in;
+  for (size_t i = 0; i < count; ++i) {
+    if (!parts[i]) return InvalidArg("parts[{}] is NULL", i);
+    in.push_back(&parts[i]->stats);
+  }
+  auto out = std::make_unique<qairt_calibration_stats_t>();
+  if (auto st = calib::MergeStats(in, &out->stats); !st.ok()) return qairt::capi::FromStatus(st);
+  *out_stats = out.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_calibration_stats_load_bytes(const void* data, size_t size, qairt_calibration_stats_t** out_stats) {
+  QAIRT_CAPI_BEGIN
+  if ((!data && size) || !out_stats) return InvalidArg("data and out_stats must not be NULL");
+  auto out = std::make_unique<qairt_calibration_stats_t>();
+  const std::string_view bytes(static_cast<const char*>(data), size);
+  if (auto st = calib::ParseStats(bytes, "(bytes)", &out->stats); !st.ok()) return qairt::capi::FromStatus(st);
+  *out_stats = out.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_calibration_stats_load_file(const char* path, qairt_calibration_stats_t** out_stats) {
+  QAIRT_CAPI_BEGIN
+  if (!path || !out_stats) return InvalidArg("path and out_stats must not be NULL");
+  struct stat st {};
+  if (::stat(path, &st) != 0)
+    return qairt::capi::MakeStatus(QAIRT_IO_ERROR, fmt::format("calibration statistics '{}': {}", path,
+                                                                std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    return qairt::capi::MakeStatus(QAIRT_IO_ERROR,
+                                   fmt::format("calibration statistics '{}': not a regular file", path));
+  auto map = qairt::StaticData::MapFile(path, 0, static_cast<uint64_t>(st.st_size));
+  if (!map.ok()) return qairt::capi::FromStatus(map.status());
+  auto out = std::make_unique<qairt_calibration_stats_t>();
+  const auto& d = map.value();
+  if (auto s = calib::ParseStats(std::string_view(reinterpret_cast<const char*>(d->data()), d->size()), path,
+                                 &out->stats);
+      !s.ok())
+    return qairt::capi::FromStatus(s);
+  *out_stats = out.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_calibration_stats_write_file(const qairt_calibration_stats_t* stats, const char* path) {
+  QAIRT_CAPI_BEGIN
+  if (!stats || !path) return InvalidArg("stats and path must not be NULL");
+  return qairt::capi::FromStatus(
+      qairt::WriteFileAtomically(path, calib::SerializeStats(stats->stats), "calibration statistics"));
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_calibration_stats_write_bytes(const qairt_calibration_stats_t* stats, void* buf, size_t capacity,
+                                                    size_t* out_size) {
+  QAIRT_CAPI_BEGIN
+  if (!stats || !out_size) return InvalidArg("stats and out_size must not be NULL");
+  const std::string bytes = calib::SerializeStats(stats->stats);
+  if (buf) {
+    if (capacity < bytes.size())
+      return qairt::capi::MakeStatus(QAIRT_BUFFER_TOO_SMALL,
+                                     fmt::format("calibration statistics: buffer of {} bytes, need {}", capacity,
+                                                 bytes.size()));
+    std::memcpy(buf, bytes.data(), bytes.size());
+  }
+  *out_size = bytes.size();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+void qairt_calibration_stats_destroy(qairt_calibration_stats_t* stats) { delete stats; }
+
+uint32_t qairt_calibration_stats_round(const qairt_calibration_stats_t* stats) { return stats ? stats->stats.round : 0; }
+
+int qairt_calibration_stats_complete(const qairt_calibration_stats_t* stats) {
+  return stats && stats->stats.complete() ? 1 : 0;
+}
+
+uint64_t qairt_calibration_stats_samples(const qairt_calibration_stats_t* stats) {
+  return stats ? stats->stats.samples : 0;
+}
+
+const char* qairt_calibration_stats_input_list(const qairt_calibration_stats_t* stats) {
+  return stats ? stats->stats.input_list.c_str() : nullptr;
+}
+
+qairt_status_t* qairt_calibrate_from_stats(qairt_graph_t* graph, const qairt_calibration_stats_t* stats,
+                                           const qairt_calibration_options* options,
+                                           qairt_calibration_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (!graph || !stats) return InvalidArg("graph and stats must not be NULL");
+  calib::Options o;
+  Progress progress;
+  if (auto* s = ToOptions(options, &o, &progress)) return s;
+  calib::Report report;
+  auto st = calib::CalibrateFromStats(&graph->graph, stats->stats, o, &report);
+  return Finish(st, std::move(report), out_report);
   QAIRT_CAPI_END
 }
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -150,6 +152,8 @@ class Pipeline {
   bool CheckKernels();
   bool Rewrite();
   bool Calibrate();
+  bool CollectStats(const qairt_calibration_options& c);
+  bool CalibrateFromStats();
   bool Process();
   std::vector<std::pair<std::string, std::string>> RecordedOptions() const;
   bool WriteOutputs();
@@ -176,6 +180,8 @@ class Pipeline {
   qairt_graph_t* float_graph_ = nullptr;  // the accuracy reference
   std::string detail_log_;                // rewrites / mixed precision, for the TRACE log
   std::vector<const char*> written_;      // outputs written so far: all or none
+  std::string qdq_data_path_;             // the Q-DQ model's external data file (when written)
+  std::string stats_input_list_;          // --calibration_stats: the list the statistics came from
   std::vector<const char*> float_inputs_;
 };
 
@@ -301,8 +307,10 @@ qairt_calibration_options Pipeline::CalibrationOptions() const {
 }
 
 bool Pipeline::Calibrate() {
+  if (o_.calibration_stats) return CalibrateFromStats();
   if (!o_.input_list) return true;
   qairt_calibration_options c = CalibrationOptions();
+  if (o_.stats_output) return CollectStats(c);
   if (o_.mixed_mode != QAIRT_MIXED_OFF) {
     qairt_analysis_options a;
     qairt_analysis_options_init(&a);
@@ -327,6 +335,46 @@ bool Pipeline::Calibrate() {
   r_->summary += fmt::format("calibration: {} samples, {} activation and {} parameter encodings computed\n",
                              qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
                              qairt_calibration_report_param_count(cr));
+  for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
+    r_->AddWarning("calibration", qairt_calibration_report_warning(cr, i));
+  qairt_calibration_report_destroy(cr);
+  return true;
+}
+
+// qairt calibrate: this shard's statistics of the graph calibration sees.
+bool Pipeline::CollectStats(const qairt_calibration_options& c) {
+  qairt_calibration_stats_t* ranges = nullptr;
+  if (o_.stats_ranges) {
+    if (std::string e = Consume(qairt_calibration_stats_load_file(o_.stats_ranges, &ranges)); !e.empty())
+      return Fail("calibration", e);
+  }
+  qairt_calibration_stats_t* stats = nullptr;
+  std::string e = Consume(qairt_calibration_stats_collect(graph_, o_.input_list, &c, o_.shard_index,
+                                                          o_.shard_count ? o_.shard_count : 1, ranges, &stats));
+  qairt_calibration_stats_destroy(ranges);
+  if (e.empty()) e = Consume(qairt_calibration_stats_write_file(stats, o_.stats_output));
+  if (e.empty())
+    r_->summary += fmt::format("calibration statistics: round {}, shard {} of {}, {} samples -> {}\n",
+                               qairt_calibration_stats_round(stats), o_.shard_index,
+                               o_.shard_count ? o_.shard_count : 1, qairt_calibration_stats_samples(stats),
+                               o_.stats_output);
+  qairt_calibration_stats_destroy(stats);
+  return e.empty() ? true : Fail("calibration", e);
+}
+
+bool Pipeline::CalibrateFromStats() {
+  qairt_calibration_stats_t* stats = nullptr;
+  if (std::string e = Consume(qairt_calibration_stats_load_file(o_.calibration_stats, &stats)); !e.empty())
+    return Fail("calibration", e);
+  qairt_calibration_options c = CalibrationOptions();
+  qairt_calibration_report_t* cr = nullptr;
+  std::string e = Consume(qairt_calibrate_from_stats(graph_, stats, &c, &cr));
+  stats_input_list_ = qairt_calibration_stats_input_list(stats);
+  qairt_calibration_stats_destroy(stats);
+  if (!e.empty()) return Fail("calibration", std::string(o_.calibration_stats) + ": " + e);
+  r_->summary += fmt::format("calibration: {} samples (from {}), {} activation and {} parameter encodings computed\n",
+                             qairt_calibration_report_samples(cr), o_.calibration_stats,
+                             qairt_calibration_report_activation_count(cr), qairt_calibration_report_param_count(cr));
   for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
     r_->AddWarning("calibration", qairt_calibration_report_warning(cr, i));
   qairt_calibration_report_destroy(cr);
@@ -363,14 +411,16 @@ bool Pipeline::Process() {
 // calibration settings when there are samples, and whether rewrites ran.
 std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() const {
   std::vector<std::pair<std::string, std::string>> out;
-  if (o_.input_list) {
+  if (o_.input_list || o_.calibration_stats) {
+    // Calibrated from statistics: the list they were collected from, so a
+    // sharded calibration records what the unsharded one does.
     const qairt_calibration_options c = CalibrationOptions();
     static const char* const kMethods[] = {"min-max", "sqnr", "mse", "percentile"};
     static const char* const kSchemas[] = {"asymmetric", "symmetric", "strictsymmetric", "unsignedsymmetric"};
     auto pick = [](const char* const* names, size_t n, uint32_t v) { return v < n ? names[v] : "?"; };
     auto flag = [&](uint32_t f) { return (c.flags & f) ? "true" : "false"; };
     out = {
-        {"input_list", o_.input_list},
+        {"input_list", o_.input_list ? o_.input_list : stats_input_list_.c_str()},
         {"act_quantizer_calibration", pick(kMethods, 4, c.act_method)},
         {"param_quantizer_calibration", pick(kMethods, 4, c.param_method)},
         {"act_quantizer_schema", pick(kSchemas, 4, c.act_schema)},
@@ -441,9 +491,18 @@ bool Pipeline::WriteOutputs() {
     if (o_.qdq_opset == 13) e.flags |= QAIRT_EXPORT_QDQ_MS_DOMAIN;
     e.num_metadata_props = props.size();
     e.metadata_props = props.data();
+    if (o_.flags & QAIRT_CONVERT_QDQ_EXTERNAL_DATA) e.flags |= QAIRT_EXPORT_EXTERNAL_DATA;
+    qdq_data_path_ = std::string(o_.qdq_onnx_path) + ".data";
+    struct stat before {};
+    const bool had_data = ::stat(qdq_data_path_.c_str(), &before) == 0;
     if (std::string err = Consume(qairt_export_onnx_file(graph_, o_.qdq_onnx_path, &e)); !err.empty())
       return undo("output", std::string(o_.qdq_onnx_path) + ": " + err);
     written.push_back(o_.qdq_onnx_path);
+    // The exporter also writes external data above 1 GiB of weights: a data
+    // file that is new (another inode) belongs to this output.
+    struct stat after {};
+    if (::stat(qdq_data_path_.c_str(), &after) == 0 && (!had_data || after.st_ino != before.st_ino))
+      written.push_back(qdq_data_path_.c_str());
   }
   if (o_.encodings_path) {
     qairt_encodings_write_options w;
@@ -487,13 +546,14 @@ void Pipeline::Run() {
   if (!Legalize() || !ApplyOverrides() || !CheckKernels()) return;
   // The float graph as imported is the accuracy reference (rewrites and
   // calibration change the graph).
-  if (o_.input_list || o_.eval_input_list) {
+  if ((o_.input_list || o_.eval_input_list) && !o_.stats_output) {
     if (std::string e = Consume(qairt_graph_clone(graph_, &float_graph_)); !e.empty()) {
       Fail("accuracy", e);
       return;
     }
   }
   if (!Rewrite() || !Calibrate()) return;
+  if (o_.stats_output) return;  // qairt calibrate: the statistics are the output
   const bool processed = Process();
   // The log is written even when processing failed: it is how to find out why.
   if (o_.quantizer_log_path && r_->process) {
@@ -530,7 +590,7 @@ qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_
     return s;
   constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES |
                                    QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
-                                   QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES;
+                                   QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES | QAIRT_CONVERT_QDQ_EXTERNAL_DATA;
   if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
     if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path)
       return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings, log and report paths "
@@ -542,8 +602,25 @@ qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_
   if (!o->target) return InvalidArg("qairt_convert_options.target must not be NULL");
   if (o->flags & ~kKnownFlags) return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);
   if (o->reserved || o->reserved2) return InvalidArg("qairt_convert_options.reserved fields must be 0");
-  if (!o->output_path && !o->stop_after)
-    return InvalidArg("qairt_convert_options.output_path is required (or stop_after for a partial run)");
+  if (o->stats_output) {
+    if (!o->input_list) return InvalidArg("qairt_convert_options.stats_output needs input_list (the samples to observe)");
+    if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path ||
+        o->calibration_stats || o->stop_after || o->mixed_mode != QAIRT_MIXED_OFF)
+      return InvalidArg("qairt_convert_options.stats_output writes only the statistics: output, Q-DQ, encodings, log, "
+                        "report, calibration_stats, stop_after and mixed precision must be unset");
+    const uint32_t count = o->shard_count ? o->shard_count : 1;
+    if (o->shard_index >= count)
+      return InvalidArg("qairt_convert_options.shard_index {} must be below shard_count {}", o->shard_index, count);
+  } else {
+    if (o->stats_ranges) return InvalidArg("qairt_convert_options.stats_ranges needs stats_output");
+    if (o->shard_index || o->shard_count > 1)
+      return InvalidArg("qairt_convert_options.shard_index/shard_count need stats_output");
+    if (!o->output_path && !o->stop_after)
+      return InvalidArg("qairt_convert_options.output_path is required (or stop_after for a partial run)");
+  }
+  if (o->calibration_stats && (o->input_list || o->mixed_mode != QAIRT_MIXED_OFF))
+    return InvalidArg("qairt_convert_options.calibration_stats replaces input_list's samples: give one of them "
+                      "(eval_input_list still measures accuracy), and no mixed precision");
   if (o->log_level > QAIRT_QUANTIZER_LOG_TRACE)
     return InvalidArg("qairt_convert_options.log_level: {} is not a qairt_quantizer_log_level", o->log_level);
   if (o->log_level != QAIRT_QUANTIZER_LOG_NONE && !o->quantizer_log_path)

@@ -25,7 +25,7 @@ qairt_status_t* ReadOptions(const qairt_onnx_export_options* in, OnnxExportOptio
   if (!in) return nullptr;
   qairt_onnx_export_options o;
   if (auto* s = capi::ReadVersionedStruct(in, kOptionsV1Size, "qairt_onnx_export_options", &o)) return s;
-  if (o.flags & ~(QAIRT_EXPORT_VALUE_INFO | QAIRT_EXPORT_QDQ_MS_DOMAIN))
+  if (o.flags & ~(QAIRT_EXPORT_VALUE_INFO | QAIRT_EXPORT_QDQ_MS_DOMAIN | QAIRT_EXPORT_EXTERNAL_DATA))
     return InvalidArg("qairt_onnx_export_options.flags has unknown bits 0x{:x}", o.flags);
   if (o.opset != 0) {
     if (o.opset < QAIRT_ONNX_EXPORT_MIN_OPSET || o.opset > QAIRT_ONNX_EXPORT_MAX_OPSET)
@@ -37,6 +37,9 @@ qairt_status_t* ReadOptions(const qairt_onnx_export_options* in, OnnxExportOptio
   if (o.graph_name) out->graph_name = o.graph_name;
   out->value_info = (o.flags & QAIRT_EXPORT_VALUE_INFO) != 0;
   out->qdq_ms_domain = (o.flags & QAIRT_EXPORT_QDQ_MS_DOMAIN) != 0;
+  out->external_data = (o.flags & QAIRT_EXPORT_EXTERNAL_DATA) != 0;
+  if (o.external_data_threshold) out->external_data_threshold = o.external_data_threshold;
+  if (o.external_data_name) out->external_data_name = o.external_data_name;
   if (o.num_metadata_props && !o.metadata_props)
     return InvalidArg("qairt_onnx_export_options.metadata_props is NULL with num_metadata_props = {}",
                       o.num_metadata_props);

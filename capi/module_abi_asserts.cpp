@@ -125,7 +125,7 @@ QAIRT_LAYOUT(qairt_container_write_options, num_tensor_notes, 48);
 QAIRT_LAYOUT(qairt_container_write_options, tensor_notes, 56);
 QAIRT_LAYOUT(qairt_container_write_options, stats_summary, 64);
 
-static_assert(sizeof(qairt_convert_options) == 184);
+static_assert(sizeof(qairt_convert_options) == 216);
 QAIRT_LAYOUT(qairt_convert_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_convert_options, flags, 4);
 QAIRT_LAYOUT(qairt_convert_options, target, 8);
@@ -155,6 +155,11 @@ QAIRT_LAYOUT(qairt_convert_options, quantizer_log_path, 152);
 QAIRT_LAYOUT(qairt_convert_options, progress, 160);
 QAIRT_LAYOUT(qairt_convert_options, progress_user_data, 168);
 QAIRT_LAYOUT(qairt_convert_options, report_path, 176);
+QAIRT_LAYOUT(qairt_convert_options, calibration_stats, 184);
+QAIRT_LAYOUT(qairt_convert_options, stats_output, 192);
+QAIRT_LAYOUT(qairt_convert_options, stats_ranges, 200);
+QAIRT_LAYOUT(qairt_convert_options, shard_index, 208);
+QAIRT_LAYOUT(qairt_convert_options, shard_count, 212);
 
 static_assert(sizeof(qairt_exec_stats) == 48);
 QAIRT_LAYOUT(qairt_exec_stats, struct_size, 0);
@@ -191,7 +196,7 @@ QAIRT_LAYOUT(qairt_import_options, input_dim_names, 40);
 QAIRT_LAYOUT(qairt_import_options, input_dim_ranks, 48);
 QAIRT_LAYOUT(qairt_import_options, input_dims, 56);
 
-static_assert(sizeof(qairt_onnx_export_options) == 48);
+static_assert(sizeof(qairt_onnx_export_options) == 64);
 QAIRT_LAYOUT(qairt_onnx_export_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_onnx_export_options, flags, 4);
 QAIRT_LAYOUT(qairt_onnx_export_options, opset, 8);
@@ -199,6 +204,8 @@ QAIRT_LAYOUT(qairt_onnx_export_options, producer_name, 16);
 QAIRT_LAYOUT(qairt_onnx_export_options, graph_name, 24);
 QAIRT_LAYOUT(qairt_onnx_export_options, num_metadata_props, 32);
 QAIRT_LAYOUT(qairt_onnx_export_options, metadata_props, 40);
+QAIRT_LAYOUT(qairt_onnx_export_options, external_data_threshold, 48);
+QAIRT_LAYOUT(qairt_onnx_export_options, external_data_name, 56);
 
 static_assert(sizeof(qairt_onnx_metadata_prop) == 16);
 QAIRT_LAYOUT(qairt_onnx_metadata_prop, key, 0);

@@ -4,6 +4,7 @@
 #include "capi/capi_internal.h"
 #include "ir/dtype.h"
 #include "ir/op_registry.h"
+#include "support/atomic_file.h"
 
 namespace qairt::capi {
 
@@ -91,6 +92,15 @@ const char* qairt_op_type_name(size_t index) {
   auto all = AllOpSchemas();
   return index < all.size() ? all[index].type.data() : nullptr;  // schema names are literals
   QAIRT_CAPI_END_VALUE(nullptr)
+}
+
+qairt_status_t* qairt_write_file_atomically(const char* path, const void* data, size_t size) {
+  QAIRT_CAPI_BEGIN
+  if (!path || !*path) return capi::InvalidArg("write file: path must not be NULL or empty");
+  if (!data && size) return capi::InvalidArg("write file '{}': data is NULL but size is {}", path, size);
+  const std::string_view bytes = size ? std::string_view(static_cast<const char*>(data), size) : std::string_view();
+  return capi::FromStatus(WriteFileAtomically(path, bytes, "file"));
+  QAIRT_CAPI_END
 }
 
 }  // extern "C"

@@ -15,6 +15,7 @@ PACKAGES=(
   python3 python3-numpy python3-onnx
   python3-torch python3-torchvision  # the model corpus: real torch.onnx.export output (tests/models)
   python3-pil fonts-dejavu-core  # calibration test images: rendered text lines (tests/calib)
+  python3-distributed  # sharded calibration on a Dask cluster (python/qairt/distributed.py, its tests)
   python3-pyarmnn  # independent TFLite reference (Arm NN CpuRef) for tests/python/test_tflite.py
   libarmnn-cpuref-backend22  # its CpuRef backend: only a Recommends of python3-pyarmnn, and this script skips those
   binutils

@@ -16,8 +16,6 @@
 #include <cstring>
 #include <string>
 #include <utility>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <vector>
 
 #include "cli_util.h"
@@ -36,37 +34,13 @@ bool ParseUint(const char* s, uint32_t* out) {
   return true;
 }
 
-// Writes text to path atomically: a hidden temporary created with mkstemp
-// (O_EXCL: never through a symlink someone planted) in the same folder,
-// fsynced and renamed over the path; on failure nothing is left behind.
+// Writes text to path atomically, as the library writes its own outputs.
 bool WriteTextAtomically(const std::string& path, const std::string& text, std::string* error) {
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string tmpl = (slash == std::string::npos ? std::string() : dir) + "." + base + ".qairt-tmp-XXXXXX";
-  const int fd = mkstemp(tmpl.data());
-  if (fd < 0) {
-    *error = path + ": cannot create a temporary file: " + std::strerror(errno);
-    return false;
-  }
-  const mode_t mask = umask(0);  // the CLI is single-threaded here
-  umask(mask);
-  bool ok = fchmod(fd, 0666 & ~mask) == 0;
-  for (size_t off = 0; ok && off < text.size();) {
-    const ssize_t n = write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
-  ok = ok && fsync(fd) == 0;
-  const int saved = errno;
-  ok = (close(fd) == 0) && ok;
-  if (!ok || std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    *error = path + ": " + std::strerror(errno ? errno : (saved ? saved : EIO));
-    unlink(tmpl.c_str());
-    return false;
-  }
-  return true;
+  qairt_status_t* s = qairt_write_file_atomically(path.c_str(), text.data(), text.size());
+  if (!s) return true;
+  *error = qairt_status_message(s);
+  qairt_status_free(s);
+  return false;
 }
 
 // --diagnostics FILE: every error and warning of the conversion as SARIF 2.1.0
@@ -177,6 +151,8 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
         {!p.export_qdq_onnx.empty(), false, "--export_qdq_onnx"},
         {p.encodings_format != 0, false, "--encodings_format"},
         {p.qdq_opset != 0, false, "--qdq_opset"},
+        {p.qdq_external_data, false, "--qdq_external_data"},
+        {!p.calibration_stats.empty(), false, "--calibration_stats"},
         {p.verbose, false, "--verbose"},
         {!p.stop_after.empty(), false, "--stop_after"},
         {!p.mixed_precision.empty(), false, "--mixed_precision"},
@@ -253,7 +229,8 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
       {"--export_encodings", &p->export_encodings}, {"--export_qdq_onnx", &p->export_qdq_onnx},
       {"--input_list", &p->input_list},           {"--eval_input_list", &p->eval_input_list},
       {"--plot", &p->plot_path},                 {"--diagnostics", &p->diagnostics_path},
-      {"--report", &p->report_path},
+      {"--report", &p->report_path},             {"--calibration_stats", &p->calibration_stats},
+      {"--ranges", &p->stats_ranges},
   };
   for (const auto& [name, dst] : strings) {
     if (arg != name) continue;
@@ -276,6 +253,23 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   }
   if (arg == "--verbose") {
     p->verbose = true;
+    return 1;
+  }
+  if (arg == "--shard") {
+    const char* v = value();
+    if (!v) return -1;
+    unsigned k = 0, n = 0;
+    char extra = 0;
+    if (std::sscanf(v, "%u/%u%c", &k, &n, &extra) != 2 || n == 0 || k >= n || n > (1u << 20)) {
+      std::fprintf(stderr, "qairt calibrate: --shard %s: must be K/N with 0 <= K < N (shard K of N)\n", v);
+      return -1;
+    }
+    p->shard_index = k;
+    p->shard_count = n;
+    return 1;
+  }
+  if (arg == "--qdq_external_data") {
+    p->qdq_external_data = true;
     return 1;
   }
   if (arg == "--no_bias_aware_weight_scales") {
@@ -671,7 +665,21 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
                     const std::string& output_path, const std::string& overrides) {
   // The library checks the options too; here they are named as flags.
   if (output_path.empty() && p.stop_after.empty()) {
-    std::fprintf(stderr, "qairt convert: -o OUT.qairt is required (or --dry_run)\n");
+    std::fprintf(stderr, p.collect_stats ? "qairt calibrate: -o OUT.stats is required\n"
+                                         : "qairt convert: -o OUT.qairt is required (or --dry_run)\n");
+    return 2;
+  }
+  if (p.collect_stats && p.input_list.empty()) {
+    std::fprintf(stderr, "qairt calibrate: --input_list LIST is required (the samples to observe)\n");
+    return 2;
+  }
+  if (!p.collect_stats && (p.shard_count || !p.stats_ranges.empty())) {
+    std::fprintf(stderr, "qairt convert: --shard and --ranges are options of qairt calibrate\n");
+    return 2;
+  }
+  if (!p.calibration_stats.empty() && !p.input_list.empty()) {
+    std::fprintf(stderr, "qairt convert: --calibration_stats replaces --input_list's samples: give one of them "
+                         "(--eval_input_list still measures accuracy)\n");
     return 2;
   }
   if (!p.log_path.empty() && !p.log_level_set) {
@@ -720,10 +728,19 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   o.output_path = or_null(output_path);
   o.qdq_onnx_path = or_null(p.export_qdq_onnx);
   o.qdq_opset = p.qdq_opset;
+  if (p.qdq_external_data) o.flags |= QAIRT_CONVERT_QDQ_EXTERNAL_DATA;
   o.encodings_path = or_null(p.export_encodings);
   o.encodings_version = p.encodings_format;
   o.quantizer_log_path = or_null(p.log_path);
   o.report_path = or_null(p.report_path);
+  o.calibration_stats = or_null(p.calibration_stats);
+  if (p.collect_stats) {
+    o.output_path = nullptr;
+    o.stats_output = output_path.c_str();
+    o.stats_ranges = or_null(p.stats_ranges);
+    o.shard_index = p.shard_index;
+    o.shard_count = p.shard_count;
+  }
   qairt_convert_result_t* r = nullptr;
   qairt_status_t* s = nullptr;
   {

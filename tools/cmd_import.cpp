@@ -228,7 +228,7 @@ bool SocTargetName(const std::string& soc, std::string* name) {
   return true;
 }
 
-int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
+int RunImport(int argc, char** argv_in, bool convert, bool analyze = false, bool calibrate = false) {
   // The vendor tools take "--flag=value" as well as "--flag value".
   std::vector<std::string> arg_storage;
   std::vector<char*> args;
@@ -237,6 +237,11 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false) {
   char** argv = args.data();
   ImportArgs a;
   if (int rc = Parse(argc, argv, convert, &a)) return rc;
+  a.process.collect_stats = calibrate;
+  if (calibrate && a.dry_run) {
+    std::fprintf(stderr, "qairt calibrate: --dry_run is an option of qairt convert\n");
+    return 2;
+  }
   if (convert && a.process.print_pipeline) return qairt_cli::PrintPipeline();
   if (convert && a.process.list_rewrites) return qairt_cli::PrintRewrites();
   const bool process = convert && !a.dry_run;
@@ -435,4 +440,7 @@ int RunInspect(int argc, char** argv) {
   return RunImport(argc, argv, false);
 }
 int RunConvert(int argc, char** argv) { return RunImport(argc, argv, true); }
+// qairt calibrate (not --merge, see cmd_calibrate.cpp): the convert pipeline
+// up to calibration, which writes this shard's statistics instead of a model.
+int RunCalibrateShard(int argc, char** argv) { return RunImport(argc, argv, true, false, true); }
 int RunAnalyze(int argc, char** argv) { return RunImport(argc, argv, true, true); }

@@ -27,6 +27,11 @@ struct ProcessArgs {
   uint32_t encodings_format = 0;  // qairt_encodings_version
   std::string export_qdq_onnx;    // --export_qdq_onnx FILE
   int64_t qdq_opset = 0;          // --qdq_opset 13|21 (0: automatic)
+  bool qdq_external_data = false;  // --qdq_external_data: weights in <FILE>.data
+  std::string calibration_stats;   // --calibration_stats MERGED.stats (convert)
+  bool collect_stats = false;      // qairt calibrate: -o is the statistics file
+  std::string stats_ranges;        // --ranges MERGED_ROUND1.stats (calibrate)
+  uint32_t shard_index = 0, shard_count = 0;  // --shard K/N (calibrate)
   bool quantized_io = false;
   bool bias_aware_weight_scales = true;  // --no_bias_aware_weight_scales turns it off
   bool verbose = false;                  // --verbose: every error, not grouped

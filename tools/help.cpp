@@ -139,6 +139,18 @@ const Option kExportQdq{"--export_qdq_onnx", "FILE",
                         "also write a Q-DQ ONNX model with the encodings and the options as metadata", "none"};
 const Option kQdqOpset{"--qdq_opset", "13|21", "the Q-DQ model's opset (13: com.microsoft Q/DQ nodes)",
                        "17, or 21 when a Q/DQ node needs it"};
+const Option kCalibrationStats{"--calibration_stats", "MERGED.stats",
+                                "calibrate from merged statistics of qairt calibrate instead of --input_list's "
+                                "samples (sharded calibration)",
+                                "none"};
+const Option kQdqExternalData{"--qdq_external_data", "",
+                               "write the Q-DQ model's initializers of 1 KiB and more to FILE.data (ONNX external "
+                               "data; always so above 1 GiB of weights)",
+                               "off"};
+const Option kShardOnConvert{"--shard", "K/N", "an option of qairt calibrate (sharded calibration): convert refuses it",
+                             "none"};
+const Option kRangesOnConvert{"--ranges", "R.stats",
+                              "an option of qairt calibrate (sharded calibration): convert refuses it", "none"};
 const Option kPlotOnConvert{"--plot", "FILE.svg", "an option of qairt analyze: convert refuses it", "none"};
 const Option kReport{"--report", "FILE.html",
                      "also write the HTML report: the graph coloured by precision, each op's encodings, kernel and "
@@ -225,13 +237,13 @@ std::vector<CommandHelp> MakeTable() {
                  {kActBitwidth, kWeightsBitwidth, kBiasBitwidth, kFloatBitwidth, kFloatFallback, kQuantizedIo,
                   kNoBiasAwareWeightScales}},
                 {"quantization (calibration)",
-                 {kInputList, kEvalInputList, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
+                 {kInputList, kEvalInputList, kCalibrationStats, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
                   kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kInputEncoding,
                   kMixedPrecision, kNumThreads, kNoProgress}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
-                 {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset,
-                  kExportFormat, kReport, kPlotOnConvert}},
+                 {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset, kQdqExternalData,
+                  kExportFormat, kReport, kPlotOnConvert, kShardOnConvert, kRangesOnConvert}},
                 {"logs", {kQuantizerLog, kQuantizerLogLevel, kDiagnostics, kVerbose, kPrintPipeline, kStopAfter}}},
                "qairt convert -i model.onnx --target htp_v73 --input_list calib/input_list.txt -o model.qairt"});
   t.push_back({"targets",
@@ -318,6 +330,10 @@ std::vector<CommandHelp> MakeTable() {
                   {kEncodingsFormat.flags, kEncodingsFormat.arg, "convert's encodings format", "2.0.0"},
                   {kExportQdq.flags, kExportQdq.arg, "convert's Q-DQ export", "none"},
                   {kQdqOpset.flags, kQdqOpset.arg, "convert's Q-DQ opset", "automatic"},
+                  {kQdqExternalData.flags, kQdqExternalData.arg, "convert's Q-DQ external data", "off"},
+                  {kCalibrationStats.flags, kCalibrationStats.arg, "convert's statistics input", "none"},
+                  {kShardOnConvert.flags, kShardOnConvert.arg, "qairt calibrate's shard", "none"},
+                  {kRangesOnConvert.flags, kRangesOnConvert.arg, "qairt calibrate's round 1", "none"},
                   {kQuantizerLog.flags, kQuantizerLog.arg, "convert's quantizer log", "none"},
                   {kQuantizerLogLevel.flags, kQuantizerLogLevel.arg, "convert's quantizer log level", "NONE"},
                   {kStopAfter.flags, kStopAfter.arg, "convert's processing stop", "every pass"}}}},
@@ -337,6 +353,24 @@ std::vector<CommandHelp> MakeTable() {
                   {"--json", "", "the report as JSON", "off; text"},
                   {"--no_progress", "", "no progress on stderr", "off; progress shown"}}}},
                "qairt compare --float model.onnx --quantized model.qairt --input_list calib/input_list.txt --per_layer"});
+  t.push_back({"calibrate",
+               "qairt calibrate -i MODEL --target T --input_list LIST [convert's shape, precision, rewrite and "
+               "calibration options] [--shard K/N] [--ranges R.stats] -o OUT.stats\n"
+               "qairt calibrate --merge A.stats B.stats ... -o MERGED.stats",
+               "Sharded calibration for batch systems: each job observes shard K of N of the samples (samples K, K+N, "
+               "K+2N, ...) on the graph qairt convert calibrates and writes mergeable statistics; --merge adds them up "
+               "exactly; qairt convert --calibration_stats MERGED.stats then gives the encodings of an unsharded "
+               "convert, byte for byte. Round 1 (without --ranges) holds each activation's range; the histogram "
+               "methods (mse, sqnr, percentile) need round 2: run the shards again with --ranges MERGED_ROUND1.stats "
+               "and merge those. Give every job the options of the final convert.",
+               {{"sharding",
+                 {{"--shard", "K/N", "observe shard K of N (0 <= K < N)", "0/1; every sample"},
+                  {"--ranges", "R.stats", "the merged round 1: collect round 2 (histograms) on its ranges",
+                   "none; round 1"},
+                  {"--merge", "FILES...", "merge statistics files of one round into -o", "off"},
+                  {"-o, --output_path", "OUT.stats", "the statistics file", "required"}}},
+                {"convert's options", {kInputList, kActCalibration, kTarget, kNumThreads}}},
+               "qairt calibrate -i model.onnx --target htp_v73 --input_list list.txt --shard 0/3 -o s0.stats"});
   t.push_back({"report",
                "qairt report OUT.qairt [--float MODEL --compare LIST] [-d NAME DIMS]... [--define_symbol NAME VALUE]... "
                "-o REPORT.html",

@@ -50,6 +50,7 @@ int RunRun(int argc, char** argv);  // cmd_run.cpp
 int RunCompare(int argc, char** argv);  // cmd_compare.cpp
 int RunPrepare(int argc, char** argv);  // cmd_prepare.cpp
 int RunReport(int argc, char** argv);  // cmd_report.cpp
+int RunCalibrate(int argc, char** argv);  // cmd_calibrate.cpp
 
 namespace {
 
@@ -62,6 +63,7 @@ constexpr qairt_cli::Command kCommands[] = {
     {"convert", RunConvert, "-i MODEL --target T [--input_list LIST] [--quantization_overrides F] [--quantizer_log F --quantizer_log_level L] -o OUT.qairt | --dry_run [--json]"},
     {"targets", RunTargets, "list | show NAME|FILE [--op OP] [--json] | diff A B [--json] | soc SOC"},
     {"encodings", RunEncodings, "check -i MODEL --quantization_overrides FILE [--format text|json|sarif] | convert FILE --to V -o OUT"},
+    {"calibrate", RunCalibrate, "-i MODEL --target T --input_list LIST [--shard K/N] [--ranges R.stats] -o OUT.stats | --merge A.stats B.stats ... -o MERGED.stats: sharded calibration statistics"},
     {"analyze", RunAnalyze, "-i MODEL --input_list LIST [--target T] [calibration options] [--no_rewrites] [--json] [--plot F.svg]: per-layer quantization sensitivity"},
     {"compare", RunCompare, "--float MODEL --quantized OUT.qairt --input_list LIST [-d NAME DIMS] [--per_layer] [--json]: accuracy per output and per layer"},
     {"report", RunReport, "OUT.qairt [--float MODEL --compare LIST] -o REPORT.html: the HTML report (graph by precision, encodings, kernels, per-op accuracy)"},

@@ -63,7 +63,7 @@
 #include <stdint.h>
 
 #define QAIRT_ABI_MAJOR 1
-#define QAIRT_ABI_MINOR 9
+#define QAIRT_ABI_MINOR 10
 #define QAIRT_ABI_VERSION ((QAIRT_ABI_MAJOR << 16) | QAIRT_ABI_MINOR)
 
 #if defined(_WIN32)
@@ -415,6 +415,21 @@ QAIRT_API qairt_status_t* qairt_diagnostics_render(const qairt_diagnostics_t* di
                                                    size_t* out_length);
 /* 1.8: removes every record. */
 QAIRT_API void qairt_diagnostics_clear(qairt_diagnostics_t* diagnostics);
+
+/*===========================================================================*/
+/* Files                                                                     */
+/*===========================================================================*/
+
+/* 1.10: writes `size` bytes to `path` the way the library writes its own
+ * outputs: into an unnamed file in the destination's folder, fsynced, then
+ * renamed over `path`. A reader never sees a partial file; on error (the
+ * message names the path) and in a process killed while writing, `path`
+ * keeps its old content (or stays absent) and no temporary is left (on
+ * filesystems without O_TMPFILE, a hidden ".<name>.qairt-tmp-*" may be).
+ * A symlink at `path` is replaced, never followed. For tools that write
+ * files next to the library's (rendered diagnostics, plots). `data` may be
+ * NULL when size is 0. */
+QAIRT_API qairt_status_t* qairt_write_file_atomically(const char* path, const void* data, size_t size);
 
 /*===========================================================================*/
 /* Introspection                                                             */

@@ -100,6 +100,60 @@ QAIRT_API const char* qairt_calibration_report_tensor(const qairt_calibration_re
 QAIRT_API size_t qairt_calibration_report_warning_count(const qairt_calibration_report_t* report);
 QAIRT_API const char* qairt_calibration_report_warning(const qairt_calibration_report_t* report, size_t index);
 
+/*---------------------------------------------------------------------------
+ * Calibration statistics (since ABI 1.10): calibration split over processes
+ * or hosts and merged exactly. Shard k of n observes samples k, k+n, k+2n,
+ * ... of the input_list. Round 1 holds each activation's range (min/max,
+ * merged by min/max); round 2, needed by the histogram methods (mse, sqnr,
+ * percentile), a histogram on the grid of the merged round 1 (merged by
+ * adding counts). Calibrating from merged statistics gives the encodings
+ * qairt_calibrate_input_list gives on the whole list, byte for byte, for
+ * any number of shards. The graph must be the one calibration sees (in
+ * qairt convert: after legalization, overrides and rewrites; see
+ * qairt_convert_options.stats_output); a fingerprint of it (structure and
+ * weights) is in every file and checked on merge and use.
+ *-------------------------------------------------------------------------*/
+typedef struct qairt_calibration_stats_t qairt_calibration_stats_t; /* immutable, thread-safe */
+
+/* Observes shard `shard_index` of `shard_count` (0 = 1) of the samples.
+ * ranges NULL: round 1; otherwise a merged, complete round 1 of the same
+ * graph and options: round 2. */
+QAIRT_API qairt_status_t* qairt_calibration_stats_collect(const qairt_graph_t* graph, const char* input_list,
+                                                          const qairt_calibration_options* options,
+                                                          uint32_t shard_index, uint32_t shard_count,
+                                                          const qairt_calibration_stats_t* ranges,
+                                                          qairt_calibration_stats_t** out_stats);
+/* Merges disjoint shards of one round, graph and option set (errors name
+ * the part and what differs: round, model, options, overlapping shards). */
+QAIRT_API qairt_status_t* qairt_calibration_stats_merge(const qairt_calibration_stats_t* const* parts, size_t count,
+                                                        qairt_calibration_stats_t** out_stats);
+/* A .stats file or its bytes, verified: QAIRT_PARSE_ERROR naming the file
+ * and the field for a truncated or corrupt one, QAIRT_UNSUPPORTED for a
+ * newer format. */
+QAIRT_API qairt_status_t* qairt_calibration_stats_load_file(const char* path, qairt_calibration_stats_t** out_stats);
+QAIRT_API qairt_status_t* qairt_calibration_stats_load_bytes(const void* data, size_t size,
+                                                             qairt_calibration_stats_t** out_stats);
+/* Written atomically (as every output). */
+QAIRT_API qairt_status_t* qairt_calibration_stats_write_file(const qairt_calibration_stats_t* stats, const char* path);
+/* Query-then-fill: buf NULL gives *out_size. */
+QAIRT_API qairt_status_t* qairt_calibration_stats_write_bytes(const qairt_calibration_stats_t* stats, void* buf,
+                                                              size_t capacity, size_t* out_size);
+QAIRT_API void qairt_calibration_stats_destroy(qairt_calibration_stats_t* stats);
+/* 1 (ranges) or 2 (histograms); 0 for NULL. */
+QAIRT_API uint32_t qairt_calibration_stats_round(const qairt_calibration_stats_t* stats);
+/* 1 when every shard is merged in; 0 otherwise or for NULL. */
+QAIRT_API int qairt_calibration_stats_complete(const qairt_calibration_stats_t* stats);
+/* Samples observed (0 for NULL). */
+QAIRT_API uint64_t qairt_calibration_stats_samples(const qairt_calibration_stats_t* stats);
+/* The input_list the samples came from, as given to the first shard merged
+ * (recorded in a container converted from these statistics); NULL for NULL. */
+QAIRT_API const char* qairt_calibration_stats_input_list(const qairt_calibration_stats_t* stats);
+/* Calibrates `graph` from complete statistics (round 2 when options'
+ * act_method searches a histogram); weights from their data. */
+QAIRT_API qairt_status_t* qairt_calibrate_from_stats(qairt_graph_t* graph, const qairt_calibration_stats_t* stats,
+                                                     const qairt_calibration_options* options,
+                                                     qairt_calibration_report_t** out_report);
+
 #define QAIRT_COMPARE_PER_LAYER 1u
 
 typedef uint32_t qairt_compare_format_t;

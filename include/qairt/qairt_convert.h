@@ -59,6 +59,10 @@ typedef struct qairt_convert_result_t qairt_convert_result_t;
 #define QAIRT_CONVERT_CHECK_ONLY 8u
 /* Since 1.8: QAIRT_PROCESS_NO_BIAS_AWARE_WEIGHT_SCALES for processing. */
 #define QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES 16u
+/* Since 1.10: the Q-DQ ONNX model keeps initializers of 1 KiB and more in
+ * "<qdq_onnx_path>.data" (ONNX external data; always so above 1 GiB of
+ * static tensors). */
+#define QAIRT_CONVERT_QDQ_EXTERNAL_DATA 32u
 
 typedef struct qairt_convert_options {
   uint32_t struct_size;          /* sizeof(qairt_convert_options) */
@@ -111,6 +115,20 @@ typedef struct qairt_convert_options {
    * it shows why); with evaluation samples it holds per-op accuracy (the
    * comparison then also runs per layer). */
   const char* report_path;
+
+  /* Since 1.10: sharded calibration (qairt_calib.h, "Calibration
+   * statistics"). calibration_stats: a merged .stats file to calibrate from
+   * instead of input_list's samples (a method that needs a round the file
+   * lacks is an error naming the round). stats_output: observe shard
+   * shard_index of shard_count (0 = 1) of input_list -- round 2 on the
+   * merged round 1 in stats_ranges when set, else round 1 -- on the graph as
+   * calibration sees it, write the statistics there and stop before
+   * processing (output_path not needed; nothing else is written). */
+  const char* calibration_stats;
+  const char* stats_output;
+  const char* stats_ranges;
+  uint32_t shard_index;
+  uint32_t shard_count;
 } qairt_convert_options;
 
 /* The documented defaults: every field 0/NULL except num_threads = 1. */

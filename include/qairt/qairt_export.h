@@ -38,6 +38,11 @@ extern "C" {
  * as ONNX Runtime's quantizer writes with --qdq_opset 13); no blocks or
  * 4-bit grids. Since ABI 1.4. */
 #define QAIRT_EXPORT_QDQ_MS_DOMAIN 2u
+/* Initializers of at least external_data_threshold bytes go to one file
+ * next to the model (ONNX external data; qairt_export_onnx_file only).
+ * Models whose static tensors hold more than 1 GiB are always written this
+ * way. Since ABI 1.10. */
+#define QAIRT_EXPORT_EXTERNAL_DATA 4u
 
 /* opset 0: 17, or 21 when a Q/DQ node needs it (since ABI 1.4). */
 #define QAIRT_ONNX_EXPORT_AUTO_OPSET 0
@@ -61,6 +66,12 @@ typedef struct qairt_onnx_export_options {
    * qairt_process_result_options), read during the call. */
   size_t num_metadata_props;
   const qairt_onnx_metadata_prop* metadata_props;
+  /* Since ABI 1.10, with QAIRT_EXPORT_EXTERNAL_DATA (or a model over 1 GiB
+   * of static tensors): the smallest initializer, in bytes, written to the
+   * data file (0 = 1024), and the data file's name in the model's folder
+   * (NULL = "<model file name>.data"; no '/'). */
+  uint64_t external_data_threshold;
+  const char* external_data_name;
 } qairt_onnx_export_options;
 
 QAIRT_API void qairt_onnx_export_options_init(qairt_onnx_export_options* options);
@@ -68,7 +79,9 @@ QAIRT_API void qairt_onnx_export_options_init(qairt_onnx_export_options* options
 /* Writes `graph` as an ONNX model to `path`, atomically: the bytes go to a
  * temporary file in the same folder, which is fsynced and renamed over
  * `path`; on failure neither a partial nor a temporary file is left and an
- * existing `path` is untouched. options may be NULL (defaults). Fails with
+ * existing `path` is untouched. With external data, the data file and the
+ * model are both complete before either is renamed into place (data
+ * first). options may be NULL (defaults). Fails with
  * QAIRT_VALIDATION_FAILED if the graph does not validate, QAIRT_UNSUPPORTED
  * naming the op or tensor that has no ONNX spelling at the chosen opset, and
  * QAIRT_IO_ERROR naming the path. */

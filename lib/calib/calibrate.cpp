@@ -1,5 +1,7 @@
 #include "calib/calibrate.h"
 
+#include "calib/stats.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -151,12 +153,15 @@ std::pair<float, float> SearchRange(Method m, const std::vector<uint64_t>& hist,
 
 namespace {
 
-struct ActStats {
-  float min = std::numeric_limits<float>::infinity();
-  float max = -std::numeric_limits<float>::infinity();
-  bool low_sentinel = false, high_sentinel = false;  // mask sentinels seen (below)
-  std::vector<uint64_t> hist;
-};
+// Min/max and the mask sentinels seen (below), per tensor: TensorStats.
+using ActStats = TensorStats;
+
+ActStats Unseen() {
+  ActStats s;
+  s.min = std::numeric_limits<float>::infinity();
+  s.max = -std::numeric_limits<float>::infinity();
+  return s;
+}
 
 // Attention masks write "minus infinity" as -inf or as float32's lowest value
 // (HF's finfo.min, -3.4e38). A range through such values leaves no resolution
@@ -391,10 +396,7 @@ Result<Encoding> SearchPerChannel(const std::string& name, const float* data, co
 
 }  // namespace
 
-Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Report* report,
-                 const std::function<void(size_t, size_t, const char*)>& progress) {
-  if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
-  *report = Report{};
+Status ValidateOptions(const Options& o) {
   if (o.act_bitwidth != 8 && o.act_bitwidth != 16) return InvalidArgument("--act_bitwidth {}: must be 8 or 16", o.act_bitwidth);
   if (o.weights_bitwidth != 4 && o.weights_bitwidth != 8 && o.weights_bitwidth != 16)
     return InvalidArgument("--weights_bitwidth {}: must be 4, 8 or 16", o.weights_bitwidth);
@@ -402,46 +404,103 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
     return InvalidArgument("--use_lpbq needs --weights_block_size N and --weights_bitwidth 4");
   if (o.histogram_bins < 16 || o.histogram_bins > (1u << 16))
     return InvalidArgument("histogram bins {}: must be in [16, 65536]", o.histogram_bins);
-  if (samples.count == 0) return InvalidArgument("calibration needs at least one sample");
-  for (const std::string& n : o.float_inputs) {
-    auto id = graph->FindTensor(n);
-    if (!id || graph->tensor(*id).kind != TensorKind::kInput)
-      return InvalidArgument("--input_encoding {} other: '{}' is not a graph input", n, n);
-  }
-  const Graph& g = *graph;
+  return Status::Ok();
+}
 
-  // Activations to observe: real-valued, non-static, without an encoding.
-  std::vector<int32_t> slot(g.tensor_count(), -1);
+std::vector<TensorId> ObservedActivations(const Graph& g, const Options& o, size_t* kept) {
   std::vector<TensorId> acts;
   for (TensorId id = 0; id < g.tensor_count(); ++id) {
     const Tensor& t = g.tensor(id);
     if (t.kind == TensorKind::kStatic) continue;
     if (t.encoding) {
-      ++report->kept;
+      if (kept) ++*kept;
       continue;
     }
     if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat16) continue;
     if (std::find(o.float_inputs.begin(), o.float_inputs.end(), t.name) != o.float_inputs.end()) continue;
-    slot[id] = static_cast<int32_t>(acts.size());
     acts.push_back(id);
   }
+  return acts;
+}
 
-  const bool need_hist = o.act_method != Method::kMinMax;
-  std::vector<ActStats> stats(acts.size());
-  const size_t passes = need_hist ? 2 : 1;
-  const uint32_t workers =
-      std::max<uint32_t>(1, std::min<uint32_t>(o.num_threads ? o.num_threads : std::thread::hardware_concurrency(),
-                                               static_cast<uint32_t>(samples.count)));
+Status CheckFloatInputs(const Graph& g, const Options& o) {
+  for (const std::string& n : o.float_inputs) {
+    auto id = g.FindTensor(n);
+    if (!id || g.tensor(*id).kind != TensorKind::kInput)
+      return InvalidArgument("--input_encoding {} other: '{}' is not a graph input", n, n);
+  }
+  return Status::Ok();
+}
+
+Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Report* report,
+                 const std::function<void(size_t, size_t, const char*)>& progress) {
+  if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
+  *report = Report{};
+  QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  Stats ranges;
+  QAIRT_RETURN_IF_ERROR(CollectStats(*graph, samples, o, 0, 1, nullptr, &ranges, progress));
+  if (o.act_method == Method::kMinMax) return CalibrateFromStats(graph, ranges, o, report);
+  Stats hist;
+  QAIRT_RETURN_IF_ERROR(CollectStats(*graph, samples, o, 0, 1, &ranges, &hist, progress));
+  return CalibrateFromStats(graph, hist, o, report);
+}
+
+Status CollectStats(const Graph& g, const SampleSource& samples, const Options& o, uint32_t shard,
+                    uint32_t shard_count, const Stats* ranges, Stats* out,
+                    const std::function<void(size_t, size_t, const char*)>& progress) {
+  if (!out) return InvalidArgument("CollectStats: out must not be NULL");
+  QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  QAIRT_RETURN_IF_ERROR(CheckFloatInputs(g, o));
+  if (shard_count == 0 || shard >= shard_count)
+    return InvalidArgument("shard {}/{}: the shard index must be below the shard count", shard, shard_count);
+  if (samples.count == 0) return InvalidArgument("calibration needs at least one sample");
+  if (shard >= samples.count)
+    return InvalidArgument("shard {}/{}: the input_list has only {} samples", shard, shard_count, samples.count);
+  const std::vector<TensorId> acts = ObservedActivations(g, o, nullptr);
+  Stats st;
+  st.round = ranges ? 2 : 1;
+  st.model_fingerprint = ModelFingerprint(g);
+  st.options_fingerprint = OptionsFingerprint(o);
+  st.histogram_bins = o.histogram_bins;
+  st.shard_count = shard_count;
+  st.shards = {shard};
+  st.list_samples = samples.count;
+  if (ranges) {
+    QAIRT_RETURN_IF_ERROR(CheckStatsFit(*ranges, st, "the ranges (round 1)"));
+    if (ranges->round != 1) return InvalidArgument("the ranges file holds round {}, not round 1 (ranges)", ranges->round);
+    if (!ranges->complete())
+      return InvalidArgument("the ranges (round 1) cover {} of {} shards: merge every shard first", ranges->shards.size(),
+                             ranges->shard_count);
+    st.ranges_fingerprint = ranges->RangesFingerprint();
+  }
+  std::vector<int32_t> slot(g.tensor_count(), -1);
+  for (size_t k = 0; k < acts.size(); ++k) slot[acts[k]] = static_cast<int32_t>(k);
+  std::vector<ActStats> stats(acts.size(), Unseen());
+  if (ranges) {
+    if (ranges->tensors.size() != acts.size())
+      return InvalidArgument("the ranges (round 1) hold {} tensors, the graph observes {}", ranges->tensors.size(),
+                             acts.size());
+    for (size_t k = 0; k < acts.size(); ++k) {
+      if (ranges->tensors[k].name != g.tensor(acts[k]).name)
+        return InvalidArgument("the ranges (round 1): tensor {} is '{}', the graph's is '{}'", k, ranges->tensors[k].name,
+                               g.tensor(acts[k]).name);
+      stats[k] = ranges->tensors[k];
+      stats[k].hist.assign(o.histogram_bins, 0);
+    }
+  }
+  const size_t pass = ranges ? 1 : 0;
+  std::vector<size_t> mine_samples;
+  for (size_t i = shard; i < samples.count; i += shard_count) mine_samples.push_back(i);
+  const uint32_t workers = std::max<uint32_t>(
+      1, std::min<uint32_t>(o.num_threads ? o.num_threads : std::thread::hardware_concurrency(),
+                            static_cast<uint32_t>(mine_samples.size())));
   std::mutex mu;
   size_t done = 0;
-
-  for (size_t pass = 0; pass < passes; ++pass) {
-    if (pass == 1)
-      for (auto& s : stats) s.hist.assign(o.histogram_bins, 0);
+  {
     // Each worker: its own executor, its own partial statistics over a
-    // strided subset of the samples, merged exactly (min/max/counts).
+    // strided subset of this shard's samples, merged exactly (min/max/counts).
     std::vector<Status> errors(workers);
-    std::vector<std::vector<ActStats>> partial(workers, std::vector<ActStats>(acts.size()));
+    std::vector<std::vector<ActStats>> partial(workers, std::vector<ActStats>(acts.size(), Unseen()));
     auto work = [&](uint32_t w) {
       auto ex = exec::Executor::Create(g, exec::Options{1, false});
       if (!ex.ok()) {
@@ -477,7 +536,8 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
         if (t.storage_dtype == DType::kFloat32) observe(t.id, static_cast<const float*>(t.data), t.bytes / 4);
         return Status::Ok();
       };
-      for (size_t i = w; i < samples.count; i += workers) {
+      for (size_t j = w; j < mine_samples.size(); j += workers) {
+        const size_t i = mine_samples[j];
         auto sample = samples.load(i);
         if (!sample.ok()) {
           errors[w] = sample.status();
@@ -493,23 +553,23 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
           ptrs.push_back(b.data());
           sizes.push_back(b.size());
         }
-        auto out = ex.value()->Run(ptrs, sizes, &observer);
-        if (!out.ok()) {
-          errors[w] = Status(out.status().code(), fmt::format("sample {}: {}", i, out.status().message()));
+        auto run = ex.value()->Run(ptrs, sizes, &observer);
+        if (!run.ok()) {
+          errors[w] = Status(run.status().code(), fmt::format("sample {}: {}", i, run.status().message()));
           return;
         }
         std::lock_guard<std::mutex> lock(mu);
         ++done;
-        // Per pass: (sample, samples, "ranges" | "histograms").
-        if (progress) progress(done - pass * samples.count, samples.count, pass == 0 ? "ranges" : "histograms");
+        // Per round: (sample, samples, "ranges" | "histograms").
+        if (progress) progress(done, mine_samples.size(), pass == 0 ? "ranges" : "histograms");
       }
     };
     std::vector<std::thread> threads;
     for (uint32_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
     work(0);
     for (auto& t : threads) t.join();
-    for (const Status& s : errors)
-      if (!s.ok()) return s;
+    for (const Status& e : errors)
+      if (!e.ok()) return e;
     for (uint32_t w = 0; w < workers; ++w)
       for (size_t k = 0; k < acts.size(); ++k) {
         if (pass == 0) {
@@ -522,6 +582,37 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
         }
       }
   }
+  for (size_t k = 0; k < acts.size(); ++k) stats[k].name = g.tensor(acts[k]).name;
+  st.tensors = std::move(stats);
+  st.samples = mine_samples.size();
+  *out = std::move(st);
+  return Status::Ok();
+}
+
+Status CalibrateFromStats(Graph* graph, const Stats& st, const Options& o, Report* report, std::string_view what) {
+  if (!graph || !report) return InvalidArgument("CalibrateFromStats: graph and report must not be NULL");
+  *report = Report{};
+  QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  QAIRT_RETURN_IF_ERROR(CheckFloatInputs(*graph, o));
+  const Graph& g = *graph;
+  Stats expect;
+  expect.model_fingerprint = ModelFingerprint(g);
+  expect.options_fingerprint = OptionsFingerprint(o);
+  expect.histogram_bins = o.histogram_bins;
+  QAIRT_RETURN_IF_ERROR(CheckStatsFit(st, expect, what));
+  if (!st.complete())
+    return InvalidArgument("{} cover {} of {} shards (missing: {}): merge every shard first", what, st.shards.size(),
+                           st.shard_count, MissingShards(st));
+  if (o.act_method != Method::kMinMax && st.round != 2)
+    return InvalidArgument("{} hold round 1 (ranges) only; --act_quantizer_calibration {} needs round 2 (histograms): "
+                           "collect it with the merged ranges (qairt calibrate --ranges)", what, MethodName(o.act_method));
+  const std::vector<TensorId> acts = ObservedActivations(g, o, &report->kept);
+  if (st.tensors.size() != acts.size())
+    return InvalidArgument("{} hold {} tensors, the graph observes {}", what, st.tensors.size(), acts.size());
+  std::vector<ActStats> stats = st.tensors;
+  for (size_t k = 0; k < acts.size(); ++k)
+    if (stats[k].name != g.tensor(acts[k]).name)
+      return InvalidArgument("{}: tensor {} is '{}', the graph's is '{}'", what, k, stats[k].name, g.tensor(acts[k]).name);
 
   // Encodings, built on a copy so an error leaves the graph as it was.
   Graph out = *graph;
@@ -540,8 +631,9 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
       masked.push_back(t.name);
       std::tie(stats[k].min, stats[k].max) = RangeWithSentinels(stats[k]);
     }
-    auto [a, b] = SearchRange(o.act_method, stats[k].hist, stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema,
-                              o.percentile);
+    static const std::vector<uint64_t> kNoHistogram;
+    auto [a, b] = SearchRange(o.act_method, o.act_method == Method::kMinMax ? kNoHistogram : stats[k].hist,
+                              stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema, o.percentile);
     const float range[2] = {a, b};
     auto enc = quant::ComputeEncoding(t.name, range, {2}, act_req);
     if (!enc.ok()) return enc.status();
@@ -622,7 +714,7 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
         "{} tensor{} hold attention-mask values (-inf or |x| >= 1e30, e.g. '{}'): their ranges leave them out and "
         "reach {} below the real values, so the masked entries saturate there and still vanish after softmax",
         masked.size(), masked.size() == 1 ? "" : "s", masked.front(), kMaskDepth));
-  report->samples = samples.count;
+  report->samples = st.samples;
   *graph = std::move(out);
   return Status::Ok();
 }

@@ -1,5 +1,7 @@
 #include "onnx/exporter.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -227,7 +229,8 @@ Result<std::string> OpContext::Scalar(const std::string& suffix, DType dtype, do
 // Exporter
 // ---------------------------------------------------------------------------
 
-Exporter::Exporter(const Graph& graph, const OnnxExportOptions& options) : graph_(graph), options_(options) {
+Exporter::Exporter(const Graph& graph, const OnnxExportOptions& options, ExternalDataSink* sink)
+    : graph_(graph), options_(options), sink_(sink) {
   RegisterNnExports(&table_);
   RegisterElementwiseExports(&table_);
   RegisterShapeExports(&table_);
@@ -270,8 +273,38 @@ std::string Exporter::AddInitializer(const std::string& base, int32_t elem_type,
   t->set_name(name);
   t->set_data_type(elem_type);
   for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(std::string(static_cast<const char*>(bytes), size));
+  SetData(t, bytes, size);
   return name;
+}
+
+void Exporter::SetData(onnx::TensorProto* t, const void* bytes, size_t size) {
+  if (!sink_ || size < sink_->threshold || size == 0 || !sink_->error.ok()) {
+    t->set_raw_data(std::string(static_cast<const char*>(bytes), size));
+    return;
+  }
+  // 64-byte aligned offsets: a runtime that maps the file reads aligned rows.
+  const uint64_t offset = (sink_->end + 63) & ~uint64_t{63};
+  const char* p = static_cast<const char*>(bytes);
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::pwrite(sink_->fd, p + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      sink_->error = Error(StatusCode::kIoError, "external data '{}', tensor '{}': {}", sink_->location, t->name(),
+                           std::strerror(n == 0 ? EIO : errno));
+      return;
+    }
+    done += static_cast<size_t>(n);
+  }
+  sink_->end = offset + size;
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto entry = [t](const char* key, const std::string& value) {
+    auto* e = t->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  };
+  entry("location", sink_->location);
+  entry("offset", std::to_string(offset));
+  entry("length", std::to_string(size));
 }
 
 Status Exporter::WriteInputs() {
@@ -312,7 +345,7 @@ Status Exporter::WriteStatic(TensorId id) {
   init->set_name(t.name);
   init->set_data_type(elem);
   for (int64_t d : t.shape.extents()) init->add_dims(d);
-  init->set_raw_data(std::string(reinterpret_cast<const char*>(t.data->data()), t.data->size()));
+  SetData(init, t.data->data(), t.data->size());
   if (SimOf(id) != Sim::kNone) {  // a float constant carrying an encoding
     const std::string result = SimulatedName(id);
     QAIRT_RETURN_IF_ERROR(WriteSimulation(id, t.name, result));
@@ -431,6 +464,7 @@ Status Exporter::Run(onnx::ModelProto* model) {
   for (OpId id : order.value()) QAIRT_RETURN_IF_ERROR(WriteOp(id));
   QAIRT_RETURN_IF_ERROR(WriteOutputs());
   if (options_.value_info) QAIRT_RETURN_IF_ERROR(WriteValueInfo());
+  if (sink_ && !sink_->error.ok()) return sink_->error;
   return Status::Ok();
 }
 
@@ -444,21 +478,33 @@ namespace qairt {
 
 namespace {
 
-Status BuildModel(const Graph& graph, const OnnxExportOptions& options, onnx::ModelProto* model) {
-  onnx_export::Exporter exporter(graph, options);
+Status BuildModel(const Graph& graph, const OnnxExportOptions& options, onnx::ModelProto* model,
+                  onnx_export::ExternalDataSink* sink = nullptr) {
+  onnx_export::Exporter exporter(graph, options, sink);
   QAIRT_RETURN_IF_ERROR(exporter.Run(model));
   const size_t size = model->ByteSizeLong();
   if (size > static_cast<size_t>(INT_MAX))
     return Error(StatusCode::kUnsupported,
-                 "ONNX export of graph '{}': the model is {} bytes, over protobuf's 2 GiB limit (external-data export "
-                 "is not implemented yet)", graph.name(), size);
+                 "ONNX export of graph '{}': the model is {} bytes, over protobuf's 2 GiB limit; write it to a file "
+                 "with external data (ExportOnnxFile, options.external_data)", graph.name(), size);
   return Status::Ok();
+}
+
+uint64_t StaticBytes(const Graph& graph) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < graph.tensor_count(); ++i) {
+    const Tensor& t = graph.tensor(static_cast<TensorId>(i));
+    if (t.data) total += t.data->size();
+  }
+  return total;
 }
 
 }  // namespace
 
 Status ExportOnnx(const Graph& graph, const OnnxExportOptions& options, std::string* out_bytes) {
   if (!out_bytes) return InvalidArgument("ONNX export: out_bytes is NULL");
+  if (options.external_data)
+    return InvalidArgument("ONNX export of graph '{}': external data needs a file (ExportOnnxFile)", graph.name());
   onnx::ModelProto model;
   QAIRT_RETURN_IF_ERROR(BuildModel(graph, options, &model));
   std::string bytes;
@@ -468,19 +514,56 @@ Status ExportOnnx(const Graph& graph, const OnnxExportOptions& options, std::str
   return Status::Ok();
 }
 
-Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, const std::string& path) {
+Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, const std::string& path,
+                      bool* wrote_external_data) {
+  if (wrote_external_data) *wrote_external_data = false;
   if (path.empty()) return InvalidArgument("ONNX export: the output path is empty");
-  // Build the whole model before touching the file system; serialize
-  // straight into the temporary file (no second copy of the weights).
+  auto serialize_into = [&](const onnx::ModelProto& model) {
+    return [&model](int fd) {
+      errno = 0;
+      if (!model.SerializeToFileDescriptor(fd))
+        return Error(StatusCode::kIoError, "serialization failed: {}", errno ? std::strerror(errno) : "protobuf error");
+      return Status::Ok();
+    };
+  };
+  const bool external = options.external_data || StaticBytes(graph) > kOnnxAutoExternalDataBytes;
+  if (!external) {
+    // Build the whole model before touching the file system; serialize
+    // straight into the temporary file (no second copy of the weights).
+    onnx::ModelProto model;
+    Status s = BuildModel(graph, options, &model);
+    if (!s.ok()) return Status(s.code(), fmt::format("cannot write '{}': {}", path, s.message()));
+    return WriteFileAtomicallyWith(path, "ONNX model", serialize_into(model));
+  }
+
+  const size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  const std::string model_name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string data_name = options.external_data_name.empty() ? model_name + ".data" : options.external_data_name;
+  if (data_name.empty() || data_name == "." || data_name == ".." || data_name.find('/') != std::string::npos ||
+      data_name == model_name)
+    return InvalidArgument("cannot write '{}': external data file name '{}' must be a plain file name other than the "
+                           "model's", path, data_name);
+  // Weights stream into the data file while the model is built; the model
+  // then goes to its own temporary; both are renamed into place only when
+  // both are complete, the data first (a reader of the new model finds its data).
+  Result<AtomicFile> data = AtomicFile::Create(folder + data_name, "ONNX external data");
+  if (!data.ok()) return data.status();
+  onnx_export::ExternalDataSink sink;
+  sink.fd = data.value().fd();
+  sink.location = data_name;
+  sink.threshold = options.external_data_threshold;
   onnx::ModelProto model;
-  Status s = BuildModel(graph, options, &model);
+  Status s = BuildModel(graph, options, &model, &sink);
   if (!s.ok()) return Status(s.code(), fmt::format("cannot write '{}': {}", path, s.message()));
-  return WriteFileAtomicallyWith(path, "ONNX model", [&](int fd) {
-    errno = 0;
-    if (!model.SerializeToFileDescriptor(fd))
-      return Error(StatusCode::kIoError, "serialization failed: {}", errno ? std::strerror(errno) : "protobuf error");
-    return Status::Ok();
-  });
+  Result<AtomicFile> file = AtomicFile::Create(path, "ONNX model");
+  if (!file.ok()) return file.status();
+  if (Status w = serialize_into(model)(file.value().fd()); !w.ok())
+    return Error(w.code(), "cannot write the ONNX model '{}': {}", path, w.message());
+  if (sink.end == 0) return file.value().Commit();  // nothing reached the threshold: no data file
+  QAIRT_RETURN_IF_ERROR(AtomicFile::CommitInOrder({&data.value(), &file.value()}));
+  if (wrote_external_data) *wrote_external_data = true;
+  return Status::Ok();
 }
 
 }  // namespace qairt

@@ -99,9 +99,19 @@ void SetAttr(onnx::NodeProto* n, const std::string& name, const char* v);
 void SetAttr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v);
 void SetAttr(onnx::NodeProto* n, const std::string& name, const std::vector<float>& v);
 
+// Where initializers at or above `threshold` bytes go instead of raw_data:
+// appended to `fd` (64-byte aligned), referenced as `location`.
+struct ExternalDataSink {
+  int fd = -1;
+  std::string location;
+  uint64_t threshold = 1024;
+  uint64_t end = 0;  // bytes written so far (the next offset, before alignment)
+  Status error;      // first write error
+};
+
 class Exporter {
  public:
-  Exporter(const Graph& graph, const OnnxExportOptions& options);
+  Exporter(const Graph& graph, const OnnxExportOptions& options, ExternalDataSink* sink = nullptr);
   Status Run(onnx::ModelProto* model);
 
   const Graph& graph() const { return graph_; }
@@ -147,7 +157,11 @@ class Exporter {
   onnx::NodeProto* QdqNode(const std::string& type, const std::string& name);
 
   const Graph& graph_;
+  // The tensor's bytes: raw_data, or the external data file.
+  void SetData(onnx::TensorProto* t, const void* bytes, size_t size);
+
   OnnxExportOptions options_;
+  ExternalDataSink* sink_ = nullptr;
   int64_t opset_ = 0;  // resolved
   onnx::GraphProto* proto_ = nullptr;
   std::unordered_map<std::string, ExportFn> table_;

@@ -56,7 +56,19 @@ struct OnnxExportOptions {
   // Also write value_info (dtype and shape) for every intermediate tensor
   // whose type the IR knows.
   bool value_info = false;
+  // External data (ExportOnnxFile only): initializers of at least
+  // external_data_threshold bytes go to one file next to the model (ONNX's
+  // external-data fields location/offset/length, offsets 64-byte aligned),
+  // written as the exporter produces them. Models whose static tensors hold
+  // more than kOnnxAutoExternalDataBytes are always written this way:
+  // protobuf cannot hold 2 GiB.
+  bool external_data = false;
+  uint64_t external_data_threshold = 1024;
+  // The data file's name in the model's folder; empty: "<model file name>.data".
+  std::string external_data_name;
 };
+
+inline constexpr uint64_t kOnnxAutoExternalDataBytes = uint64_t{1} << 30;
 
 
 // Serializes `graph` as an ONNX model into *out_bytes. Fails (naming the op
@@ -67,7 +79,10 @@ Status ExportOnnx(const Graph& graph, const OnnxExportOptions& options, std::str
 // The same, written to `path` atomically: the bytes go to a temporary file in
 // the same directory, which is fsynced and renamed over `path`. On failure no
 // file (partial or temporary) is left and `path` is untouched; the error
-// names the path.
-Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, const std::string& path);
+// names the path. With external data, the data file and the model are both
+// written before either is renamed into place, the data file first.
+// *wrote_external_data (if not NULL) tells whether a data file was written.
+Status ExportOnnxFile(const Graph& graph, const OnnxExportOptions& options, const std::string& path,
+                      bool* wrote_external_data = nullptr);
 
 }  // namespace qairt

@@ -105,80 +105,134 @@ bool CopyAll(int from, int to) {
 
 }  // namespace
 
-Status WriteFileAtomicallyWith(const std::string& path, std::string_view what,
-                               const std::function<Status(int fd)>& write) {
-  auto io = [&](std::string_view step, int err) {
-    return Error(StatusCode::kIoError, "cannot write the {} '{}': {}: {}", what, path, step, std::strerror(err));
-  };
+Result<AtomicFile> AtomicFile::Create(const std::string& path, std::string_view what) {
+  AtomicFile f;
+  f.path_ = path;
+  f.what_ = std::string(what);
   if (path.empty()) return InvalidArgument("cannot write the {}: the output path is empty", what);
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  f.dir_ = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   if (name.empty() || name == "." || name == "..")
     return InvalidArgument("cannot write the {} '{}': not a file name", what, path);
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return io("the path is a directory", EISDIR);
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return f.Io("the path is a directory", EISDIR);
 
-  std::string tmp = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "." + name;
-  tmp += kAtomicTempMarker;
+  f.tmp_ = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "." + name;
+  f.tmp_ += kAtomicTempMarker;
   // An unnamed file (O_TMPFILE) while the bytes go in: a writer killed before
   // the end leaves nothing behind. Where the filesystem has none, a hidden
   // named temporary.
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-  const bool unnamed = fd >= 0;
-  if (!unnamed) {
-    fd = CreateNamedTemporary(&tmp);
-    if (fd < 0) return io("cannot create a temporary file in '" + dir + "'", errno);
+  f.fd_ = ::open(f.dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+  f.unnamed_ = f.fd_ >= 0;
+  if (!f.unnamed_) {
+    f.fd_ = CreateNamedTemporary(&f.tmp_);
+    if (f.fd_ < 0) return f.Io("cannot create a temporary file in '" + f.dir_ + "'", errno);
   }
-  auto discard = [&] {
-    ::close(fd);
-    if (!unnamed) ::unlink(tmp.c_str());
-  };
-  auto fail = [&](std::string_view step) {
-    const int err = errno;
-    discard();
-    return io(step, err);
-  };
-  if (Status s = write(fd); !s.ok()) {
-    discard();
-    return Error(s.code(), "cannot write the {} '{}': {}", what, path, s.message());
+  return f;
+}
+
+AtomicFile::AtomicFile(AtomicFile&& o) noexcept
+    : path_(std::move(o.path_)), what_(std::move(o.what_)), dir_(std::move(o.dir_)), tmp_(std::move(o.tmp_)),
+      fd_(o.fd_), unnamed_(o.unnamed_) {
+  o.fd_ = -1;
+}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
+  if (this != &o) {
+    Discard();
+    path_ = std::move(o.path_);
+    what_ = std::move(o.what_);
+    dir_ = std::move(o.dir_);
+    tmp_ = std::move(o.tmp_);
+    fd_ = o.fd_;
+    unnamed_ = o.unnamed_;
+    o.fd_ = -1;
   }
-  StopHereForTest(path);
+  return *this;
+}
+
+AtomicFile::~AtomicFile() { Discard(); }
+
+void AtomicFile::Discard() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  if (!unnamed_) ::unlink(tmp_.c_str());
+  fd_ = -1;
+}
+
+Status AtomicFile::Io(std::string_view step, int err) const {
+  return Error(StatusCode::kIoError, "cannot write the {} '{}': {}: {}", what_, path_, step, std::strerror(err));
+}
+
+Status AtomicFile::Fail(std::string_view step) {
+  const int err = errno;
+  Discard();
+  return Io(step, err);
+}
+
+Status AtomicFile::Commit() {
+  StopHereForTest(path_);
+  return CommitWithoutTestStop();
+}
+
+Status AtomicFile::CommitInOrder(std::initializer_list<AtomicFile*> files) {
+  for (AtomicFile* f : files) StopHereForTest(f->path_);
+  for (AtomicFile* f : files)
+    if (f->fd_ >= 0 && ::fsync(f->fd_) != 0) return f->Fail("fsync");
+  for (AtomicFile* f : files) QAIRT_RETURN_IF_ERROR(f->CommitWithoutTestStop());
+  return Status::Ok();
+}
+
+Status AtomicFile::CommitWithoutTestStop() {
+  if (fd_ < 0) return Error(StatusCode::kInternal, "the {} '{}' was already committed or discarded", what_, path_);
   // mkstemp creates 0600 and O_TMPFILE ignores no umask bits we can rely on
   // everywhere: give the file the permissions open() would have.
-  if (::fchmod(fd, 0666 & ~ProcessUmask()) != 0) return fail("chmod");
-  if (::fsync(fd) != 0) return fail("fsync");
-  if (unnamed && !NameUnnamedFile(fd, &tmp)) {
+  if (::fchmod(fd_, 0666 & ~ProcessUmask()) != 0) return Fail("chmod");
+  if (::fsync(fd_) != 0) return Fail("fsync");
+  if (unnamed_ && !NameUnnamedFile(fd_, &tmp_)) {
     // No way to link an unnamed file here: copy it into a named temporary.
-    const int named = CreateNamedTemporary(&tmp);
-    if (named < 0) return fail("cannot create a temporary file in '" + dir + "'");
-    const bool copied = CopyAll(fd, named) && ::fsync(named) == 0 && ::fchmod(named, 0666 & ~ProcessUmask()) == 0;
+    const int named = CreateNamedTemporary(&tmp_);
+    if (named < 0) return Fail("cannot create a temporary file in '" + dir_ + "'");
+    const bool copied = CopyAll(fd_, named) && ::fsync(named) == 0 && ::fchmod(named, 0666 & ~ProcessUmask()) == 0;
     const int err = errno;
-    ::close(fd);
-    fd = named;
+    ::close(fd_);
+    fd_ = named;
+    unnamed_ = false;
     if (!copied) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return io("copy into the temporary", err ? err : EIO);
+      Discard();
+      return Io("copy into the temporary", err ? err : EIO);
     }
   }
-  if (::close(fd) != 0) {
+  unnamed_ = false;  // from here on a name exists that Discard must remove
+  if (::close(fd_) != 0) {
     const int err = errno;
-    ::unlink(tmp.c_str());
-    return io("close", err);
+    fd_ = -1;
+    ::unlink(tmp_.c_str());
+    return Io("close", err);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
-    ::unlink(tmp.c_str());
-    return io("rename", err);
+    ::unlink(tmp_.c_str());
+    return Io("rename", err);
   }
   // Make the rename durable (best effort: not every filesystem fsyncs folders).
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     (void)::fsync(dfd);
     ::close(dfd);
   }
   return Status::Ok();
+}
+
+Status WriteFileAtomicallyWith(const std::string& path, std::string_view what,
+                               const std::function<Status(int fd)>& write) {
+  Result<AtomicFile> file = AtomicFile::Create(path, what);
+  if (!file.ok()) return file.status();
+  if (Status s = write(file.value().fd()); !s.ok())
+    return Error(s.code(), "cannot write the {} '{}': {}", what, path, s.message());
+  return file.value().Commit();
 }
 
 }  // namespace qairt

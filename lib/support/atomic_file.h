@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,42 @@ inline constexpr std::string_view kAtomicTempMarker = ".qairt-tmp-";
 
 // `what` names the output in messages ("container", "encodings", ...).
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, std::string_view what);
+
+// One output being written: Create opens the unnamed temporary, the caller
+// writes through fd() (write or pwrite; it may also read back), Commit names
+// it and renames it over the path. Destroyed without Commit, nothing is left.
+// Outputs that belong together (a model and its external data) are all
+// written first and committed last, in the order a reader needs them.
+class AtomicFile {
+ public:
+  static Result<AtomicFile> Create(const std::string& path, std::string_view what);
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&& other) noexcept;
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  // fsync, name, rename over path(), fsync the folder. Errors name the path.
+  Status Commit();
+  // Commits several outputs in the given order (a reader's order: data
+  // before the model that names it), after every one of them is complete
+  // and fsynced: a process killed before the first rename leaves no new
+  // file; only the instants between the renames expose a partial set.
+  static Status CommitInOrder(std::initializer_list<AtomicFile*> files);
+
+ private:
+  AtomicFile() = default;
+  Status CommitWithoutTestStop();
+  void Discard();
+  Status Io(std::string_view step, int err) const;
+  Status Fail(std::string_view step);
+
+  std::string path_, what_, dir_, tmp_;
+  int fd_ = -1;
+  bool unnamed_ = false;  // O_TMPFILE: no name to remove on discard
+};
 
 // The same with the bytes produced by `write(fd)` straight into the
 // temporary (e.g. protobuf serialization, no second copy of the weights in

@@ -210,6 +210,8 @@ class OnnxExportOptions(ctypes.Structure):
         ("graph_name", c_char_p),
         ("num_metadata_props", c_size_t),
         ("metadata_props", c_void_p),  # const qairt_onnx_metadata_prop*
+        ("external_data_threshold", ctypes.c_uint64),  # since ABI 1.10
+        ("external_data_name", c_char_p),
     ]
 
 
@@ -220,6 +222,7 @@ class OnnxMetadataProp(ctypes.Structure):
 
 EXPORT_VALUE_INFO = 1
 EXPORT_QDQ_MS_DOMAIN = 2
+EXPORT_EXTERNAL_DATA = 4  # since ABI 1.10
 # qairt_write_fn: int32_t (*)(void* user_data, const void* data, size_t size)
 WriteFn = ctypes.CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
 
@@ -553,12 +556,14 @@ _DECLS_1_8 = [
 
 # Since ABI 1.9.
 _DECLS_1_9 = [("qairt_import_report_diagnostics", DiagnosticsP, [ImportReportP])]
+# Since ABI 1.10.
+_DECLS_1_10 = [("qairt_write_file_atomically", StatusP, [c_char_p, c_void_p, c_size_t])]
 
 # Declarations per public header: tests/python/test_binding.py compares each
 # list with its header and with capi/<name>.exports. A new header's functions
 # go in a list of their own and an entry here.
 DECLARED_BY_HEADER = {
-    "qairt.h": tuple(d[0] for d in _DECLS + _DECLS_1_8),
+    "qairt.h": tuple(d[0] for d in _DECLS + _DECLS_1_8 + _DECLS_1_10),
     "qairt_import.h": tuple(d[0] for d in _IMPORT_DECLS) + ("qairt_import_report_render",
                                                             "qairt_import_report_diagnostics"),
     "qairt_export.h": tuple(d[0] for d in _EXPORT_DECLS),
@@ -569,7 +574,7 @@ DECLARED_BY_HEADER = {
 _DECLS = _DECLS + _IMPORT_DECLS + _EXPORT_DECLS + _EXEC_DECLS + _CONTAINER_DECLS
 
 # Names of every function declared (tests compare this with the header).
-DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7 + _DECLS_1_8 + _DECLS_1_9)
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_7 + _DECLS_1_8 + _DECLS_1_9 + _DECLS_1_10)
 
 try:
     for _name, _restype, _argtypes in _DECLS:
@@ -591,6 +596,9 @@ if (_abi & 0xFFFF) >= 8:
         globals()[_name] = _declare(_name, _restype, _argtypes)
 if (_abi & 0xFFFF) >= 9:
     for _name, _restype, _argtypes in _DECLS_1_9:
+        globals()[_name] = _declare(_name, _restype, _argtypes)
+if (_abi & 0xFFFF) >= 10:
+    for _name, _restype, _argtypes in _DECLS_1_10:
         globals()[_name] = _declare(_name, _restype, _argtypes)
 
 

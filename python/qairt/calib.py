@@ -98,7 +98,9 @@ _DECLS = [
 # Functions of qairt_calib.h declared here (tests compare them with the
 # header and capi/calib.exports).
 _DECLS_1_9 = [("qairt_compare_report_samples", c_size_t, [CompareP])]
-DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_9)
+from .stats import DECLARED as _STATS_DECLARED  # noqa: E402 (qairt_calib.h's statistics functions, ABI 1.10)
+
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_9) + _STATS_DECLARED
 
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}

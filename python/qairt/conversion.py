@@ -49,6 +49,7 @@ VERIFY_REWRITES = 2  # QAIRT_CONVERT_VERIFY_REWRITES
 QUANTIZED_IO = 4     # QAIRT_CONVERT_QUANTIZED_IO
 CHECK_ONLY = 8       # QAIRT_CONVERT_CHECK_ONLY (1.8)
 NO_BIAS_AWARE_WEIGHT_SCALES = 16  # QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES (1.8)
+QDQ_EXTERNAL_DATA = 32  # QAIRT_CONVERT_QDQ_EXTERNAL_DATA (1.10)
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
 MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
@@ -87,6 +88,11 @@ class ConvertOptions(ctypes.Structure):
         ("progress", calib.ProgressFn),
         ("progress_user_data", c_void_p),
         ("report_path", c_char_p),  # 1.9
+        ("calibration_stats", c_char_p),  # 1.10
+        ("stats_output", c_char_p),
+        ("stats_ranges", c_char_p),
+        ("shard_index", c_uint32),
+        ("shard_count", c_uint32),
     ]
 
 
@@ -235,7 +241,7 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             output: Optional[PathLike] = None, *, input_list: Optional[PathLike] = None,
             eval_input_list: Optional[PathLike] = None, quantization_overrides: Optional[PathLike] = None,
             export_encodings: Optional[PathLike] = None, encodings_version: Union[str, int, None] = None,
-            export_qdq_onnx: Optional[PathLike] = None, qdq_opset: int = 0,
+            export_qdq_onnx: Optional[PathLike] = None, qdq_opset: int = 0, qdq_external_data: bool = False,
             quantizer_log: Optional[PathLike] = None, log_level: Optional[str] = None, act_bitwidth: int = 0,
             weights_bitwidth: int = 0, bias_bitwidth: int = 0, float_bitwidth: int = 0, quantized_io: bool = False,
             rewrites: bool = True, verify_rewrites: bool = False, disabled_rewrites: Sequence[str] = (),
@@ -245,7 +251,9 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             mixed_precision: Union[str, Tuple[str, float], None] = None, num_threads: int = 1,
             stop_after: Optional[str] = None, progress: Optional[Callable[[str, int, int], None]] = None,
             check_only: bool = False, bias_aware_weight_scales: bool = True,
-            report: Optional[PathLike] = None) -> ConvertResult:
+            report: Optional[PathLike] = None, calibration_stats: Optional[PathLike] = None,
+            stats_output: Optional[PathLike] = None, stats_ranges: Optional[PathLike] = None,
+            shard: Optional[Tuple[int, int]] = None) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
@@ -257,7 +265,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     The keywords are the CLI's options: input_list (--input_list; turns
     calibration on), eval_input_list, quantization_overrides,
     export_encodings + encodings_version ("2.0.0", "1.0.0", "0.6.1"),
-    export_qdq_onnx + qdq_opset (0 automatic, 13 or 21), quantizer_log +
+    export_qdq_onnx + qdq_opset (0 automatic, 13 or 21) + qdq_external_data
+    (--qdq_external_data: weights in "<export_qdq_onnx>.data"), quantizer_log +
     log_level ("NONE", "INFO", "TRACE"; None = "NONE"), the bit widths (0 =
     default), quantized_io, rewrites (False = --no_rewrites),
     verify_rewrites, disabled_rewrites (names), the calibration settings of
@@ -272,6 +281,11 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     bias_aware_weight_scales=False is --no_bias_aware_weight_scales.
     report: the HTML report (--report; qairt.report), written whenever
     processing ran, with per-op accuracy when there are evaluation samples.
+    Sharded calibration (qairt.stats, qairt.distributed; ABI 1.10):
+    calibration_stats (--calibration_stats) calibrates from merged
+    statistics instead of input_list; stats_output (qairt calibrate -o)
+    observes shard=(k, n) of input_list -- round 2 on stats_ranges when
+    given -- writes the statistics there and stops (no output).
 
     Raises InvalidArgumentError for bad options (nothing written); errors of
     the conversion itself are in the result (``ok`` is False, no outputs).
@@ -309,7 +323,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     o.target = tgt._handle() if tgt is not None else None
     o.flags = (0 if rewrites else NO_REWRITES) | (VERIFY_REWRITES if verify_rewrites else 0) | \
         (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0) | \
-        (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES)
+        (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES) | \
+        (QDQ_EXTERNAL_DATA if qdq_external_data else 0)
     o.float_bitwidth, o.act_bitwidth = float_bitwidth, act_bitwidth
     o.weights_bitwidth, o.bias_bitwidth = weights_bitwidth, bias_bitwidth
     o.log_level = LOG_LEVELS[log_level]
@@ -331,6 +346,15 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
         raise errors.UnsupportedError("convert(report=...) needs libqairt ABI 1.9; %s is older" % _ffi.library_path,
                                       code=errors.UNSUPPORTED)
     o.report_path = _path("report", report)
+    sharding = (calibration_stats, stats_output, stats_ranges, shard)
+    if any(v is not None for v in sharding) and (_ffi.qairt_abi_version() & 0xFFFF) < 10:
+        raise errors.UnsupportedError("sharded calibration needs libqairt ABI 1.10; %s is older" % _ffi.library_path,
+                                      code=errors.UNSUPPORTED)
+    o.calibration_stats = _path("calibration_stats", calibration_stats)
+    o.stats_output = _path("stats_output", stats_output)
+    o.stats_ranges = _path("stats_ranges", stats_ranges)
+    if shard is not None:
+        o.shard_index, o.shard_count = int(shard[0]), int(shard[1])
     callback = calib._progress_fn(progress)
     o.progress = callback
 

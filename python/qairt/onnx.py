@@ -128,14 +128,18 @@ def _run_import(file_fn, bytes_fn, path, data, opts):
     return Graph(_handle=handle), report_dict
 
 
-def _export_options(opset, producer_name, graph_name, value_info, qdq_ms_domain, metadata):
+def _export_options(opset, producer_name, graph_name, value_info, qdq_ms_domain, metadata,
+                    external_data=False, external_data_threshold=0, external_data_name=None):
     opts = _ffi.new_struct(_ffi.OnnxExportOptions)
     _ffi.qairt_onnx_export_options_init(ctypes.byref(opts))
     opts.opset = int(opset)
     opts.producer_name = _enc(producer_name)
     opts.graph_name = _enc(graph_name)
     opts.flags = ((_ffi.EXPORT_VALUE_INFO if value_info else 0) |
-                  (_ffi.EXPORT_QDQ_MS_DOMAIN if qdq_ms_domain else 0))
+                  (_ffi.EXPORT_QDQ_MS_DOMAIN if qdq_ms_domain else 0) |
+                  (_ffi.EXPORT_EXTERNAL_DATA if external_data else 0))
+    opts.external_data_threshold = int(external_data_threshold)
+    opts.external_data_name = _enc(external_data_name)
     items = list((metadata or {}).items())
     props = (_ffi.OnnxMetadataProp * max(1, len(items)))()
     for k, (key, value) in enumerate(items):
@@ -150,13 +154,19 @@ def _export_options(opset, producer_name, graph_name, value_info, qdq_ms_domain,
 def export_onnx(graph, path: Optional[Union[str, os.PathLike]] = None, opset: int = AUTO_OPSET,
                 producer_name: Optional[str] = None, graph_name: Optional[str] = None,
                 value_info: bool = False, qdq_ms_domain: bool = False,
-                metadata: Optional[dict] = None) -> Optional[bytes]:
+                metadata: Optional[dict] = None, external_data: bool = False,
+                external_data_threshold: int = 0,
+                external_data_name: Optional[str] = None) -> Optional[bytes]:
     """Writes `graph` as an ONNX model: to `path` (atomically) or, when path is
     None, returned as bytes. Quantization is written as Q/DQ nodes the way the
     executor simulates it (see qairt_export.h); opset AUTO_OPSET picks 21 only
     when a Q/DQ node needs it. qdq_ms_domain: com.microsoft Q/DQ (16-bit grids
-    below opset 21). metadata: ModelProto.metadata_props."""
-    opts = _export_options(opset, producer_name, graph_name, value_info, qdq_ms_domain, metadata)
+    below opset 21). metadata: ModelProto.metadata_props. external_data (a
+    path only): initializers of at least external_data_threshold bytes (0:
+    1024) go to external_data_name (None: "<file name>.data") next to the
+    model; always so above 1 GiB of weights."""
+    opts = _export_options(opset, producer_name, graph_name, value_info, qdq_ms_domain, metadata,
+                           external_data, external_data_threshold, external_data_name)
     if path is not None:
         _ffi.qairt_export_onnx_file(graph.handle, _enc(os.fspath(path)), ctypes.byref(opts))
         return None

@@ -46,8 +46,10 @@ print("%.2f %d" % (10 * np.log10(num / max(den, 1e-30)), agree))
 PY
 }
 
+# The Q-DQ model of this run keeps its weights in external data
+# (w8a16_qdq.onnx.data): ONNX Runtime and qairt's importer read it below.
 convert w8a16 --act_bitwidth 16 --weights_bitwidth 8 --bias_bitwidth 32 --use_per_channel_quantization \
-  --export_qdq_onnx "$tmp/w8a16_qdq.onnx" --no_progress
+  --export_qdq_onnx "$tmp/w8a16_qdq.onnx" --qdq_external_data --no_progress
 contains "calibration line" "$tmp/w8a16.log" "^calibration: 32 samples, [0-9]+ activation and [0-9]+ parameter encodings computed"
 contains "accuracy line" "$tmp/w8a16.log" "^accuracy on 32 samples: softmax_0.tmp_0 SQNR"
 read -r s16 a16 <<< "$(sqnr_of w8a16)"
@@ -74,7 +76,16 @@ check "Q-DQ export vs ORT" 0 "$py" "$here/tests/calib/qdq_ort_check.py" --model 
   --steps 1 --work "$tmp/qdq_ort"
 cat "$tmp/out"
 $py - "$tmp/w8a16_qdq.onnx" <<'PY' || fail=1
-import onnx, sys
+import onnx, os, sys
+m = onnx.load(sys.argv[1], load_external_data=False)
+external = [t for t in m.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+size = os.path.getsize(sys.argv[1] + ".data")
+for t in external:
+    e = {x.key: x.value for x in t.external_data}
+    assert e["location"] == "w8a16_qdq.onnx.data" and int(e["offset"]) % 64 == 0, e
+    assert int(e["offset"]) + int(e["length"]) <= size and not t.raw_data, (t.name, e, size)
+assert len(external) > 10 and all(len(t.raw_data) < 1024 for t in m.graph.initializer), len(external)
+print("Q-DQ external data: %d initializers, %d bytes" % (len(external), size))
 m = onnx.load(sys.argv[1])
 ops = [n.op_type for n in m.graph.node]
 assert m.opset_import[0].version == 21, m.opset_import  # 16-bit activations

@@ -202,6 +202,30 @@ def main():
                 with open(out, "rb") as f:
                     put("container", name + ".qairt", f.read())
 
+    # Calibration statistics: rounds 1 and 2 (mse) of the small conv model,
+    # two shards and their merge, written by `qairt calibrate`.
+    if qairt_cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "conv.onnx")
+            onnx.save(conv_model(2, 2), src)
+            rng = np.random.default_rng(5)
+            with open(os.path.join(tmp, "list.txt"), "w") as f:
+                for i in range(3):
+                    raw = os.path.join(tmp, "x%d.raw" % i)
+                    rng.standard_normal((1, 2, 2, 2)).astype(np.float32).tofile(raw)
+                    f.write("x:=%s\n" % raw)
+            base = [qairt_cli, "calibrate", "-i", src, "--target", "htp_v73", "--input_list",
+                    os.path.join(tmp, "list.txt"), "--act_quantizer_calibration", "mse", "--no_progress"]
+            run = lambda args: subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+            for k in range(2):
+                run(base + ["--shard", "%d/2" % k, "-o", os.path.join(tmp, "r1_%d.stats" % k)])
+            run([qairt_cli, "calibrate", "--merge", os.path.join(tmp, "r1_0.stats"), os.path.join(tmp, "r1_1.stats"),
+                 "-o", os.path.join(tmp, "r1.stats")])
+            run(base + ["--ranges", os.path.join(tmp, "r1.stats"), "-o", os.path.join(tmp, "r2.stats")])
+            for name in ("r1_0", "r1", "r2"):
+                with open(os.path.join(tmp, name + ".stats"), "rb") as f:
+                    put("stats", name + ".stats", f.read())
+
     # TFLite: the regression inputs of earlier findings.
     for name in sorted(os.listdir(os.path.join(ROOT, "tests", "data", "tflite"))):
         with open(os.path.join(ROOT, "tests", "data", "tflite", name), "rb") as f:

@@ -17,6 +17,7 @@
 #include "qairt/qairt_container.h"
 #include "qairt/qairt_export.h"
 #include "qairt/qairt_import.h"
+#include "qairt/qairt.h"
 
 using qairt::hostile::Sandbox;
 using qairt::hostile::Slurp;
@@ -133,4 +134,41 @@ TEST_CASE("a container writer killed inside its write leaves the old file and no
 TEST_CASE("an ONNX export killed inside its write leaves the old file and nothing else", "[hostile][atomic]") {
   KillInsideWrite(WriteOnnx, "model.onnx", true, ImportsAsTheModel);
   KillInsideWrite(WriteOnnx, "model.onnx", false, ImportsAsTheModel);
+}
+
+namespace {
+
+// The public writer, with the bytes of a 4 MiB container of the graph.
+qairt_status_t* WritePublic(const qairt_graph_t* g, const char* path) {
+  size_t n = 0;
+  if (qairt_status_t* s = qairt_container_write_bytes(g, nullptr, nullptr, 0, &n)) return s;
+  std::vector<char> bytes(n);
+  if (qairt_status_t* s = qairt_container_write_bytes(g, nullptr, bytes.data(), bytes.size(), &n)) return s;
+  return qairt_write_file_atomically(path, bytes.data(), n);
+}
+
+}  // namespace
+
+TEST_CASE("qairt_write_file_atomically killed inside its write leaves the old file and nothing else",
+          "[hostile][atomic]") {
+  KillInsideWrite(WritePublic, "bytes.qairt", true, LoadsAsContainer);
+  KillInsideWrite(WritePublic, "bytes.qairt", false, LoadsAsContainer);
+}
+
+TEST_CASE("qairt_write_file_atomically: errors name the path, empty files are written", "[hostile][atomic]") {
+  Sandbox sb;
+  const std::string missing = sb.Out("no/such/folder/f.txt");
+  qairt_status_t* s = qairt_write_file_atomically(missing.c_str(), "x", 1);
+  REQUIRE(s != nullptr);
+  CHECK(qairt_status_code(s) == QAIRT_IO_ERROR);
+  CHECK(std::string(qairt_status_message(s)).find(missing) != std::string::npos);
+  qairt_status_free(s);
+  s = qairt_write_file_atomically(sb.Out("d").c_str(), nullptr, 3);
+  CHECK(qairt_status_code(s) == QAIRT_INVALID_ARGUMENT);
+  qairt_status_free(s);
+  CHECK(sb.OutFiles().empty());
+  const std::string empty = sb.Out("empty.txt");
+  CHECK(qairt_write_file_atomically(empty.c_str(), nullptr, 0) == nullptr);
+  CHECK(fs::exists(empty));
+  CHECK(fs::file_size(empty) == 0);
 }

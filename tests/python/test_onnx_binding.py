@@ -141,6 +141,24 @@ class OnnxBindingTest(unittest.TestCase):
                 odd.export_onnx()
             self.assertIn("shuffle", str(cm.exception))
 
+    def test_export_external_data(self):
+        g, _ = qairt.import_onnx(self.bytes, define_symbols={"N": 1})
+        with g:
+            out = os.path.join(self.dir, "ext.onnx")
+            g.export_onnx(out, external_data=True, external_data_threshold=16)
+            self.assertEqual(sorted(os.listdir(self.dir)), ["ext.onnx", "ext.onnx.data", "small.onnx"])
+            model = onnx.load(out, load_external_data=False)
+            external = [t.name for t in model.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+            self.assertTrue(external)
+            loaded = onnx.load(out)  # Debian's onnx resolves the data file
+            onnx.checker.check_model(loaded)
+            inline = onnx.load_from_string(g.export_onnx())
+            self.assertEqual({t.name: t.raw_data for t in loaded.graph.initializer},
+                             {t.name: t.raw_data for t in inline.graph.initializer})
+            with self.assertRaises(qairt.InvalidArgumentError) as cm:
+                g.export_onnx(None, external_data=True)
+            self.assertIn("external data", str(cm.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

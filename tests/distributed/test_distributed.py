@@ -1,0 +1,152 @@
+"""qairt.distributed: sharded calibration on Dask (Debian's python3-distributed).
+
+A LocalCluster of 2 worker processes, and a scheduler plus 2 workers started
+as separate processes on localhost (scheduler file), calibrate the PaddleOCR
+direction classifier and a small transformer layer: the container and
+encodings written from the merged statistics must equal, byte for byte, a
+single-process qairt.convert with input_list (min-max, percentile, mse and
+sqnr; 1, 2 and 3 shards). Statistics travel as bytes (the
+CalibrationStats pickle is its bytes), and a round mismatch is refused.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+import pickle  # noqa: E402
+
+import qairt  # noqa: E402
+import qairt.distributed as qd  # noqa: E402
+from qairt import stats  # noqa: E402
+from dask.distributed import Client, LocalCluster  # noqa: E402
+
+CLS = os.path.join(REPO, "third_party", "npm", "node_modules", "@gutenye", "ocr-models", "assets",
+                   "ch_ppocr_mobile_v2.0_cls_infer.onnx")
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class DistributedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="qairt_dask_")
+        d = cls.tmp.name
+        subprocess.run([sys.executable, os.path.join(REPO, "tests", "calib", "make_textline_samples.py"),
+                        os.path.join(d, "cls"), "12"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, os.path.join(REPO, "tests", "calib", "make_transformer.py"),
+                        os.path.join(d, "tf"), "8", "32", "5"], check=True, stdout=subprocess.DEVNULL)
+        # qairt.convert imports a path with static shapes required: the
+        # classifier with its input fixed to [1, 3, 48, 192] (what -d does).
+        import onnx
+        cls_model = onnx.load(CLS)
+        for dim, v in zip(cls_model.graph.input[0].type.tensor_type.shape.dim, (1, 3, 48, 192)):
+            dim.ClearField("dim_param")
+            dim.dim_value = v
+        cls_path = os.path.join(d, "cls.onnx")
+        onnx.save(cls_model, cls_path)
+        cls.models = {
+            "cls": dict(model=cls_path, target="htp_v73", input_list=os.path.join(d, "cls", "calib_list.txt"),
+                        options=dict(act_bitwidth=16, per_channel=True)),
+            "transformer": dict(model=os.path.join(d, "tf", "transformer.onnx"), target="htp_v75",
+                                input_list=os.path.join(d, "tf", "calib_list.txt"),
+                                options=dict(act_bitwidth=16, per_row=True)),
+        }
+        cls.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        cls.client = Client(cls.cluster)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.cluster.close()
+        cls.tmp.cleanup()
+
+    def local(self, name, method):
+        m = self.models[name]
+        out = os.path.join(self.tmp.name, "local_%s_%s" % (name, method))
+        r = qairt.convert(m["model"], m["target"], out + ".qairt", input_list=m["input_list"], act_method=method,
+                          export_encodings=out + ".json", **m["options"])
+        self.assertTrue(r.ok, r.errors)
+        return read(out + ".qairt"), read(out + ".json")
+
+    def sharded(self, client, name, method, shards):
+        m = self.models[name]
+        out = os.path.join(self.tmp.name, "dask_%s_%s_%d" % (name, method, shards))
+        r = qd.convert(client, m["model"], m["target"], out + ".qairt", m["input_list"], shards=shards,
+                       act_method=method, export_encodings=out + ".json", **m["options"])
+        self.assertTrue(r.ok, r.errors)
+        return read(out + ".qairt"), read(out + ".json")
+
+    def test_local_cluster_matches_single_process(self):
+        # Every method at 2 shards, every shard count with mse (two rounds);
+        # the full method x shard-count matrix runs in-process in
+        # tests/calib/test_stats.cpp.
+        runs = [("cls", m, 2) for m in ("min-max", "percentile", "mse", "sqnr")]
+        runs += [("cls", "mse", 1), ("cls", "mse", 3), ("transformer", "min-max", 3), ("transformer", "mse", 2)]
+        wanted = {}
+        for name, method, shards in runs:
+            with self.subTest(model=name, method=method, shards=shards):
+                if (name, method) not in wanted:
+                    wanted[name, method] = self.local(name, method)
+                want = wanted[name, method]
+                got = self.sharded(self.client, name, method, shards)
+                self.assertEqual(got[1], want[1], "encodings differ")
+                self.assertEqual(got[0], want[0], "container differs")
+
+    def test_statistics_are_values(self):
+        m = self.models["transformer"]
+        st = qd.calibrate(self.client, m["model"], m["target"], m["input_list"], shards=2, act_method="mse",
+                          **m["options"])
+        self.assertEqual((st.round, st.complete, st.samples), (2, True, 5))
+        again = pickle.loads(pickle.dumps(st))
+        self.assertEqual(again.to_bytes(), st.to_bytes())
+        path = os.path.join(self.tmp.name, "t.stats")
+        st.save(path)
+        self.assertEqual(stats.load(path).to_bytes(), st.to_bytes())
+        with self.assertRaises(qairt.InvalidArgumentError) as cm:
+            stats.merge([st, st])
+        self.assertIn("already in the merge", str(cm.exception))
+        with self.assertRaises(qairt.QairtError) as cm:
+            stats.CalibrationStats.from_bytes(st.to_bytes()[:40])
+        self.assertIn("calibration statistics", str(cm.exception))
+
+    def test_scheduler_and_workers_as_processes(self):
+        sched_file = os.path.join(self.tmp.name, "scheduler.json")
+        env = dict(os.environ)
+        procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                   "--port", "0", "--no-dashboard", "--scheduler-file", sched_file], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+        try:
+            for _ in range(300):
+                if os.path.exists(sched_file):
+                    break
+                time.sleep(0.1)
+            for _ in range(2):
+                procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--nthreads", "1",
+                                               "--no-dashboard", "--scheduler-file", sched_file], env=env,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            with Client(scheduler_file=sched_file, timeout=60) as client:
+                client.wait_for_workers(2, timeout=120)
+                want = self.local("cls", "mse")
+                got = self.sharded(client, "cls", "mse", 2)
+                self.assertEqual(got, want)
+        finally:
+            for p in reversed(procs):
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+
+
+if __name__ == "__main__":
+    unittest.main()
