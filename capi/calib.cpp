@@ -79,6 +79,16 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   return nullptr;
 }
 
+// The input_list read against the graph's inputs.
+qairt_status_t* ReadList(const qairt_graph_t& graph, const char* input_list, calib::InputList* out) {
+  auto specs = calib::GraphInputSpecs(graph.graph);
+  if (!specs.ok()) return qairt::capi::FromStatus(specs.status());
+  auto list = calib::ReadInputList(input_list, specs.value());
+  if (!list.ok()) return qairt::capi::FromStatus(list.status());
+  *out = std::move(list).value();
+  return nullptr;
+}
+
 qairt_status_t* Finish(qairt::Status st, calib::Report report, qairt_calibration_report_t** out_report) {
   if (!st.ok()) return qairt::capi::FromStatus(st);
   if (out_report) {
@@ -137,12 +147,10 @@ qairt_status_t* qairt_calibrate_input_list(qairt_graph_t* graph, const char* inp
   calib::Options o;
   Progress progress;
   if (auto* s = ToOptions(options, &o, &progress)) return s;
-  auto specs = calib::GraphInputSpecs(graph->graph);
-  if (!specs.ok()) return qairt::capi::FromStatus(specs.status());
-  auto list = calib::ReadInputList(input_list, specs.value());
-  if (!list.ok()) return qairt::capi::FromStatus(list.status());
+  calib::InputList list;
+  if (auto* s = ReadList(*graph, input_list, &list)) return s;
   calib::Report report;
-  auto st = calib::Calibrate(&graph->graph, calib::SampleSource::FromInputList(list.value()), o, &report,
+  auto st = calib::Calibrate(&graph->graph, calib::SampleSource::FromInputList(list), o, &report,
                              progress);
   return Finish(st, std::move(report), out_report);
   QAIRT_CAPI_END
@@ -267,12 +275,10 @@ qairt_status_t* qairt_calibration_stats_collect(const qairt_graph_t* graph, cons
   calib::Options o;
   Progress progress;
   if (auto* s = ToOptions(options, &o, &progress)) return s;
-  auto specs = calib::GraphInputSpecs(graph->graph);
-  if (!specs.ok()) return qairt::capi::FromStatus(specs.status());
-  auto list = calib::ReadInputList(input_list, specs.value());
-  if (!list.ok()) return qairt::capi::FromStatus(list.status());
+  calib::InputList list;
+  if (auto* s = ReadList(*graph, input_list, &list)) return s;
   auto out = std::make_unique<qairt_calibration_stats_t>();
-  if (auto st = calib::CollectStats(graph->graph, calib::SampleSource::FromInputList(list.value()), o, shard_index,
+  if (auto st = calib::CollectStats(graph->graph, calib::SampleSource::FromInputList(list), o, shard_index,
                                     shard_count ? shard_count : 1, ranges ? &ranges->stats : nullptr, &out->stats,
                                     progress);
       !st.ok())

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "calib/calib_test_models.h"
 #include "calib/calibrate.h"
 #include "calib/compare.h"
 #include "calib/sample_eval.h"
@@ -19,26 +20,8 @@ using namespace qairt::calib;
 
 namespace {
 
-std::shared_ptr<const StaticData> Floats(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
-  std::memcpy(b.data(), v.data(), b.size());
-  return StaticData::Adopt(std::move(b));
-}
-
-// x[1,16] -> FullyConnected(w[8,16], b[8]) -> h -> Relu -> y
-Graph SmallMlp() {
-  Graph g("mlp");
-  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 16}).value();
-  std::vector<float> w(128), b(8);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(static_cast<float>(i)) * 0.5f;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.1f * static_cast<float>(i) - 0.3f;
-  const TensorId wt = g.AddConstant("w", DType::kFloat32, Shape{8, 16}, Floats(w)).value();
-  const TensorId bt = g.AddConstant("b", DType::kFloat32, Shape{8}, Floats(b)).value();
-  const OpId fc = g.AddOp("FullyConnected", "fc", {x, wt, bt}, {"h"}).value();
-  const OpId relu = g.AddOp("Relu", "relu", {g.op(fc).outputs[0]}, {"y"}).value();
-  REQUIRE(g.MarkOutput(g.op(relu).outputs[0]).ok());
-  return g;
-}
+using testing::Floats;
+using testing::SmallMlp;
 
 SampleSource Samples(size_t n, float amp = 1.f) {
   SampleSource s;

@@ -21,6 +21,7 @@
 
 #include "capi/capi_internal.h"
 #include "common/model_builders.h"
+#include "export/export_test_util.h"
 #include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
 #include "passes/pass_test_util.h"
@@ -605,21 +606,8 @@ TEST_CASE("generated names never collide with the graph's own", "[export][onnx]"
   CheckWellFormed(Export(g, 17));
 }
 
-std::vector<std::string> DirEntries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  REQUIRE(d);
-  while (dirent* e = readdir(d))
-    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) out.push_back(e->d_name);
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using testing::DirEntries;
+using testing::ReadFile;
 
 TEST_CASE("the file export is atomic and names the path", "[export][onnx]") {
   char tmpl[] = "/tmp/qairt_export_XXXXXX";

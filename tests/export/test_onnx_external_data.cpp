@@ -15,27 +15,15 @@
 #include <map>
 
 #include "common/model_builders.h"
+#include "export/export_test_util.h"
 #include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
 
 namespace qairt {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-std::vector<std::string> Entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  REQUIRE(d);
-  while (dirent* e = readdir(d))
-    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) out.push_back(e->d_name);
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
+const auto& Slurp = testing::ReadFile;
+const auto& Entries = testing::DirEntries;
 
 std::string TempDir() {
   char tmpl[] = "/tmp/qairt_extdata_XXXXXX";
