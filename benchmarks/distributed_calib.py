@@ -9,8 +9,8 @@ lines with mse (two rounds: inference dominates) through
 qairt.distributed.calibrate on a LocalCluster of 1 and of 2 worker
 processes (one thread each), alternating the two and keeping the best of
 each. Prints seconds per run and the ratio; the target is >= 1.7x with 2
-workers on a 2-core machine. Also checks that both give the same statistics
-bytes (any shard count gives the same merge).
+workers on a 2-core machine. (That any shard count gives the same
+encodings is tested in tests/distributed and tests/calib, not here.)
 """
 import argparse
 import os
@@ -48,8 +48,8 @@ def main():
                         str(2 * a.samples)], check=True, stdout=subprocess.DEVNULL)
         lst = os.path.join(tmp, "calib_list.txt")
         opts = dict(act_method="mse", act_bitwidth=16, per_channel=True)
-        best, out = {}, {}
-        clusters = {n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+        best = {}
+        clusters = {n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
                     for n in (1, 2)}
         try:
             clients = {n: Client(c) for n, c in clusters.items()}
@@ -59,7 +59,6 @@ def main():
                     st = qd.calibrate(clients[n], model, "htp_v73", lst, shards=n, **opts)
                     dt = time.perf_counter() - t
                     best[n] = min(best.get(n, dt), dt)
-                    out[n] = st.to_bytes()
                     print("%d worker%s: %.1f s (%d samples)" % (n, "" if n == 1 else "s", dt, st.samples), flush=True)
             for c in clients.values():
                 c.close()
@@ -67,10 +66,9 @@ def main():
             for c in clusters.values():
                 c.close()
         ratio = best[1] / best[2]
-        print("best: 1 worker %.1f s, 2 workers %.1f s: %.2fx (target >= 1.7x) %s"
+        print("best: 1 worker %.2f s, 2 workers %.2f s: %.3fx (target >= 1.7x) %s"
               % (best[1], best[2], ratio, "PASS" if ratio >= 1.7 else "FAIL"))
-        print("same merged statistics from 1 and 2 shards: %s" % ("yes" if out[1] == out[2] else "NO"))
-        return 0 if out[1] == out[2] else 1
+        return 0 if ratio >= 1.7 else 1
 
 
 if __name__ == "__main__":
