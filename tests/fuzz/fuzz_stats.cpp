@@ -11,12 +11,7 @@
 #include "qairt/qairt_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static qairt_graph_t* base = [] {
-    const std::string bytes = qairt_fuzz::SmallConvModel(2, 2);
-    qairt_graph_t* g = nullptr;
-    if (!qairt_fuzz::Check(qairt_import_onnx_bytes(bytes.data(), bytes.size(), nullptr, &g, nullptr))) std::abort();
-    return g;
-  }();
+  static qairt_graph_t* base = qairt_fuzz::ImportBaseGraph(qairt_fuzz::SmallConvModel(2, 2));
   qairt_calibration_stats_t* stats = nullptr;
   if (!qairt_fuzz::Check(qairt_calibration_stats_load_bytes(data, size, &stats))) return 0;
   size_t n = 0;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "qairt/qairt.h"
+#include "qairt/qairt_import.h"
 
 namespace qairt_fuzz {
 
@@ -47,6 +48,14 @@ inline bool Check(qairt_status_t* s) {
   if (qairt_status_code(s) == QAIRT_INTERNAL) std::abort();
   qairt_status_free(s);
   return false;
+}
+
+// `onnx_bytes` imported through the C API (the base graph a target clones
+// for each input); aborts if that fails, which would be a bug of the target.
+inline qairt_graph_t* ImportBaseGraph(const std::string& onnx_bytes) {
+  qairt_graph_t* g = nullptr;
+  if (!Check(qairt_import_onnx_bytes(onnx_bytes.data(), onnx_bytes.size(), nullptr, &g, nullptr))) std::abort();
+  return g;
 }
 
 }  // namespace qairt_fuzz
