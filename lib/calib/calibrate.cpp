@@ -432,22 +432,46 @@ Status CheckFloatInputs(const Graph& g, const Options& o) {
   return Status::Ok();
 }
 
+namespace {
+// CollectStats / CalibrateFromStats with the graph's fingerprint given.
+Status CollectStatsOf(const Graph& g, uint64_t model_fingerprint, const SampleSource& samples, const Options& o,
+                      uint32_t shard, uint32_t shard_count, const Stats* ranges, Stats* out,
+                      const std::function<void(size_t, size_t, const char*)>& progress);
+Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stats& st, const Options& o,
+                            Report* report, std::string_view what);
+}  // namespace
+
 Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Report* report,
                  const std::function<void(size_t, size_t, const char*)>& progress) {
   if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
   *report = Report{};
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  // Statistics that never leave this call need no model fingerprint (0):
+  // hashing every weight three times would be work on every convert.
   Stats ranges;
-  QAIRT_RETURN_IF_ERROR(CollectStats(*graph, samples, o, 0, 1, nullptr, &ranges, progress));
-  if (o.act_method == Method::kMinMax) return CalibrateFromStats(graph, ranges, o, report);
+  QAIRT_RETURN_IF_ERROR(CollectStatsOf(*graph, 0, samples, o, 0, 1, nullptr, &ranges, progress));
+  if (o.act_method == Method::kMinMax) return CalibrateFromStatsOf(graph, 0, ranges, o, report, "calibration");
   Stats hist;
-  QAIRT_RETURN_IF_ERROR(CollectStats(*graph, samples, o, 0, 1, &ranges, &hist, progress));
-  return CalibrateFromStats(graph, hist, o, report);
+  QAIRT_RETURN_IF_ERROR(CollectStatsOf(*graph, 0, samples, o, 0, 1, &ranges, &hist, progress));
+  return CalibrateFromStatsOf(graph, 0, hist, o, report, "calibration");
 }
 
 Status CollectStats(const Graph& g, const SampleSource& samples, const Options& o, uint32_t shard,
                     uint32_t shard_count, const Stats* ranges, Stats* out,
                     const std::function<void(size_t, size_t, const char*)>& progress) {
+  return CollectStatsOf(g, ModelFingerprint(g), samples, o, shard, shard_count, ranges, out, progress);
+}
+
+Status CalibrateFromStats(Graph* graph, const Stats& st, const Options& o, Report* report, std::string_view what) {
+  if (!graph) return InvalidArgument("CalibrateFromStats: graph and report must not be NULL");
+  return CalibrateFromStatsOf(graph, ModelFingerprint(*graph), st, o, report, what);
+}
+
+namespace {
+
+Status CollectStatsOf(const Graph& g, uint64_t model_fingerprint, const SampleSource& samples, const Options& o,
+                      uint32_t shard, uint32_t shard_count, const Stats* ranges, Stats* out,
+                      const std::function<void(size_t, size_t, const char*)>& progress) {
   if (!out) return InvalidArgument("CollectStats: out must not be NULL");
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
   QAIRT_RETURN_IF_ERROR(CheckFloatInputs(g, o));
@@ -459,7 +483,7 @@ Status CollectStats(const Graph& g, const SampleSource& samples, const Options& 
   const std::vector<TensorId> acts = ObservedActivations(g, o, nullptr);
   Stats st;
   st.round = ranges ? 2 : 1;
-  st.model_fingerprint = ModelFingerprint(g);
+  st.model_fingerprint = model_fingerprint;
   st.options_fingerprint = OptionsFingerprint(o);
   st.histogram_bins = o.histogram_bins;
   st.shard_count = shard_count;
@@ -589,14 +613,15 @@ Status CollectStats(const Graph& g, const SampleSource& samples, const Options& 
   return Status::Ok();
 }
 
-Status CalibrateFromStats(Graph* graph, const Stats& st, const Options& o, Report* report, std::string_view what) {
+Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stats& st, const Options& o,
+                            Report* report, std::string_view what) {
   if (!graph || !report) return InvalidArgument("CalibrateFromStats: graph and report must not be NULL");
   *report = Report{};
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
   QAIRT_RETURN_IF_ERROR(CheckFloatInputs(*graph, o));
   const Graph& g = *graph;
   Stats expect;
-  expect.model_fingerprint = ModelFingerprint(g);
+  expect.model_fingerprint = model_fingerprint;
   expect.options_fingerprint = OptionsFingerprint(o);
   expect.histogram_bins = o.histogram_bins;
   QAIRT_RETURN_IF_ERROR(CheckStatsFit(st, expect, what));
@@ -718,5 +743,7 @@ Status CalibrateFromStats(Graph* graph, const Stats& st, const Options& o, Repor
   *graph = std::move(out);
   return Status::Ok();
 }
+
+}  // namespace
 
 }  // namespace qairt::calib
