@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
 
 #include "analyze/sensitivity.h"
 #include "calib/calibrate.h"
@@ -101,6 +104,11 @@ qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Opt
   o->high_weights_bitwidth = std::max(o->high_weights_bitwidth, o->calibration.weights_bitwidth);
   o->num_threads = a.num_threads ? a.num_threads : 1;
   o->calibration.num_threads = o->num_threads;
+  if (a.shard_count > 1 && a.shard_index >= a.shard_count)
+    return InvalidArg("qairt_analysis_options: shard_index {} must be below shard_count {}", a.shard_index,
+                      a.shard_count);
+  o->shard_index = a.shard_count > 1 ? a.shard_index : 0;
+  o->shard_count = a.shard_count > 1 ? a.shard_count : 1;
   *mode = static_cast<analyze::MixedMode>(a.mixed_mode);
   *value = a.mixed_value;
   return nullptr;
@@ -218,6 +226,8 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
   if (!input_list) return InvalidArg("input_list must not be NULL");
   analyze::MixedOptions m;
   if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value)) return s;
+  if (m.analysis.shard_count > 1)
+    return InvalidArg("qairt_analysis_options.shard_count applies to qairt_analyze_sensitivity only");
   std::shared_ptr<calib::InputList> keep;
   auto samples = SamplesOf(graph->graph, input_list, &keep);
   if (!samples.ok()) return qairt::capi::FromStatus(samples.status());
@@ -296,6 +306,42 @@ qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* r, siz
     it.name = r->mixed.promoted[i].c_str();
   }
   return qairt::capi::WriteVersionedStruct(it, QAIRT_STRUCT_V1_SIZE(qairt_analysis_item, value_high), "qairt_analysis_item", out);
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_analysis_report_read_json(const char* json, size_t size, qairt_analysis_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (!json && size) return InvalidArg("json must not be NULL");
+  if (!out_report) return InvalidArg("out_report must not be NULL");
+  auto report = std::make_unique<qairt_analysis_report_t>();
+  report->kind = QAIRT_ANALYSIS_SENSITIVITY;
+  if (auto st = analyze::ReadSensitivityJson(std::string_view(json ? json : "", size), "(JSON text)",
+                                             &report->sensitivity);
+      !st.ok())
+    return qairt::capi::FromStatus(st);
+  *out_report = report.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_analysis_report_merge(const qairt_analysis_report_t* const* parts, size_t count,
+                                            qairt_analysis_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (!parts && count) return InvalidArg("parts must not be NULL");
+  if (!out_report) return InvalidArg("out_report must not be NULL");
+  std::vector<analyze::SensitivityReport> in;
+  in.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (!parts[i]) return InvalidArg("parts[{}] must not be NULL", i);
+    if (parts[i]->kind != QAIRT_ANALYSIS_SENSITIVITY)
+      return InvalidArg("parts[{}] is not a sensitivity report (only those are merged)", i);
+    in.push_back(parts[i]->sensitivity);
+  }
+  auto report = std::make_unique<qairt_analysis_report_t>();
+  report->kind = QAIRT_ANALYSIS_SENSITIVITY;
+  if (auto st = analyze::MergeSensitivity(in, &report->sensitivity); !st.ok()) return qairt::capi::FromStatus(st);
+  *out_report = report.release();
+  return nullptr;
   QAIRT_CAPI_END
 }
 

@@ -41,7 +41,7 @@ QAIRT_LAYOUT(qairt_analysis_item, count, 24);
 QAIRT_LAYOUT(qairt_analysis_item, value, 32);
 QAIRT_LAYOUT(qairt_analysis_item, value_high, 40);
 
-static_assert(sizeof(qairt_analysis_options) == 48);
+static_assert(sizeof(qairt_analysis_options) == 56);
 QAIRT_LAYOUT(qairt_analysis_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_analysis_options, num_threads, 4);
 QAIRT_LAYOUT(qairt_analysis_options, calibration, 8);
@@ -51,6 +51,8 @@ QAIRT_LAYOUT(qairt_analysis_options, target, 24);
 QAIRT_LAYOUT(qairt_analysis_options, mixed_mode, 32);
 QAIRT_LAYOUT(qairt_analysis_options, reserved, 36);
 QAIRT_LAYOUT(qairt_analysis_options, mixed_value, 40);
+QAIRT_LAYOUT(qairt_analysis_options, shard_index, 48);
+QAIRT_LAYOUT(qairt_analysis_options, shard_count, 52);
 
 static_assert(sizeof(qairt_analysis_summary) == 88);
 QAIRT_LAYOUT(qairt_analysis_summary, struct_size, 0);

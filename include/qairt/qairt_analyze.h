@@ -98,6 +98,13 @@ typedef struct qairt_analysis_options {
   qairt_mixed_mode_t mixed_mode; /* qairt_mixed_precision only */
   uint32_t reserved;
   double mixed_value;
+  /* since 1.11; qairt_analyze_sensitivity only. shard_count > 1: evaluate
+   * only the units u with u % shard_count == shard_index (the report lists
+   * the others with NaN scores), so processes or hosts split the work;
+   * qairt_analysis_report_merge joins the shards' reports into one equal to
+   * the unsharded analysis. 0 or 1: every unit. */
+  uint32_t shard_index;
+  uint32_t shard_count;
 } qairt_analysis_options;
 
 QAIRT_API void qairt_analysis_options_init(qairt_analysis_options* options);
@@ -158,6 +165,18 @@ QAIRT_API size_t qairt_analysis_report_item_count(const qairt_analysis_report_t*
 QAIRT_API qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* report, size_t index,
                                                      qairt_analysis_item* out);
 QAIRT_API size_t qairt_analysis_report_warning_count(const qairt_analysis_report_t* report);
+/* since 1.11: a sensitivity report from its QAIRT_ANALYSIS_JSON rendering
+ * (scores are rendered with round-trip precision), e.g. a shard's computed
+ * in another process. A text that is not such a report is refused, naming
+ * the field. */
+QAIRT_API qairt_status_t* qairt_analysis_report_read_json(const char* json, size_t size,
+                                                          qairt_analysis_report_t** out_report);
+/* since 1.11: the sensitivity report of the whole analysis from those of its
+ * shards 0..N-1 (any order; options.shard_index/shard_count). Refused,
+ * naming the report: another kind, another shard count, a shard twice or
+ * missing, another model, samples or precision. */
+QAIRT_API qairt_status_t* qairt_analysis_report_merge(const qairt_analysis_report_t* const* parts, size_t count,
+                                                      qairt_analysis_report_t** out_report);
 QAIRT_API const char* qairt_analysis_report_warning(const qairt_analysis_report_t* report, size_t index);
 /* Renders into buf (NUL-terminated, truncated to capacity); *out_length gets
  * the full length without the NUL. buf may be NULL with capacity 0. */

@@ -221,13 +221,18 @@ std::string XmlEscape(std::string_view v) {
   return s;
 }
 
-std::string Db(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : "null"; }
+// Shortest text that reads back as the same double: a shard's report
+// crosses processes as JSON, and the merged one must equal an unsharded one.
+std::string Db(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
 }  // namespace
 
 Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& samples, const Options& options,
                           SensitivityReport* report) {
   *report = SensitivityReport{};
+  if (options.shard_count == 0 || options.shard_index >= options.shard_count)
+    return InvalidArgument("sensitivity shard {} of {}: the index must be below the count", options.shard_index,
+                           options.shard_count);
   Prepared p;
   if (Status s = Prepare(float_graph, samples, samples, options, &p); !s.ok()) return s;
   report->samples = samples.count;
@@ -239,7 +244,15 @@ Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& s
   if (!high.ok()) return high.status();
   report->sqnr_base = base.value().sqnr;
   report->sqnr_high = high.value().sqnr;
-  for (Unit& u : p.units) {
+  report->shard_index = options.shard_index;
+  report->shard_count = options.shard_count;
+  for (size_t i = 0; i < p.units.size(); ++i) {
+    Unit& u = p.units[i];
+    if (i % options.shard_count != options.shard_index) {
+      u.evaluated = false;
+      u.sqnr_only_quantized = u.sqnr_only_high = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
     auto only_q = WithEncodingsOf(float_graph, p.low, u.tensors);
     if (!only_q.ok()) return only_q.status();
     // A graph with one quantized unit is no configuration the target runs:
@@ -265,8 +278,12 @@ std::string SensitivityText(const SensitivityReport& r, size_t max_rows) {
       "most sensitive first (SQNR of the output when only this unit is quantized at {}; gain when only it is {}):\n",
       r.samples, r.samples == 1 ? "" : "s", r.base_label, r.sqnr_base, r.high_label, r.sqnr_high, r.units.size(),
       r.base_label, r.high_label);
-  std::vector<size_t> idx(r.units.size());
-  std::iota(idx.begin(), idx.end(), 0);
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < r.units.size(); ++i)
+    if (r.units[i].evaluated) idx.push_back(i);
+  if (r.shard_count > 1)
+    s += fmt::format("shard {} of {}: {} of the {} units evaluated here\n", r.shard_index, r.shard_count, idx.size(),
+                     r.units.size());
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     return r.units[a].sqnr_only_quantized < r.units[b].sqnr_only_quantized;
   });
@@ -283,14 +300,19 @@ std::string SensitivityText(const SensitivityReport& r, size_t max_rows) {
 
 std::string SensitivityJson(const SensitivityReport& r) {
   std::string s = fmt::format(
-      "{{\"samples\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},\"units\":[", r.samples,
+      "{{\"samples\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},", r.samples,
       JsonQuoted(r.base_label), JsonQuoted(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high));
+  if (r.shard_count > 1) s += fmt::format("\"shard_index\":{},\"shard_count\":{},", r.shard_index, r.shard_count);
+  s += "\"units\":[";
   for (size_t i = 0; i < r.units.size(); ++i) {
     const Unit& u = r.units[i];
-    s += fmt::format("{}{{\"name\":{},\"op_type\":{},\"depth\":{},\"sqnr_only_quantized_db\":{},"
-                     "\"sqnr_only_high_db\":{}}}",
-                     i ? "," : "", JsonQuoted(u.name), JsonQuoted(u.op_type), u.depth, Db(u.sqnr_only_quantized),
-                     Db(u.sqnr_only_high));
+    s += fmt::format("{}{{\"name\":{},\"op_type\":{},\"depth\":{}", i ? "," : "", JsonQuoted(u.name),
+                     JsonQuoted(u.op_type), u.depth);
+    // Another shard's unit has no scores.
+    if (u.evaluated)
+      s += fmt::format(",\"sqnr_only_quantized_db\":{},\"sqnr_only_high_db\":{}", Db(u.sqnr_only_quantized),
+                       Db(u.sqnr_only_high));
+    s += "}";
   }
   return s + "]}";
 }
@@ -299,14 +321,17 @@ std::string SensitivitySvg(const SensitivityReport& r) {
   const double w = 900, h = 420, left = 60, right = 20, top = 40, bottom = 50;
   double lo = 1e300, hi = -1e300;
   size_t max_depth = 1;
-  for (const Unit& u : r.units) {
-    for (double v : {u.sqnr_only_quantized, u.sqnr_only_high}) {
+  std::vector<const Unit*> shown;  // this shard's units
+  for (const Unit& u : r.units)
+    if (u.evaluated) shown.push_back(&u);
+  for (const Unit* u : shown) {
+    for (double v : {u->sqnr_only_quantized, u->sqnr_only_high}) {
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }
-    max_depth = std::max(max_depth, u.depth);
+    max_depth = std::max(max_depth, u->depth);
   }
-  if (r.units.empty()) lo = 0, hi = 1;
+  if (shown.empty()) lo = 0, hi = 1;
   lo = std::floor(lo / 10) * 10;
   hi = std::ceil(hi / 10) * 10;
   if (hi <= lo) hi = lo + 10;
@@ -329,16 +354,17 @@ std::string SensitivitySvg(const SensitivityReport& r) {
                    (top + h - bottom) / 2, (top + h - bottom) / 2);
   auto series = [&](bool quant, const char* color, const char* label, double ly) {
     std::string pts;
-    for (const Unit& u : r.units)
-      pts += fmt::format("{:.1f},{:.1f} ", X(static_cast<double>(u.depth)),
-                         Y(quant ? u.sqnr_only_quantized : u.sqnr_only_high));
+    for (const Unit* u : shown)
+      pts += fmt::format("{:.1f},{:.1f} ", X(static_cast<double>(u->depth)),
+                         Y(quant ? u->sqnr_only_quantized : u->sqnr_only_high));
     std::string out = fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n",
                                   color, pts);
-    for (const Unit& u : r.units)
+    for (const Unit* u : shown)
       out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{} ({}): {:.2f} dB</title>"
                          "</circle>\n",
-                         X(static_cast<double>(u.depth)), Y(quant ? u.sqnr_only_quantized : u.sqnr_only_high), color,
-                         XmlEscape(u.name), XmlEscape(u.op_type), quant ? u.sqnr_only_quantized : u.sqnr_only_high);
+                         X(static_cast<double>(u->depth)), Y(quant ? u->sqnr_only_quantized : u->sqnr_only_high),
+                         color, XmlEscape(u->name), XmlEscape(u->op_type),
+                         quant ? u->sqnr_only_quantized : u->sqnr_only_high);
     out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n", w - right - 330, ly, color, label);
     return out;
   };
@@ -346,10 +372,10 @@ std::string SensitivitySvg(const SensitivityReport& r) {
   s += series(false, "#2471a3", ("all " + XmlEscape(r.base_label) + ", this layer at " + XmlEscape(r.high_label)).c_str(),
               top + 30);
   // The most sensitive unit, named.
-  if (!r.units.empty()) {
-    const Unit* worst = &r.units[0];
-    for (const Unit& u : r.units)
-      if (u.sqnr_only_quantized < worst->sqnr_only_quantized) worst = &u;
+  if (!shown.empty()) {
+    const Unit* worst = shown[0];
+    for (const Unit* u : shown)
+      if (u->sqnr_only_quantized < worst->sqnr_only_quantized) worst = u;
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c0392b\">most sensitive: {}</text>\n",
                      std::min(X(static_cast<double>(worst->depth)) + 6, w - right - 250),
                      std::min(Y(worst->sqnr_only_quantized) + 14, h - bottom - 4), XmlEscape(worst->name));

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "calib/calibrate.h"
@@ -34,6 +35,13 @@ struct Options {
   // converts, bias encodings). A configuration it refuses (no kernels) is
   // infeasible. Unset: the calibrated encodings are simulated as they are.
   std::function<Result<Graph>(const Graph&)> realize;
+  // Sensitivity only: evaluate the units u with u % shard_count ==
+  // shard_index (the others are listed, not evaluated), so shards on other
+  // processes or hosts split the work; MergeSensitivity joins them into the
+  // report of the whole analysis, equal to an unsharded one (every shard
+  // calibrates the same way, and a unit's scores depend on nothing else).
+  uint32_t shard_index = 0;
+  uint32_t shard_count = 1;
 };
 
 struct Unit {
@@ -44,6 +52,7 @@ struct Unit {
   std::vector<TensorId> tensors;  // activations and weights whose encodings it owns
   double sqnr_only_quantized = 0;  // only this unit quantized (base precision), the rest float
   double sqnr_only_high = 0;       // everything at base precision but this unit at the high one
+  bool evaluated = true;           // false: another shard's unit (both scores NaN)
 };
 
 struct SensitivityReport {
@@ -52,11 +61,21 @@ struct SensitivityReport {
   double sqnr_high = 0;  // everything at the high precision
   std::string base_label, high_label;  // "W8A8", "W16A16"
   std::vector<Unit> units;  // depth order
+  uint32_t shard_index = 0, shard_count = 1;  // which units were evaluated (Options)
 };
 
 // Computes the table over `samples` (the float graph is not modified).
 Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& samples, const Options& options,
                           SensitivityReport* report);
+
+// The report of the whole analysis from those of shards 0..N-1 of it (in
+// any order). Refused, naming the part: another shard count, a shard given
+// twice or missing, another model, samples or precision (the unit list or
+// the all-base/all-high scores differ).
+Status MergeSensitivity(const std::vector<SensitivityReport>& parts, SensitivityReport* out);
+// A report from SensitivityJson's text (exact: scores are written with
+// round-trip precision). `what` names the source in errors.
+Status ReadSensitivityJson(std::string_view json, std::string_view what, SensitivityReport* out);
 
 // Most sensitive first (lowest sqnr_only_quantized) text table; JSON; an SVG
 // plot of both SQNR series along the graph depth.

@@ -16,7 +16,7 @@
 import ctypes
 from ctypes import POINTER, c_char_p, c_double, c_size_t, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from . import _ffi, calib
 
@@ -41,6 +41,7 @@ class AnalysisOptions(ctypes.Structure):
         ("struct_size", c_uint32), ("num_threads", c_uint32), ("calibration", _P(calib.CalibrationOptions)),
         ("high_act_bitwidth", c_uint32), ("high_weights_bitwidth", c_uint32), ("target", c_void_p),
         ("mixed_mode", c_uint32), ("reserved", c_uint32), ("mixed_value", c_double),
+        ("shard_index", c_uint32), ("shard_count", c_uint32),  # since 1.11
     ]
 
 
@@ -83,9 +84,21 @@ _DECLS = [
     ("qairt_analysis_report_warning", c_char_p, [ReportP, c_size_t]),
     ("qairt_analysis_report_render", _ffi.StatusP, [ReportP, c_uint32, c_char_p, c_size_t, _P(c_size_t)]),
 ]
+# Since ABI 1.11 (sharded sensitivity), resolved on first use.
+_DECLS_1_11 = [
+    ("qairt_analysis_report_read_json", _ffi.StatusP, [c_char_p, c_size_t, _P(ReportP)]),
+    ("qairt_analysis_report_merge", _ffi.StatusP, [_P(ReportP), c_size_t, _P(ReportP)]),
+]
 # Functions of qairt_analyze.h declared here (tests compare them with the
 # header and capi/analyze.exports).
-DECLARED = tuple(d[0] for d in _DECLS)
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_11)
+_fn_1_11 = {}
+
+
+def _functions_1_11():
+    if not _fn_1_11:
+        _fn_1_11.update(_ffi._declare_header(_DECLS_1_11, "sharded sensitivity", "qairt_analyze.h", 11))
+    return _fn_1_11
 
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
@@ -227,11 +240,21 @@ def _calibration(act_bitwidth, weights_bitwidth, per_channel):
 
 def sensitivity(graph, input_list: str, act_bitwidth: int = 8, weights_bitwidth: int = 8, per_channel: bool = False,
                 high_act_bitwidth: int = 16, high_weights_bitwidth: int = 16, target=None,
-                num_threads: int = 1) -> Report:
-    """Per-unit output SQNR: only this unit quantized / everything but this unit at the high precision."""
+                num_threads: int = 1, shard: Optional[Tuple[int, int]] = None) -> Report:
+    """Per-unit output SQNR: only this unit quantized / everything but this unit at the high precision.
+
+    shard=(k, n) evaluates only units k, k+n, ... (the others are listed
+    with NaN scores); merge_sensitivity() joins the shards' ``json`` into the
+    unsharded report (qairt.distributed.sensitivity does this on Dask)."""
     keep = []
     a = _analysis_options(_calibration(act_bitwidth, weights_bitwidth, per_channel), high_act_bitwidth,
                           high_weights_bitwidth, target, MIXED_OFF, 0.0, num_threads, keep)
+    if shard is not None:
+        k, n = (int(v) for v in shard)
+        if not (n >= 1 and 0 <= k < n):
+            raise ValueError("shard must be (k, n) with 0 <= k < n, got %r" % (shard,))
+        _functions_1_11()  # a library without sharding would ignore the fields
+        a.shard_index, a.shard_count = k, n
     r = ReportP()
     _fn["qairt_analyze_sensitivity"](graph.handle, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
     return _collect(r, "sensitivity")
@@ -251,3 +274,32 @@ def mixed_precision(graph, input_list: str, budget_db: Optional[float] = None, p
     r = ReportP()
     _fn["qairt_mixed_precision"](graph.handle, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
     return _collect(r, "mixed")
+
+
+def read_sensitivity_json(text: str) -> Report:
+    """A sensitivity Report from its ``json`` (exact: scores round-trip)."""
+    b = _ffi.encode(text)
+    r = ReportP()
+    _functions_1_11()["qairt_analysis_report_read_json"](b, len(b), ctypes.byref(r))
+    return _collect(r, "sensitivity")
+
+
+def merge_sensitivity(parts: Sequence[str]) -> Report:
+    """The unsharded sensitivity Report from the ``json`` of shards 0..n-1
+    (any order); refused when a shard is missing or twice or a part is of
+    another model, samples or precision."""
+    fn = _functions_1_11()
+    handles = []
+    try:
+        for text in parts:
+            b = _ffi.encode(text)
+            r = ReportP()
+            fn["qairt_analysis_report_read_json"](b, len(b), ctypes.byref(r))
+            handles.append(r)
+        arr = (ReportP * max(1, len(handles)))(*handles)
+        out = ReportP()
+        fn["qairt_analysis_report_merge"](arr, len(handles), ctypes.byref(out))
+        return _collect(out, "sensitivity")
+    finally:
+        for r in handles:
+            _fn["qairt_analysis_report_destroy"](r)

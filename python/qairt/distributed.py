@@ -1,4 +1,4 @@
-"""Sharded calibration on a Dask cluster (``dask.distributed``).
+"""Sharded calibration and sensitivity analysis on a Dask cluster (``dask.distributed``).
 
     from dask.distributed import Client, LocalCluster
     import qairt.distributed as qd
@@ -9,6 +9,8 @@
         result = qd.convert(client, "model.onnx", "htp_v73", "model.qairt", "calib/list.txt",
                             act_method="mse", act_bitwidth=16)
 
+        report = qd.sensitivity(client, "model.onnx", "calib/list.txt", act_bitwidth=8)
+
 Nothing here schedules: Dask does. Each task runs ``qairt.convert`` in a
 worker process with ``stats_output`` and ``shard=(k, n)`` (convert's
 pipeline up to calibration, so the graph observed is the one convert
@@ -16,7 +18,11 @@ calibrates) and returns the statistics as bytes; the client merges them
 exactly (qairt.stats.merge). Histogram methods (mse, sqnr, percentile) run
 a second round on the merged ranges, shipped to the workers as bytes. The
 result is byte-identical to a single-process convert for any number of
-shards and workers.
+shards and workers. ``sensitivity`` gives each task a share of the units
+(every task calibrates the same way, so a unit's scores do not depend on
+where it is evaluated); the shards' reports travel as JSON with exact
+scores and qairt.analyze.merge_sensitivity joins them into the report of
+the local analysis, score for score.
 
 What workers need: the qairt Python package and libqairt.so (the same
 build as the client), and the model and the input_list (with its raw files)
@@ -113,3 +119,38 @@ def convert(client, model, target, output, input_list, shards: Optional[int] = N
         path = os.path.join(tmp, "merged.stats")
         st.save(path)
         return qairt.convert(model, target, output, calibration_stats=path, **options)
+
+
+def _import(model, import_options):
+    import qairt
+    if str(model).lower().endswith(".tflite"):
+        return qairt.import_tflite(model, **import_options)[0]
+    return qairt.import_onnx(model, **import_options)[0]
+
+
+def _sensitivity_shard(shard, model, input_list, import_options, options):
+    """Runs in a worker: the sensitivity report of one shard of the units, as JSON."""
+    from . import analyze
+    graph = _import(model, import_options)
+    return analyze.sensitivity(graph, input_list, shard=shard, **options).json
+
+
+def sensitivity(client, model, input_list, shards: Optional[int] = None, import_options=None, **options):
+    """qairt.analyze.sensitivity of the model file `model` (ONNX, or .tflite)
+    with its units spread over the cluster of `client` in `shards` shards
+    (default: one per worker): the same Report as
+    ``analyze.sensitivity(qairt.import_onnx(model, **import_options)[0], input_list, **options)``.
+    options: those of qairt.analyze.sensitivity (target as a name or a
+    descriptor path, not a handle)."""
+    from . import analyze
+    if "shard" in options:
+        raise TypeError("qairt.distributed.sensitivity sets shard itself")
+    model, input_list = os.fspath(model), os.fspath(input_list)
+    import_options = dict(import_options or {})
+    if shards is None:
+        shards = max(1, len(client.scheduler_info().get("workers", {})))
+    shards = max(1, int(shards))
+    futures = [client.submit(_sensitivity_shard, (k, shards), model, input_list, import_options, options,
+                             key="qairt-sensitivity-%d-of-%d" % (k, shards), pure=False)
+               for k in range(shards)]
+    return analyze.merge_sensitivity(client.gather(futures))

@@ -7,6 +7,7 @@ encodings written from the merged statistics must equal, byte for byte, a
 single-process qairt.convert with input_list (min-max, percentile, mse and
 sqnr; 1, 2 and 3 shards). Statistics travel as bytes (the
 CalibrationStats pickle is its bytes), and a round mismatch is refused.
+Sharded sensitivity analysis equals the local one, score for score.
 """
 import os
 import subprocess
@@ -23,7 +24,7 @@ import pickle  # noqa: E402
 
 import qairt  # noqa: E402
 import qairt.distributed as qd  # noqa: E402
-from qairt import stats  # noqa: E402
+from qairt import analyze, stats  # noqa: E402
 from dask.distributed import Client, LocalCluster  # noqa: E402
 
 CLS = os.path.join(REPO, "third_party", "npm", "node_modules", "@gutenye", "ocr-models", "assets",
@@ -101,6 +102,48 @@ class DistributedTest(unittest.TestCase):
                 self.assertEqual(got[1], want[1], "encodings differ")
                 self.assertEqual(got[0], want[0], "container differs")
 
+    def local_sensitivity(self, name):
+        m = self.models[name]
+        g = qairt.import_onnx(m["model"])[0]
+        return analyze.sensitivity(g, m["input_list"], **self.sensitivity_options)
+
+    sensitivity_options = dict(act_bitwidth=8, per_channel=True)
+
+    def assert_same_report(self, got, want):
+        self.assertGreater(len(want.units), 3)
+        self.assertEqual(got.units, want.units)  # exact scores (no NaN: every unit evaluated)
+        self.assertEqual((got.samples, got.sqnr_base_db, got.sqnr_high_db),
+                         (want.samples, want.sqnr_base_db, want.sqnr_high_db))
+        self.assertEqual(got.json, want.json)
+        self.assertEqual(got.text, want.text)
+        self.assertEqual(got.svg, want.svg)
+
+    def test_sharded_sensitivity_matches_local(self):
+        for name, shard_counts in (("transformer", (1, 2, 3)), ("cls", (2,))):
+            want = self.local_sensitivity(name)
+            for shards in shard_counts:
+                with self.subTest(model=name, shards=shards):
+                    got = qd.sensitivity(self.client, self.models[name]["model"], self.models[name]["input_list"],
+                                         shards=shards, **self.sensitivity_options)
+                    self.assert_same_report(got, want)
+
+    def test_sensitivity_shards_are_checked(self):
+        m = self.models["transformer"]
+        g = qairt.import_onnx(m["model"])[0]
+        parts = [analyze.sensitivity(g, m["input_list"], shard=(k, 3), **self.sensitivity_options) for k in range(3)]
+        # A shard lists every unit and scores only its own.
+        self.assertEqual(sum(u.sqnr_only_quantized == u.sqnr_only_quantized for u in parts[1].units),
+                         len(parts[1].units[1::3]))
+        self.assertIn("units evaluated here", parts[1].text)
+        merged = analyze.merge_sensitivity([p.json for p in reversed(parts)])
+        self.assert_same_report(merged, self.local_sensitivity("transformer"))
+        with self.assertRaises(qairt.InvalidArgumentError) as cm:
+            analyze.merge_sensitivity([parts[0].json, parts[2].json])
+        self.assertIn("shard 1 of 3 is missing", str(cm.exception))
+        with self.assertRaises(qairt.QairtError) as cm:
+            analyze.merge_sensitivity([parts[0].json[:-9], parts[1].json, parts[2].json])
+        self.assertIn("sensitivity report", str(cm.exception))
+
     def test_statistics_are_values(self):
         m = self.models["transformer"]
         st = qd.calibrate(self.client, m["model"], m["target"], m["input_list"], shards=2, act_method="mse",
@@ -138,6 +181,9 @@ class DistributedTest(unittest.TestCase):
                 want = self.local("cls", "mse")
                 got = self.sharded(client, "cls", "mse", 2)
                 self.assertEqual(got, want)
+                m = self.models["transformer"]
+                self.assert_same_report(qd.sensitivity(client, m["model"], m["input_list"], **self.sensitivity_options),
+                                        self.local_sensitivity("transformer"))
         finally:
             for p in reversed(procs):
                 p.terminate()
