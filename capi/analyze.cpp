@@ -23,6 +23,7 @@ struct qairt_analysis_report_t {
   qairt::rewrite::Report rewrites;
   qairt::analyze::SensitivityReport sensitivity;
   qairt::analyze::MixedReport mixed;
+  std::shared_ptr<const qairt::analyze::MixedGains> gains;  // QAIRT_ANALYSIS_MIXED_GAINS
   std::vector<std::string> warnings;
 };
 
@@ -104,6 +105,8 @@ qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Opt
   o->high_weights_bitwidth = std::max(o->high_weights_bitwidth, o->calibration.weights_bitwidth);
   o->num_threads = a.num_threads ? a.num_threads : 1;
   o->calibration.num_threads = o->num_threads;
+  if (a.mixed_gains && a.mixed_gains->kind != QAIRT_ANALYSIS_MIXED_GAINS)
+    return InvalidArg("qairt_analysis_options.mixed_gains is not a QAIRT_ANALYSIS_MIXED_GAINS report");
   if (a.shard_count > 1 && a.shard_index >= a.shard_count)
     return InvalidArg("qairt_analysis_options: shard_index {} must be below shard_count {}", a.shard_index,
                       a.shard_count);
@@ -226,12 +229,27 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
   if (!input_list) return InvalidArg("input_list must not be NULL");
   analyze::MixedOptions m;
   if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value)) return s;
-  if (m.analysis.shard_count > 1)
-    return InvalidArg("qairt_analysis_options.shard_count applies to qairt_analyze_sensitivity only");
+  // Read as ToAnalysisOptions did (versioned): the gains report, if any.
+  qairt_analysis_options a;
+  qairt_analysis_options_init(&a);
+  if (options)
+    if (auto* s = qairt::capi::ReadVersionedStruct(options, kAnalysisOptionsV1Size, "qairt_analysis_options", &a))
+      return s;
+  if (a.mixed_gains) m.gains = a.mixed_gains->gains;
   std::shared_ptr<calib::InputList> keep;
   auto samples = SamplesOf(graph->graph, input_list, &keep);
   if (!samples.ok()) return qairt::capi::FromStatus(samples.status());
   auto report = std::make_unique<qairt_analysis_report_t>();
+  if (m.analysis.shard_count > 1) {
+    // A shard of the gains: the graph stays as it is.
+    auto gains = std::make_shared<analyze::MixedGains>();
+    report->kind = QAIRT_ANALYSIS_MIXED_GAINS;
+    if (auto st = analyze::MixedPrecisionGains(graph->graph, samples.value(), m, gains.get()); !st.ok())
+      return qairt::capi::FromStatus(st);
+    report->gains = std::move(gains);
+    if (out_report) *out_report = report.release();
+    return nullptr;
+  }
   report->kind = QAIRT_ANALYSIS_MIXED;
   if (auto st = analyze::ChooseMixedPrecision(&graph->graph, samples.value(), m, &report->mixed); !st.ok())
     return qairt::capi::FromStatus(st);
@@ -263,6 +281,9 @@ qairt_status_t* qairt_analysis_report_summary(const qairt_analysis_report_t* r, 
     s.sqnr_base_db = r->sensitivity.sqnr_base;
     s.sqnr_high_db = r->sensitivity.sqnr_high;
     s.units = r->sensitivity.units.size();
+  } else if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) {
+    s.samples = r->gains->samples;
+    s.units = r->gains->units.size();
   } else {
     s.sqnr_base_db = r->mixed.sqnr_base;
     s.sqnr_high_db = r->mixed.sqnr_high;
@@ -279,6 +300,7 @@ size_t qairt_analysis_report_item_count(const qairt_analysis_report_t* r) {
   if (!r) return 0;
   if (r->kind == QAIRT_ANALYSIS_REWRITES) return r->rewrites.rewrites.size();
   if (r->kind == QAIRT_ANALYSIS_SENSITIVITY) return r->sensitivity.units.size();
+  if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) return r->gains->units.size();
   return r->mixed.promoted.size();
 }
 
@@ -302,6 +324,9 @@ qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* r, siz
     it.count = u.depth;
     it.value = u.sqnr_only_quantized;
     it.value_high = u.sqnr_only_high;
+  } else if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) {
+    it.name = r->gains->units[i].c_str();
+    it.value = r->gains->gains[i];
   } else {
     it.name = r->mixed.promoted[i].c_str();
   }
@@ -314,11 +339,18 @@ qairt_status_t* qairt_analysis_report_read_json(const char* json, size_t size, q
   if (!json && size) return InvalidArg("json must not be NULL");
   if (!out_report) return InvalidArg("out_report must not be NULL");
   auto report = std::make_unique<qairt_analysis_report_t>();
-  report->kind = QAIRT_ANALYSIS_SENSITIVITY;
-  if (auto st = analyze::ReadSensitivityJson(std::string_view(json ? json : "", size), "(JSON text)",
-                                             &report->sensitivity);
-      !st.ok())
-    return qairt::capi::FromStatus(st);
+  const std::string_view text(json ? json : "", size);
+  if (analyze::IsMixedGainsJson(text)) {
+    auto gains = std::make_shared<analyze::MixedGains>();
+    report->kind = QAIRT_ANALYSIS_MIXED_GAINS;
+    if (auto st = analyze::ReadMixedGainsJson(text, "(JSON text)", gains.get()); !st.ok())
+      return qairt::capi::FromStatus(st);
+    report->gains = std::move(gains);
+  } else {
+    report->kind = QAIRT_ANALYSIS_SENSITIVITY;
+    if (auto st = analyze::ReadSensitivityJson(text, "(JSON text)", &report->sensitivity); !st.ok())
+      return qairt::capi::FromStatus(st);
+  }
   *out_report = report.release();
   return nullptr;
   QAIRT_CAPI_END
@@ -329,17 +361,26 @@ qairt_status_t* qairt_analysis_report_merge(const qairt_analysis_report_t* const
   QAIRT_CAPI_BEGIN
   if (!parts && count) return InvalidArg("parts must not be NULL");
   if (!out_report) return InvalidArg("out_report must not be NULL");
-  std::vector<analyze::SensitivityReport> in;
-  in.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     if (!parts[i]) return InvalidArg("parts[{}] must not be NULL", i);
-    if (parts[i]->kind != QAIRT_ANALYSIS_SENSITIVITY)
-      return InvalidArg("parts[{}] is not a sensitivity report (only those are merged)", i);
-    in.push_back(parts[i]->sensitivity);
+    if (parts[i]->kind != QAIRT_ANALYSIS_SENSITIVITY && parts[i]->kind != QAIRT_ANALYSIS_MIXED_GAINS)
+      return InvalidArg("parts[{}] is neither a sensitivity nor a mixed-gains report (only those are merged)", i);
+    if (parts[i]->kind != parts[0]->kind)
+      return InvalidArg("parts[{}] is of another kind than parts[0] ({} vs {})", i, parts[i]->kind, parts[0]->kind);
   }
   auto report = std::make_unique<qairt_analysis_report_t>();
-  report->kind = QAIRT_ANALYSIS_SENSITIVITY;
-  if (auto st = analyze::MergeSensitivity(in, &report->sensitivity); !st.ok()) return qairt::capi::FromStatus(st);
+  report->kind = count ? parts[0]->kind : qairt_analysis_kind_t{QAIRT_ANALYSIS_SENSITIVITY};
+  if (report->kind == QAIRT_ANALYSIS_MIXED_GAINS) {
+    std::vector<analyze::MixedGains> in;
+    for (size_t i = 0; i < count; ++i) in.push_back(*parts[i]->gains);
+    auto gains = std::make_shared<analyze::MixedGains>();
+    if (auto st = analyze::MergeMixedGains(in, gains.get()); !st.ok()) return qairt::capi::FromStatus(st);
+    report->gains = std::move(gains);
+  } else {
+    std::vector<analyze::SensitivityReport> in;
+    for (size_t i = 0; i < count; ++i) in.push_back(parts[i]->sensitivity);
+    if (auto st = analyze::MergeSensitivity(in, &report->sensitivity); !st.ok()) return qairt::capi::FromStatus(st);
+  }
   *out_report = report.release();
   return nullptr;
   QAIRT_CAPI_END
@@ -366,6 +407,9 @@ qairt_status_t* qairt_analysis_report_render(const qairt_analysis_report_t* r, q
            : format == QAIRT_ANALYSIS_SVG ? analyze::SensitivitySvg(r->sensitivity)
                                           : analyze::SensitivityText(r->sensitivity,
                                                                      format == QAIRT_ANALYSIS_TEXT_DETAILED ? SIZE_MAX : 40);
+  } else if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) {
+    if (format == QAIRT_ANALYSIS_SVG) return InvalidArg("an SVG plot is rendered for sensitivity reports only");
+    text = format == QAIRT_ANALYSIS_JSON ? analyze::MixedGainsJson(*r->gains) : analyze::MixedGainsText(*r->gains);
   } else {
     if (format == QAIRT_ANALYSIS_SVG) return InvalidArg("an SVG plot is rendered for sensitivity reports only");
     text = format == QAIRT_ANALYSIS_JSON ? analyze::MixedJson(r->mixed) : analyze::MixedText(r->mixed);

@@ -41,7 +41,7 @@ QAIRT_LAYOUT(qairt_analysis_item, count, 24);
 QAIRT_LAYOUT(qairt_analysis_item, value, 32);
 QAIRT_LAYOUT(qairt_analysis_item, value_high, 40);
 
-static_assert(sizeof(qairt_analysis_options) == 56);
+static_assert(sizeof(qairt_analysis_options) == 64);
 QAIRT_LAYOUT(qairt_analysis_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_analysis_options, num_threads, 4);
 QAIRT_LAYOUT(qairt_analysis_options, calibration, 8);
@@ -53,6 +53,7 @@ QAIRT_LAYOUT(qairt_analysis_options, reserved, 36);
 QAIRT_LAYOUT(qairt_analysis_options, mixed_value, 40);
 QAIRT_LAYOUT(qairt_analysis_options, shard_index, 48);
 QAIRT_LAYOUT(qairt_analysis_options, shard_count, 52);
+QAIRT_LAYOUT(qairt_analysis_options, mixed_gains, 56);
 
 static_assert(sizeof(qairt_analysis_summary) == 88);
 QAIRT_LAYOUT(qairt_analysis_summary, struct_size, 0);

@@ -98,13 +98,23 @@ typedef struct qairt_analysis_options {
   qairt_mixed_mode_t mixed_mode; /* qairt_mixed_precision only */
   uint32_t reserved;
   double mixed_value;
-  /* since 1.11; qairt_analyze_sensitivity only. shard_count > 1: evaluate
-   * only the units u with u % shard_count == shard_index (the report lists
-   * the others with NaN scores), so processes or hosts split the work;
-   * qairt_analysis_report_merge joins the shards' reports into one equal to
-   * the unsharded analysis. 0 or 1: every unit. */
+  /* since 1.11. shard_count > 1 splits the costly step over processes or
+   * hosts; 0 or 1: no split.
+   *  - qairt_analyze_sensitivity evaluates only the units u with
+   *    u % shard_count == shard_index (the report lists the others with NaN
+   *    scores).
+   *  - qairt_mixed_precision computes only the gains of that share of the
+   *    candidates (one evaluation each, the step that ranks them) and returns
+   *    a QAIRT_ANALYSIS_MIXED_GAINS report; the graph is not modified.
+   * qairt_analysis_report_merge joins the shards' reports (passed between
+   * processes as their QAIRT_ANALYSIS_JSON text) into the unsharded one. */
   uint32_t shard_index;
   uint32_t shard_count;
+  /* since 1.11; qairt_mixed_precision: the merged QAIRT_ANALYSIS_MIXED_GAINS
+   * report of this same search, used instead of computing the gains (the
+   * choice is then the unsharded one). Gains of another model, samples or
+   * precision are refused. NULL: computed here. */
+  const qairt_analysis_report_t* mixed_gains;
 } qairt_analysis_options;
 
 QAIRT_API void qairt_analysis_options_init(qairt_analysis_options* options);
@@ -121,7 +131,12 @@ QAIRT_API qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char
 /* ---- reports ------------------------------------------------------------------ */
 
 typedef uint32_t qairt_analysis_kind_t;
-enum qairt_analysis_kind { QAIRT_ANALYSIS_REWRITES = 1, QAIRT_ANALYSIS_SENSITIVITY = 2, QAIRT_ANALYSIS_MIXED = 3 };
+enum qairt_analysis_kind {
+  QAIRT_ANALYSIS_REWRITES = 1,
+  QAIRT_ANALYSIS_SENSITIVITY = 2,
+  QAIRT_ANALYSIS_MIXED = 3,
+  QAIRT_ANALYSIS_MIXED_GAINS = 4 /* since 1.11: a shard's (or merged) candidate gains */
+};
 
 typedef struct qairt_analysis_summary {
   uint32_t struct_size; /* set by the caller */
@@ -139,7 +154,8 @@ typedef struct qairt_analysis_summary {
 } qairt_analysis_summary;
 
 /* Items: rewrites (one per rewrite run), sensitivity units (graph order),
- * mixed precision: the promoted units. */
+ * mixed precision: the promoted units; mixed gains: every candidate (value:
+ * its gain in dB, NaN where another shard evaluates it). */
 typedef struct qairt_analysis_item {
   uint32_t struct_size; /* set by the caller */
   uint32_t rolled_back; /* rewrites */
@@ -165,16 +181,16 @@ QAIRT_API size_t qairt_analysis_report_item_count(const qairt_analysis_report_t*
 QAIRT_API qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* report, size_t index,
                                                      qairt_analysis_item* out);
 QAIRT_API size_t qairt_analysis_report_warning_count(const qairt_analysis_report_t* report);
-/* since 1.11: a sensitivity report from its QAIRT_ANALYSIS_JSON rendering
- * (scores are rendered with round-trip precision), e.g. a shard's computed
- * in another process. A text that is not such a report is refused, naming
- * the field. */
+/* since 1.11: a sensitivity or mixed-gains report from its
+ * QAIRT_ANALYSIS_JSON rendering (scores are rendered with round-trip
+ * precision), e.g. a shard's computed in another process. A text that is
+ * not such a report is refused, naming the field. */
 QAIRT_API qairt_status_t* qairt_analysis_report_read_json(const char* json, size_t size,
                                                           qairt_analysis_report_t** out_report);
-/* since 1.11: the sensitivity report of the whole analysis from those of its
- * shards 0..N-1 (any order; options.shard_index/shard_count). Refused,
- * naming the report: another kind, another shard count, a shard twice or
- * missing, another model, samples or precision. */
+/* since 1.11: the sensitivity (or mixed-gains) report of the whole analysis
+ * from those of its shards 0..N-1 (any order; options.shard_index and
+ * shard_count). Refused, naming the report: mixed kinds, another shard
+ * count, a shard twice or missing, another model, samples or precision. */
 QAIRT_API qairt_status_t* qairt_analysis_report_merge(const qairt_analysis_report_t* const* parts, size_t count,
                                                       qairt_analysis_report_t** out_report);
 QAIRT_API const char* qairt_analysis_report_warning(const qairt_analysis_report_t* report, size_t index);

@@ -410,50 +410,141 @@ bool ParseMixedMode(std::string_view s, MixedMode* mode, double* value) {
   return true;
 }
 
+namespace {
+
+std::string UnitLabel(const Unit& u) { return u.part.empty() ? u.name : u.name + " (" + u.part + ")"; }
+
+// The state every step of the mixed-precision search shares.
+struct MixedSearch {
+  Prepared p;
+  calib::SampleSource scoring;
+  Scores base, high;
+  size_t held_out = 0;
+  size_t evaluations = 0;
+  const Options* o = nullptr;
+
+  Result<Scores> Eval(const std::vector<size_t>& chosen) {
+    ++evaluations;
+    auto g = WithEncodingsOf(p.low, p.high, TensorsOf(p.units, chosen));
+    if (!g.ok()) return g.status();
+    return Score(g.value(), scoring, p, *o, /*worst_half=*/true);
+  }
+  // Gain of unit i alone at the high precision (what ranks the candidates).
+  Result<double> Gain(size_t i) {
+    auto s = Eval({i});
+    if (!s.ok()) return s.status();
+    return s.value().typical - base.typical;
+  }
+};
+
+// The search is cross-validated: candidates are calibrated on the even
+// samples only and scored on all of them, the score being the worse of the
+// even half and the odd (held-out) half. Every decision then holds on data
+// the ranges were not fitted to (on the 16-sample transformer the
+// calibration set's own SQNR was ~2 dB above held-out data's; scored on the
+// held-out half alone, a choice fitting its few hardest samples lost 8 dB on
+// other images of the cls model). The chosen precisions are then calibrated
+// on all samples.
+Status StartMixedSearch(const Graph& graph, const calib::SampleSource& samples, const Options& o, MixedSearch* m) {
+  const bool split = samples.count >= 4;
+  const calib::SampleSource fit = split ? calib::Interleaved(samples, 0) : samples;
+  m->o = &o;
+  m->scoring = samples;
+  if (Status s = Prepare(graph, fit, m->scoring, o, &m->p, /*split_parts=*/true); !s.ok()) return s;
+  m->held_out = split ? samples.count - fit.count : 0;
+  auto base = m->Eval({});
+  if (!base.ok()) return base.status();
+  auto high = Score(m->p.high, m->scoring, m->p, o, /*worst_half=*/true);
+  if (!high.ok()) return high.status();
+  m->base = base.value();
+  m->high = high.value();
+  return Status::Ok();
+}
+
+// Given gains (a merged MixedPrecisionGains) must be this search's: the
+// same candidates and the same base score (same model, samples, precision).
+Status CheckGains(const MixedGains& g, const MixedSearch& m) {
+  if (g.shard_count != 1)
+    return InvalidArgument("mixed precision gains: shard {} of {} only; merge every shard first", g.shard_index,
+                           g.shard_count);
+  if (g.units.size() != m.p.units.size())
+    return InvalidArgument("mixed precision gains: {} candidates, this search has {}: another model or precision",
+                           g.units.size(), m.p.units.size());
+  for (size_t i = 0; i < g.units.size(); ++i)
+    if (g.units[i] != UnitLabel(m.p.units[i]))
+      return InvalidArgument("mixed precision gains: candidate {} is '{}', this search's is '{}': another model", i,
+                             g.units[i], UnitLabel(m.p.units[i]));
+  if (g.samples != m.scoring.count || g.base_typical != m.base.typical)
+    return InvalidArgument("mixed precision gains: computed on {} samples with a base score of {} dB; this search "
+                           "has {} samples and {} dB: other samples or calibration options",
+                           g.samples, g.base_typical, m.scoring.count, m.base.typical);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status MixedPrecisionGains(const Graph& graph, const calib::SampleSource& samples, const MixedOptions& options,
+                           MixedGains* out) {
+  *out = MixedGains{};
+  const Options& o = options.analysis;
+  if (o.shard_count == 0 || o.shard_index >= o.shard_count)
+    return InvalidArgument("mixed precision gains: shard {} of {}: the index must be below the count", o.shard_index,
+                           o.shard_count);
+  MixedSearch m;
+  if (Status s = StartMixedSearch(graph, samples, o, &m); !s.ok()) return s;
+  out->samples = samples.count;
+  out->base_label = Label(o.calibration.weights_bitwidth, o.calibration.act_bitwidth);
+  out->high_label = Label(o.high_weights_bitwidth, o.high_act_bitwidth);
+  out->base_typical = m.base.typical;
+  out->shard_index = o.shard_index;
+  out->shard_count = o.shard_count;
+  for (size_t i = 0; i < m.p.units.size(); ++i) {
+    out->units.push_back(UnitLabel(m.p.units[i]));
+    const bool mine = i % o.shard_count == o.shard_index;
+    out->evaluated.push_back(mine);
+    if (!mine) {
+      out->gains.push_back(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
+    auto g = m.Gain(i);
+    if (!g.ok()) return g.status();
+    out->gains.push_back(g.value());
+  }
+  return Status::Ok();
+}
+
 Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, const MixedOptions& options,
                             MixedReport* report) {
   *report = MixedReport{};
   const Options& o = options.analysis;
-  Prepared p;
-  // The search is cross-validated: candidates are calibrated on the even
-  // samples only and scored on all of them, the score being the worse of
-  // the even half and the odd (held-out) half. Every decision then holds on
-  // data the ranges were not fitted to (on the 16-sample transformer the
-  // calibration set's own SQNR was ~2 dB above held-out data's; scored on
-  // the held-out half alone, a choice fitting its few hardest samples lost
-  // 8 dB on other images of the cls model). The chosen precisions are then
-  // calibrated on all samples.
-  const bool split = samples.count >= 4;
-  const calib::SampleSource fit = split ? calib::Interleaved(samples, 0) : samples;
-  const calib::SampleSource& scoring = samples;
-  if (Status s = Prepare(*graph, fit, scoring, o, &p, /*split_parts=*/true); !s.ok()) return s;
-  report->held_out_samples = split ? samples.count - fit.count : 0;
+  MixedSearch m;
+  if (Status s = StartMixedSearch(*graph, samples, o, &m); !s.ok()) return s;
+  if (options.gains)
+    if (Status s = CheckGains(*options.gains, m); !s.ok()) return s;
+  const Prepared& p = m.p;
+  report->held_out_samples = m.held_out;
   report->units = p.layers;
   report->candidates = p.units.size();
   report->base_label = Label(o.calibration.weights_bitwidth, o.calibration.act_bitwidth);
   report->high_label = Label(o.high_weights_bitwidth, o.high_act_bitwidth);
-  auto eval = [&](const std::vector<size_t>& chosen) -> Result<Scores> {
-    ++report->evaluations;
-    auto g = WithEncodingsOf(p.low, p.high, TensorsOf(p.units, chosen));
-    if (!g.ok()) return g.status();
-    return Score(g.value(), scoring, p, o, /*worst_half=*/true);
-  };
-  auto base = eval({});
-  if (!base.ok()) return base.status();
-  auto high = Score(p.high, scoring, p, o, /*worst_half=*/true);
-  if (!high.ok()) return high.status();
-  report->sqnr_base = base.value().sqnr;
-  report->sqnr_high = high.value().sqnr;
+  auto eval = [&](const std::vector<size_t>& chosen) { return m.Eval(chosen); };
+  const Scores base = m.base;
+  report->sqnr_base = m.base.sqnr;
+  report->sqnr_high = m.high.sqnr;
 
   std::vector<size_t> chosen;
-  double score = base.value().sqnr;
+  double score = base.sqnr;
   if (options.mode != MixedMode::kOff && !(options.mode == MixedMode::kBudget && score >= options.value)) {
     // Gain of each unit alone at the high precision.
     std::vector<double> gain(p.units.size());
-    for (size_t i = 0; i < p.units.size(); ++i) {
-      auto s = eval({i});
-      if (!s.ok()) return s.status();
-      gain[i] = s.value().typical - base.value().typical;
+    if (options.gains) {
+      gain = options.gains->gains;
+    } else {
+      for (size_t i = 0; i < p.units.size(); ++i) {
+        auto g = m.Gain(i);
+        if (!g.ok()) return g.status();
+        gain[i] = g.value();
+      }
     }
     std::vector<size_t> order(p.units.size());
     std::iota(order.begin(), order.end(), 0);
@@ -504,6 +595,7 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
   }
   std::sort(chosen.begin(), chosen.end());
   report->sqnr_chosen = score;
+  report->evaluations = m.evaluations;
   {
     std::set<std::string> ops;
     for (size_t i : chosen) ops.insert(p.units[i].name);
@@ -512,8 +604,7 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
   std::vector<bool> promoted(p.units.size(), false);
   for (size_t i : chosen) {
     promoted[i] = true;
-    report->promoted.push_back(p.units[i].part.empty() ? p.units[i].name
-                                                      : p.units[i].name + " (" + p.units[i].part + ")");
+    report->promoted.push_back(UnitLabel(p.units[i]));
     for (TensorId t : p.units[i].tensors) report->promoted_tensors.push_back(graph->tensor(t).name);
   }
   // Boundaries: an activation produced in one precision and read in the other.

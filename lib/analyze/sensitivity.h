@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,10 +88,30 @@ std::string SensitivitySvg(const SensitivityReport& r);
 
 enum class MixedMode : uint32_t { kOff = 0, kBudget = 1, kPercent = 2 };
 
+// Mixed precision's costly step, sharded: each candidate's gain (the mean
+// per-sample output SQNR gain, in dB, with only it at the high precision),
+// which ranks the candidates. One evaluation per candidate, independent of
+// the others, so shards (Options::shard_index/shard_count) on other
+// processes or hosts split them; merged, they replace that step of
+// ChooseMixedPrecision, which then chooses exactly as it would alone.
+struct MixedGains {
+  size_t samples = 0;
+  std::string base_label, high_label;
+  double base_typical = 0;          // the base configuration's score: ties the gains to one analysis
+  std::vector<std::string> units;   // candidate labels ("op (activations)"), search order
+  std::vector<double> gains;        // dB; NaN where another shard evaluates
+  std::vector<bool> evaluated;
+  uint32_t shard_index = 0, shard_count = 1;
+};
+
 struct MixedOptions {
   MixedMode mode = MixedMode::kOff;
   double value = 0;  // budget in dB (output SQNR) or percent of units
   Options analysis;
+  // Merged gains of this same search (MixedPrecisionGains of every shard);
+  // null: computed here. Gains of another model, samples or precision are
+  // refused.
+  std::shared_ptr<const MixedGains> gains;
 };
 
 struct MixedReport {
@@ -112,6 +133,14 @@ struct MixedReport {
 // unchanged.
 Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, const MixedOptions& options,
                             MixedReport* report);
+// The gains of the shard options.analysis names (the graph is not modified).
+Status MixedPrecisionGains(const Graph& graph, const calib::SampleSource& samples, const MixedOptions& options,
+                           MixedGains* out);
+Status MergeMixedGains(const std::vector<MixedGains>& parts, MixedGains* out);
+std::string MixedGainsJson(const MixedGains& g);
+std::string MixedGainsText(const MixedGains& g);
+bool IsMixedGainsJson(std::string_view json);  // a JSON object whose "kind" is "mixed_gains"
+Status ReadMixedGainsJson(std::string_view json, std::string_view what, MixedGains* out);
 std::string MixedText(const MixedReport& r);
 std::string MixedJson(const MixedReport& r);
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "analyze/sensitivity.h"
+#include "support/json_writer.h"
 
 namespace qairt::analyze {
 namespace {
@@ -22,6 +23,48 @@ bool ReadScore(simdjson::dom::element e, double* out) {
     return true;
   }
   return !e.get_double().get(*out);
+}
+
+// For each shard 0..n-1 the index of the part holding it, refusing parts
+// that are not exactly the shards of one split.
+template <class Part>
+Result<std::vector<size_t>> ShardOwners(const std::vector<Part>& parts, std::string_view what) {
+  if (parts.empty()) return InvalidArgument("merging {}: no reports given", what);
+  const uint32_t n = parts[0].shard_count;
+  std::vector<int> seen(n, -1);
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const Part& p = parts[k];
+    if (p.shard_count != n)
+      return InvalidArgument("merging {}: report {} is shard {} of {}, report 0 one of {}", what, k, p.shard_index,
+                             p.shard_count, n);
+    if (seen[p.shard_index] >= 0)
+      return InvalidArgument("merging {}: reports {} and {} are both shard {} of {}", what, seen[p.shard_index], k,
+                             p.shard_index, n);
+    seen[p.shard_index] = static_cast<int>(k);
+  }
+  std::vector<size_t> owners(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (seen[s] < 0) return InvalidArgument("merging {}: shard {} of {} is missing", what, s, n);
+    owners[s] = static_cast<size_t>(seen[s]);
+  }
+  return owners;
+}
+
+bool SameDouble(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// The shard fields of a report's root object (absent: the whole analysis).
+Status ReadShard(simdjson::dom::object root, std::string_view what, uint32_t* index, uint32_t* count) {
+  uint64_t i = 0, n = 1;
+  simdjson::dom::element v;
+  if (root["shard_count"].get(v) == simdjson::SUCCESS) {
+    if (v.get_uint64().get(n) || n < 1 || n > UINT32_MAX)
+      return ParseError(what, "shard_count", "not a count of at least 1");
+    if (root["shard_index"].get_uint64().get(i) || i >= n)
+      return ParseError(what, "shard_index", "missing or not below shard_count");
+  }
+  *index = static_cast<uint32_t>(i);
+  *count = static_cast<uint32_t>(n);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -47,15 +90,8 @@ Status ReadSensitivityJson(std::string_view json, std::string_view what, Sensiti
     return ParseError(what, "sqnr_base_db", "missing or not a number");
   if (root["sqnr_high_db"].get(v) || !ReadScore(v, &out->sqnr_high))
     return ParseError(what, "sqnr_high_db", "missing or not a number");
-  uint64_t index = 0, count = 1;
-  if (root["shard_count"].get(v) == simdjson::SUCCESS) {
-    if (v.get_uint64().get(count) || count < 1 || count > UINT32_MAX)
-      return ParseError(what, "shard_count", "not a count of at least 1");
-    if (root["shard_index"].get_uint64().get(index) || index >= count)
-      return ParseError(what, "shard_index", "missing or not below shard_count");
-  }
-  out->shard_index = static_cast<uint32_t>(index);
-  out->shard_count = static_cast<uint32_t>(count);
+  if (Status s = ReadShard(root, what, &out->shard_index, &out->shard_count); !s.ok()) return s;
+  const uint32_t index = out->shard_index, count = out->shard_count;
   simdjson::dom::array units;
   if (root["units"].get_array().get(units)) return ParseError(what, "units", "missing or not an array");
   size_t i = 0;
@@ -92,24 +128,15 @@ Status ReadSensitivityJson(std::string_view json, std::string_view what, Sensiti
 }
 
 Status MergeSensitivity(const std::vector<SensitivityReport>& parts, SensitivityReport* out) {
-  if (parts.empty()) return InvalidArgument("merging sensitivity reports: no reports given");
+  auto owners = ShardOwners(parts, "sensitivity reports");
+  if (!owners.ok()) return owners.status();
   const SensitivityReport& first = parts[0];
-  const uint32_t n = first.shard_count;
-  std::vector<int> seen(n, -1);
-  auto same_double = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
-  for (size_t k = 0; k < parts.size(); ++k) {
+  for (size_t k = 1; k < parts.size(); ++k) {
     const SensitivityReport& p = parts[k];
-    if (p.shard_count != n)
-      return InvalidArgument("merging sensitivity reports: report {} is shard {} of {}, report 0 one of {}", k,
-                             p.shard_index, p.shard_count, n);
-    if (seen[p.shard_index] >= 0)
-      return InvalidArgument("merging sensitivity reports: reports {} and {} are both shard {} of {}",
-                             seen[p.shard_index], k, p.shard_index, n);
-    seen[p.shard_index] = static_cast<int>(k);
     // Every shard calibrates the same model on the same samples, so these
     // agree exactly unless a part comes from another analysis.
     if (p.samples != first.samples || p.base_label != first.base_label || p.high_label != first.high_label ||
-        !same_double(p.sqnr_base, first.sqnr_base) || !same_double(p.sqnr_high, first.sqnr_high))
+        !SameDouble(p.sqnr_base, first.sqnr_base) || !SameDouble(p.sqnr_high, first.sqnr_high))
       return InvalidArgument(
           "merging sensitivity reports: report {} is of another analysis ({} samples, {} {} dB, {} {} dB; report 0: "
           "{} samples, {} {} dB, {} {} dB)",
@@ -127,18 +154,120 @@ Status MergeSensitivity(const std::vector<SensitivityReport>& parts, Sensitivity
                                i, a.name, a.op_type, k, b.name, b.op_type);
     }
   }
-  for (uint32_t s = 0; s < n; ++s)
-    if (seen[s] < 0) return InvalidArgument("merging sensitivity reports: shard {} of {} is missing", s, n);
   SensitivityReport merged = first;
   merged.shard_index = 0;
   merged.shard_count = 1;
   for (size_t i = 0; i < merged.units.size(); ++i) {
-    const SensitivityReport& owner = parts[static_cast<size_t>(seen[i % n])];
-    const Unit& u = owner.units[i];
-    if (!u.evaluated)
-      return InvalidArgument("merging sensitivity reports: unit '{}' was not evaluated by shard {} of {}", u.name,
-                             owner.shard_index, n);
-    merged.units[i] = u;
+    const SensitivityReport& owner = parts[owners.value()[i % owners.value().size()]];
+    if (!owner.units[i].evaluated)
+      return InvalidArgument("merging sensitivity reports: unit '{}' was not evaluated by shard {} of {}",
+                             owner.units[i].name, owner.shard_index, owner.shard_count);
+    merged.units[i] = owner.units[i];
+  }
+  *out = std::move(merged);
+  return Status::Ok();
+}
+
+std::string MixedGainsJson(const MixedGains& g) {
+  std::string s = fmt::format(
+      "{{\"kind\":\"mixed_gains\",\"samples\":{},\"base\":{},\"high\":{},\"base_typical_db\":{},"
+      "\"shard_index\":{},\"shard_count\":{},\"units\":[",
+      g.samples, JsonQuoted(g.base_label), JsonQuoted(g.high_label), g.base_typical, g.shard_index, g.shard_count);
+  for (size_t i = 0; i < g.units.size(); ++i) {
+    s += fmt::format("{}{{\"name\":{}", i ? "," : "", JsonQuoted(g.units[i]));
+    // Round-trip precision: the merged gains must rank exactly as local ones.
+    if (g.evaluated[i]) s += std::isfinite(g.gains[i]) ? fmt::format(",\"gain_db\":{}", g.gains[i]) : ",\"gain_db\":null";
+    s += "}";
+  }
+  return s + "]}";
+}
+
+std::string MixedGainsText(const MixedGains& g) {
+  size_t done = 0;
+  for (bool e : g.evaluated) done += e;
+  std::string s = fmt::format("mixed precision gains on {} sample{} ({} -> {}): shard {} of {}, {} of {} candidates\n",
+                              g.samples, g.samples == 1 ? "" : "s", g.base_label, g.high_label, g.shard_index,
+                              g.shard_count, done, g.units.size());
+  for (size_t i = 0; i < g.units.size(); ++i)
+    if (g.evaluated[i]) s += fmt::format("  {:<48} {:>+8.2f} dB\n", g.units[i], g.gains[i]);
+  return s;
+}
+
+bool IsMixedGainsJson(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string text(json);
+  simdjson::dom::element doc;
+  std::string_view kind;
+  return !parser.parse(text).get(doc) && doc.is_object() && !doc["kind"].get_string().get(kind) &&
+         kind == "mixed_gains";
+}
+
+Status ReadMixedGainsJson(std::string_view json, std::string_view what, MixedGains* out) {
+  *out = MixedGains{};
+  simdjson::dom::parser parser;
+  simdjson::padded_string text(json);
+  simdjson::dom::element doc;
+  if (auto e = parser.parse(text).get(doc); e) return ParseError(what, "document", simdjson::error_message(e));
+  simdjson::dom::object root;
+  if (doc.get_object().get(root)) return ParseError(what, "document", "not a JSON object");
+  std::string_view sv;
+  if (root["kind"].get_string().get(sv) || sv != "mixed_gains")
+    return ParseError(what, "kind", "missing or not \"mixed_gains\"");
+  uint64_t samples = 0;
+  if (root["samples"].get_uint64().get(samples)) return ParseError(what, "samples", "missing or not a count");
+  out->samples = static_cast<size_t>(samples);
+  if (root["base"].get_string().get(sv)) return ParseError(what, "base", "missing or not a string");
+  out->base_label = std::string(sv);
+  if (root["high"].get_string().get(sv)) return ParseError(what, "high", "missing or not a string");
+  out->high_label = std::string(sv);
+  if (root["base_typical_db"].get_double().get(out->base_typical))
+    return ParseError(what, "base_typical_db", "missing or not a number");
+  if (Status s = ReadShard(root, what, &out->shard_index, &out->shard_count); !s.ok()) return s;
+  simdjson::dom::array units;
+  if (root["units"].get_array().get(units)) return ParseError(what, "units", "missing or not an array");
+  size_t i = 0;
+  for (simdjson::dom::element e : units) {
+    const std::string field = fmt::format("units[{}]", i);
+    simdjson::dom::object u;
+    if (e.get_object().get(u)) return ParseError(what, field, "not an object");
+    if (u["name"].get_string().get(sv)) return ParseError(what, field + ".name", "missing or not a string");
+    out->units.push_back(std::string(sv));
+    simdjson::dom::element v;
+    const bool has = u["gain_db"].get(v) == simdjson::SUCCESS;
+    double gain = std::numeric_limits<double>::quiet_NaN();
+    if (has && !ReadScore(v, &gain)) return ParseError(what, field + ".gain_db", "not a number");
+    if (has != (i % out->shard_count == out->shard_index))
+      return ParseError(what, field, has ? "has a gain, but belongs to another shard"
+                                         : "has no gain, but belongs to this shard");
+    out->gains.push_back(gain);
+    out->evaluated.push_back(has);
+    ++i;
+  }
+  return Status::Ok();
+}
+
+Status MergeMixedGains(const std::vector<MixedGains>& parts, MixedGains* out) {
+  auto owners = ShardOwners(parts, "mixed precision gains");
+  if (!owners.ok()) return owners.status();
+  const MixedGains& first = parts[0];
+  for (size_t k = 1; k < parts.size(); ++k) {
+    const MixedGains& p = parts[k];
+    if (p.samples != first.samples || p.base_label != first.base_label || p.high_label != first.high_label ||
+        !SameDouble(p.base_typical, first.base_typical) || p.units != first.units)
+      return InvalidArgument("merging mixed precision gains: report {} is of another search (other model, samples "
+                             "or precision than report 0)",
+                             k);
+  }
+  MixedGains merged = first;
+  merged.shard_index = 0;
+  merged.shard_count = 1;
+  for (size_t i = 0; i < merged.units.size(); ++i) {
+    const MixedGains& owner = parts[owners.value()[i % owners.value().size()]];
+    if (!owner.evaluated[i])
+      return InvalidArgument("merging mixed precision gains: '{}' was not evaluated by shard {} of {}",
+                             owner.units[i], owner.shard_index, owner.shard_count);
+    merged.gains[i] = owner.gains[i];
+    merged.evaluated[i] = true;
   }
   *out = std::move(merged);
   return Status::Ok();

@@ -166,3 +166,74 @@ TEST_CASE("a sensitivity report's JSON is verified on read", "[analyze][shards]"
   o.shard_index = 2;
   CHECK_FALSE(analyze::AnalyzeSensitivity(g, samples, o, &part).ok());
 }
+
+TEST_CASE("mixed precision from sharded gains chooses exactly as unsharded", "[analyze][shards]") {
+  const Graph g = Chain();
+  const auto samples = calib::SyntheticSamples(g, 8, 3).value();
+  // A budget between the two extremes, so the search ranks and promotes.
+  analyze::MixedOptions probe;
+  probe.mode = analyze::MixedMode::kPercent;
+  Graph pg = g;
+  analyze::MixedReport pr;
+  REQUIRE(analyze::ChooseMixedPrecision(&pg, samples, probe, &pr).ok());
+  REQUIRE(pr.sqnr_high > pr.sqnr_base + 3);
+  analyze::MixedOptions m;
+  m.mode = analyze::MixedMode::kBudget;
+  m.value = (pr.sqnr_base + pr.sqnr_high) / 2;
+  Graph local = g;
+  analyze::MixedReport lr;
+  REQUIRE(analyze::ChooseMixedPrecision(&local, samples, m, &lr).ok());
+  REQUIRE_FALSE(lr.promoted.empty());
+
+  for (uint32_t n : {1u, 2u, 3u}) {
+    INFO(n << " shards");
+    std::vector<analyze::MixedGains> parts;
+    for (uint32_t k = 0; k < n; ++k) {
+      analyze::MixedOptions shard = m;
+      shard.analysis.shard_index = k;
+      shard.analysis.shard_count = n;
+      analyze::MixedGains part, back;
+      REQUIRE(analyze::MixedPrecisionGains(g, samples, shard, &part).ok());
+      const std::string json = analyze::MixedGainsJson(part);
+      CHECK(analyze::IsMixedGainsJson(json));
+      REQUIRE(analyze::ReadMixedGainsJson(json, "gains", &back).ok());
+      CHECK(analyze::MixedGainsJson(back) == json);
+      parts.push_back(std::move(back));
+    }
+    auto merged = std::make_shared<analyze::MixedGains>();
+    REQUIRE(analyze::MergeMixedGains(parts, merged.get()).ok());
+    analyze::MixedOptions with = m;
+    with.gains = merged;
+    Graph sharded = g;
+    analyze::MixedReport sr;
+    REQUIRE(analyze::ChooseMixedPrecision(&sharded, samples, with, &sr).ok());
+    CHECK(sr.promoted == lr.promoted);
+    CHECK(sr.sqnr_chosen == lr.sqnr_chosen);
+    // The candidates' evaluations happened in the shards.
+    CHECK(sr.evaluations + merged->units.size() == lr.evaluations);
+    for (TensorId t = 0; t < g.tensor_count(); ++t) CHECK(sharded.tensor(t).encoding == local.tensor(t).encoding);
+  }
+
+  // Gains of another search are refused.
+  analyze::MixedOptions shard = m;
+  const auto other = calib::SyntheticSamples(g, 8, 9).value();
+  auto foreign = std::make_shared<analyze::MixedGains>();
+  REQUIRE(analyze::MixedPrecisionGains(g, other, shard, foreign.get()).ok());
+  analyze::MixedOptions with = m;
+  with.gains = foreign;
+  Graph x = g;
+  analyze::MixedReport xr;
+  const auto st = analyze::ChooseMixedPrecision(&x, samples, with, &xr);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find("other samples or calibration options") != std::string::npos);
+  // An unmerged shard is refused too.
+  shard.analysis.shard_count = 2;
+  auto half = std::make_shared<analyze::MixedGains>();
+  REQUIRE(analyze::MixedPrecisionGains(g, samples, shard, half.get()).ok());
+  with.gains = half;
+  CHECK(analyze::ChooseMixedPrecision(&x, samples, with, &xr).message().find("merge every shard") !=
+        std::string::npos);
+  CHECK(analyze::ReadMixedGainsJson(analyze::SensitivityJson(analyze::SensitivityReport{}), "s", half.get())
+            .message()
+            .find("kind") != std::string::npos);
+}
