@@ -41,7 +41,7 @@ class AnalysisOptions(ctypes.Structure):
         ("struct_size", c_uint32), ("num_threads", c_uint32), ("calibration", _P(calib.CalibrationOptions)),
         ("high_act_bitwidth", c_uint32), ("high_weights_bitwidth", c_uint32), ("target", c_void_p),
         ("mixed_mode", c_uint32), ("reserved", c_uint32), ("mixed_value", c_double),
-        ("shard_index", c_uint32), ("shard_count", c_uint32),  # since 1.11
+        ("shard_index", c_uint32), ("shard_count", c_uint32), ("mixed_gains", c_void_p),  # since 1.11
     ]
 
 
@@ -138,6 +138,7 @@ class Report:
     ops_after: int = 0
     units: List[Unit] = field(default_factory=list)  # sensitivity: graph order
     promoted: List[str] = field(default_factory=list)  # mixed precision
+    gains: List[Tuple[str, float]] = field(default_factory=list)  # mixed gains: (candidate, dB; NaN: other shard)
     sqnr_base_db: float = 0.0
     sqnr_high_db: float = 0.0
     sqnr_chosen_db: float = 0.0
@@ -171,6 +172,8 @@ def _collect(r, kind):
                 out.rewrites.append(RewriteOutcome(_dec(it.name), it.count, bool(it.rolled_back), it.value))
             elif kind == "sensitivity":
                 out.units.append(Unit(_dec(it.name), _dec(it.op_type), it.count, it.value, it.value_high))
+            elif kind == "mixed_gains":
+                out.gains.append((_dec(it.name), it.value))
             else:
                 out.promoted.append(_dec(it.name))
         out.warnings = [_dec(_fn["qairt_analysis_report_warning"](r, i))
@@ -263,17 +266,41 @@ def sensitivity(graph, input_list: str, act_bitwidth: int = 8, weights_bitwidth:
 def mixed_precision(graph, input_list: str, budget_db: Optional[float] = None, percent: Optional[float] = None,
                     act_bitwidth: int = 8, weights_bitwidth: int = 8, per_channel: bool = False,
                     high_act_bitwidth: int = 16, high_weights_bitwidth: int = 16, target=None,
-                    num_threads: int = 1) -> Report:
-    """Calibrates `graph` in place with per-unit precisions meeting `budget_db` (or promoting `percent`%)."""
+                    num_threads: int = 1, shard: Optional[Tuple[int, int]] = None,
+                    gains: Optional[Sequence[str]] = None) -> Report:
+    """Calibrates `graph` in place with per-unit precisions meeting `budget_db` (or promoting `percent`%).
+
+    Sharded (qairt.distributed.mixed_precision does this on Dask):
+    shard=(k, n) computes only the gains of candidates k, k+n, ... (the
+    costly step: one evaluation each) and returns them (``gains``, ``json``)
+    without touching `graph`; gains=[json of every shard] then uses them
+    instead, and the choice equals the unsharded one."""
     if (budget_db is None) == (percent is None):
         raise ValueError("give exactly one of budget_db and percent")
+    if shard is not None and gains is not None:
+        raise ValueError("give shard (compute one share of the gains) or gains (use them), not both")
     mode, value = (MIXED_BUDGET, budget_db) if budget_db is not None else (MIXED_PERCENT, percent)
     keep = []
     a = _analysis_options(_calibration(act_bitwidth, weights_bitwidth, per_channel), high_act_bitwidth,
                           high_weights_bitwidth, target, mode, float(value), num_threads, keep)
+    merged = None
+    if shard is not None:
+        k, n = (int(v) for v in shard)
+        if not (n >= 2 and 0 <= k < n):
+            raise ValueError("shard must be (k, n) with 0 <= k < n and n >= 2 (without a shard the search runs "
+                             "whole), got %r" % (shard,))
+        _functions_1_11()
+        a.shard_index, a.shard_count = k, n
     r = ReportP()
-    _fn["qairt_mixed_precision"](graph.handle, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
-    return _collect(r, "mixed")
+    try:
+        if gains is not None:
+            merged = _merged_handle(gains)
+            a.mixed_gains = ctypes.cast(merged, c_void_p)
+        _fn["qairt_mixed_precision"](graph.handle, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(r))
+    finally:
+        if merged is not None:
+            _fn["qairt_analysis_report_destroy"](merged)
+    return _collect(r, "mixed_gains" if shard is not None else "mixed")
 
 
 def read_sensitivity_json(text: str) -> Report:
@@ -284,10 +311,8 @@ def read_sensitivity_json(text: str) -> Report:
     return _collect(r, "sensitivity")
 
 
-def merge_sensitivity(parts: Sequence[str]) -> Report:
-    """The unsharded sensitivity Report from the ``json`` of shards 0..n-1
-    (any order); refused when a shard is missing or twice or a part is of
-    another model, samples or precision."""
+def _merged_handle(parts: Sequence[str]):
+    """A report handle merged from the JSON of every shard (the caller destroys it)."""
     fn = _functions_1_11()
     handles = []
     try:
@@ -299,7 +324,14 @@ def merge_sensitivity(parts: Sequence[str]) -> Report:
         arr = (ReportP * max(1, len(handles)))(*handles)
         out = ReportP()
         fn["qairt_analysis_report_merge"](arr, len(handles), ctypes.byref(out))
-        return _collect(out, "sensitivity")
+        return out
     finally:
         for r in handles:
             _fn["qairt_analysis_report_destroy"](r)
+
+
+def merge_sensitivity(parts: Sequence[str]) -> Report:
+    """The unsharded sensitivity Report from the ``json`` of shards 0..n-1
+    (any order); refused when a shard is missing or twice or a part is of
+    another model, samples or precision."""
+    return _collect(_merged_handle(parts), "sensitivity")

@@ -10,6 +10,7 @@
                             act_method="mse", act_bitwidth=16)
 
         report = qd.sensitivity(client, "model.onnx", "calib/list.txt", act_bitwidth=8)
+        graph, mixed = qd.mixed_precision(client, "model.onnx", "calib/list.txt", budget_db=30)
 
 Nothing here schedules: Dask does. Each task runs ``qairt.convert`` in a
 worker process with ``stats_output`` and ``shard=(k, n)`` (convert's
@@ -22,7 +23,10 @@ shards and workers. ``sensitivity`` gives each task a share of the units
 (every task calibrates the same way, so a unit's scores do not depend on
 where it is evaluated); the shards' reports travel as JSON with exact
 scores and qairt.analyze.merge_sensitivity joins them into the report of
-the local analysis, score for score.
+the local analysis, score for score. ``mixed_precision`` does the same for
+the candidates' gains (one evaluation each, the costly step of the search);
+the greedy choice then runs on the client on the merged gains and equals
+the local one.
 
 What workers need: the qairt Python package and libqairt.so (the same
 build as the client), and the model and the input_list (with its raw files)
@@ -154,3 +158,36 @@ def sensitivity(client, model, input_list, shards: Optional[int] = None, import_
                              key="qairt-sensitivity-%d-of-%d" % (k, shards), pure=False)
                for k in range(shards)]
     return analyze.merge_sensitivity(client.gather(futures))
+
+
+def _gains_shard(shard, model, input_list, import_options, options):
+    """Runs in a worker: the mixed-precision gains of one shard of the candidates, as JSON."""
+    from . import analyze
+    graph = _import(model, import_options)
+    return analyze.mixed_precision(graph, input_list, shard=shard, **options).json
+
+
+def mixed_precision(client, model, input_list, shards: Optional[int] = None, import_options=None, **options):
+    """qairt.analyze.mixed_precision of the model file `model` with the
+    candidates' gains (one evaluation each: the costly step) spread over the
+    cluster in `shards` shards (default: one per worker, at least 2); the
+    search then runs here on the merged gains. Returns (graph, report): the
+    graph imported here and calibrated as
+    ``analyze.mixed_precision(qairt.import_onnx(model, **import_options)[0], input_list, **options)``
+    calibrates it, with the same report. options: budget_db or percent and
+    the other options of qairt.analyze.mixed_precision."""
+    from . import analyze
+    for k in ("shard", "gains"):
+        if k in options:
+            raise TypeError("qairt.distributed.mixed_precision sets %s itself" % k)
+    model, input_list = os.fspath(model), os.fspath(input_list)
+    import_options = dict(import_options or {})
+    if shards is None:
+        shards = len(client.scheduler_info().get("workers", {}))
+    shards = max(2, int(shards))
+    futures = [client.submit(_gains_shard, (k, shards), model, input_list, import_options, options,
+                             key="qairt-mixed-gains-%d-of-%d" % (k, shards), pure=False)
+               for k in range(shards)]
+    parts = client.gather(futures)
+    graph = _import(model, import_options)
+    return graph, analyze.mixed_precision(graph, input_list, gains=parts, **options)

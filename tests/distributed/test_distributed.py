@@ -144,6 +144,35 @@ class DistributedTest(unittest.TestCase):
             analyze.merge_sensitivity([parts[0].json[:-9], parts[1].json, parts[2].json])
         self.assertIn("sensitivity report", str(cm.exception))
 
+    def test_sharded_mixed_precision_matches_local(self):
+        # The classifier at W8A8 per tensor: a budget between everything at
+        # W8A8 and everything at W16A16 makes the search rank and promote.
+        m = self.models["cls"]
+        opts = dict(budget_db=20.0, act_bitwidth=8)
+        local_graph = qairt.import_onnx(m["model"])[0]
+        want = analyze.mixed_precision(local_graph, m["input_list"], **opts)
+        self.assertLess(want.sqnr_base_db, opts["budget_db"])
+        self.assertGreater(want.sqnr_high_db, opts["budget_db"])
+        self.assertTrue(want.promoted)
+        for shards in (2,):
+            with self.subTest(shards=shards):
+                graph, got = qd.mixed_precision(self.client, m["model"], m["input_list"], shards=shards, **opts)
+                self.assertEqual(got.promoted, want.promoted)
+                self.assertEqual(got.sqnr_chosen_db, want.sqnr_chosen_db)
+                self.assertEqual((got.budget_met, got.boundaries), (want.budget_met, want.boundaries))
+                out_local = os.path.join(self.tmp.name, "mp_local_%d.onnx" % shards)
+                out_dask = os.path.join(self.tmp.name, "mp_dask_%d.onnx" % shards)
+                local_graph.export_onnx(out_local)
+                graph.export_onnx(out_dask)
+                self.assertEqual(read(out_dask), read(out_local), "the calibrated graphs differ")
+        # A shard's gains are a value; gains of another search are refused.
+        part = analyze.mixed_precision(qairt.import_onnx(m["model"])[0], m["input_list"], shard=(0, 2), **opts)
+        self.assertGreater(len(part.gains), len(want.promoted))
+        self.assertEqual(sum(g != g for _, g in part.gains), len(part.gains) // 2)  # NaN: the other shard's
+        with self.assertRaises(qairt.InvalidArgumentError) as cm:
+            analyze.mixed_precision(qairt.import_onnx(m["model"])[0], m["input_list"], gains=[part.json], **opts)
+        self.assertIn("shard 1 of 2 is missing", str(cm.exception))
+
     def test_statistics_are_values(self):
         m = self.models["transformer"]
         st = qd.calibrate(self.client, m["model"], m["target"], m["input_list"], shards=2, act_method="mse",
