@@ -2,7 +2,8 @@
 
 A LocalCluster of 2 worker processes, and a scheduler plus 2 workers started
 as separate processes on localhost (scheduler file), calibrate the PaddleOCR
-direction classifier and a small transformer layer: the container and
+direction classifier, a small transformer layer and the model corpus's
+torch-exported Llama-style decoder (int64 token ids): the container and
 encodings written from the merged statistics must equal, byte for byte, a
 single-process qairt.convert with input_list (min-max, percentile, mse and
 sqnr; 1, 2 and 3 shards). Statistics travel as bytes (the
@@ -54,12 +55,20 @@ class DistributedTest(unittest.TestCase):
             dim.dim_value = v
         cls_path = os.path.join(d, "cls.onnx")
         onnx.save(cls_model, cls_path)
+        # A transformer of the model corpus as torch exports it (Llama-style
+        # decoder: RMSNorm, rotary, GQA; int64 token ids).
+        sys.path.insert(0, os.path.join(REPO, "tests", "models"))
+        import corpus
+        manifest = corpus.generate(os.path.join(d, "corpus"), calib=6, evals=1, filt="llama")
+        llama = next(x for x in manifest["models"] if x["name"] == "llama")
         cls.models = {
             "cls": dict(model=cls_path, target="htp_v73", input_list=os.path.join(d, "cls", "calib_list.txt"),
                         options=dict(act_bitwidth=16, per_channel=True)),
             "transformer": dict(model=os.path.join(d, "tf", "transformer.onnx"), target="htp_v75",
                                 input_list=os.path.join(d, "tf", "calib_list.txt"),
                                 options=dict(act_bitwidth=16, per_row=True)),
+            "llama": dict(model=llama["path"], target="htp_v75", input_list=llama["calib_list"],
+                          options=dict(act_bitwidth=16, per_row=True)),
         }
         cls.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         cls.client = Client(cls.cluster)
@@ -92,6 +101,7 @@ class DistributedTest(unittest.TestCase):
         # tests/calib/test_stats.cpp.
         runs = [("cls", m, 2) for m in ("min-max", "percentile", "mse", "sqnr")]
         runs += [("cls", "mse", 1), ("cls", "mse", 3), ("transformer", "min-max", 3), ("transformer", "mse", 2)]
+        runs += [("llama", m, s) for m, s in (("min-max", 1), ("percentile", 2), ("mse", 3), ("sqnr", 2))]
         wanted = {}
         for name, method, shards in runs:
             with self.subTest(model=name, method=method, shards=shards):
@@ -119,7 +129,7 @@ class DistributedTest(unittest.TestCase):
         self.assertEqual(got.svg, want.svg)
 
     def test_sharded_sensitivity_matches_local(self):
-        for name, shard_counts in (("transformer", (1, 2, 3)), ("cls", (2,))):
+        for name, shard_counts in (("transformer", (1, 2, 3)), ("cls", (2,)), ("llama", (3,))):
             want = self.local_sensitivity(name)
             for shards in shard_counts:
                 with self.subTest(model=name, shards=shards):
