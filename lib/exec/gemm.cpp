@@ -310,6 +310,10 @@ std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, in
 }
 
 void SetGemmThreads(uint32_t threads) {
+  // Only where OpenBLAS computes the products: loading it starts its thread
+  // pool, a thread per core that spins at start-up (~0.1 s of CPU taken from
+  // whatever else runs), which the other backends never use.
+  if (Choose() != GemmBackend::kOpenBlas) return;
   const Blas& blas = GetBlas();
   if (blas.set_threads) blas.set_threads(static_cast<int>(std::max<uint32_t>(threads, 1)));
 }
