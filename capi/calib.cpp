@@ -192,6 +192,19 @@ qairt_status_t* qairt_calibrate_buffers(qairt_graph_t* graph, size_t num_samples
   QAIRT_CAPI_END
 }
 
+qairt_status_t* qairt_calibrate_params(qairt_graph_t* graph, const qairt_calibration_options* options,
+                                       qairt_calibration_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (!graph) return InvalidArg("graph must not be NULL");
+  calib::Options o;
+  Progress progress;
+  if (auto* s = ToOptions(options, &o, &progress)) return s;
+  calib::Report report;
+  auto st = calib::CalibrateParams(&graph->graph, o, &report);
+  return Finish(st, std::move(report), out_report);
+  QAIRT_CAPI_END
+}
+
 void qairt_calibration_report_destroy(qairt_calibration_report_t* r) { delete r; }
 size_t qairt_calibration_report_samples(const qairt_calibration_report_t* r) { return r ? r->report.samples : 0; }
 size_t qairt_calibration_report_activation_count(const qairt_calibration_report_t* r) {

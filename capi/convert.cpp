@@ -154,6 +154,7 @@ class Pipeline {
   bool Calibrate();
   bool CollectStats(const qairt_calibration_options& c);
   bool CalibrateFromStats();
+  bool CalibrateParams();
   bool Process();
   std::vector<std::pair<std::string, std::string>> RecordedOptions() const;
   bool WriteOutputs();
@@ -308,7 +309,7 @@ qairt_calibration_options Pipeline::CalibrationOptions() const {
 
 bool Pipeline::Calibrate() {
   if (o_.calibration_stats) return CalibrateFromStats();
-  if (!o_.input_list) return true;
+  if (!o_.input_list) return (o_.flags & QAIRT_CONVERT_PARAMS_FROM_VALUES) ? CalibrateParams() : true;
   qairt_calibration_options c = CalibrationOptions();
   if (o_.stats_output) return CollectStats(c);
   if (o_.mixed_mode != QAIRT_MIXED_OFF) {
@@ -334,6 +335,20 @@ bool Pipeline::Calibrate() {
     return Fail("calibration", e);
   r_->summary += fmt::format("calibration: {} samples, {} activation and {} parameter encodings computed\n",
                              qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
+                             qairt_calibration_report_param_count(cr));
+  for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
+    r_->AddWarning("calibration", qairt_calibration_report_warning(cr, i));
+  qairt_calibration_report_destroy(cr);
+  return true;
+}
+
+// No samples: the weights without an encoding get one from their values
+// (--float_fallback); activations keep what the model and the overrides gave.
+bool Pipeline::CalibrateParams() {
+  const qairt_calibration_options c = CalibrationOptions();
+  qairt_calibration_report_t* cr = nullptr;
+  if (std::string e = Consume(qairt_calibrate_params(graph_, &c, &cr)); !e.empty()) return Fail("calibration", e);
+  r_->summary += fmt::format("parameters: {} encodings computed from the weights' values (no samples)\n",
                              qairt_calibration_report_param_count(cr));
   for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
     r_->AddWarning("calibration", qairt_calibration_report_warning(cr, i));
@@ -590,7 +605,8 @@ qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_
     return s;
   constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES |
                                    QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
-                                   QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES | QAIRT_CONVERT_QDQ_EXTERNAL_DATA;
+                                   QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES | QAIRT_CONVERT_QDQ_EXTERNAL_DATA |
+                                   QAIRT_CONVERT_PARAMS_FROM_VALUES;
   if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
     if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path)
       return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings, log and report paths "

@@ -152,15 +152,18 @@ Status QuantizeStaticTensors(Session& s) {
     }
     if (need->effective_bitwidth() == 32 && src_dtype == DType::kFloat32) WarnSaturation(s, t, src, *count, *need);
     quant::QuantizeOptions qo;
+    std::vector<std::string> saturated;
+    auto q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
     // An infinite constant without NaN (an attention mask's -inf fill)
     // saturates to its grid's end, as calibration's range for it intends;
-    // NaN in static data stays an error.
-    std::vector<std::string> saturated;
-    if (src_dtype == DType::kFloat32 && InfiniteWithoutNan(static_cast<const float*>(src), *count)) {
+    // NaN in static data stays an error. Checked only when the strict
+    // quantization refused the tensor: a scan of every weight first would
+    // be one more pass over the model's largest data.
+    if (!q.ok() && src_dtype == DType::kFloat32 && InfiniteWithoutNan(static_cast<const float*>(src), *count)) {
       qo.nonfinite = quant::NonFinitePolicy::kWarnNanAsZero;
       qo.warnings = &saturated;
+      q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
     }
-    auto q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
     if (!saturated.empty())
       s.Trace("[STATIC] {}: infinite values saturated to the ends of its grid", t.name);
     if (!q.ok()) {

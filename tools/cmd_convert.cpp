@@ -176,10 +176,20 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
                    Joined(unused).c_str());
     return;
   }
-  if (p.input_list.empty() && !cal.empty())
+  // With --float_fallback and no samples, the weights are still encoded from
+  // their values: the weight flags are used, the activation ones are not.
+  std::vector<std::string> no_effect;
+  for (const std::string& f : cal) {
+    const bool weight_flag = f.rfind("--param_", 0) == 0 || f == "--use_per_channel_quantization" ||
+                             f == "--use_per_row_quantization" || f == "--weights_block_size" || f == "--use_lpbq" ||
+                             f == "--percentile_calibration_value";
+    if (!(p.float_fallback && weight_flag)) no_effect.push_back(f);
+  }
+  if (p.input_list.empty() && !no_effect.empty())
     std::fprintf(stderr, "warning: %s %s no effect without --input_list: no calibration runs (the encodings come "
-                 "from the model's Q-DQ nodes, --quantization_overrides and processing's defaults)\n",
-                 Joined(cal).c_str(), cal.size() == 1 ? "has" : "have");
+                 "from the model's Q-DQ nodes, --quantization_overrides and processing's defaults%s)\n",
+                 Joined(no_effect).c_str(), no_effect.size() == 1 ? "has" : "have",
+                 p.float_fallback ? "; --float_fallback computes the weights' from their values" : "");
   const bool percentile_given =
       std::find(cal.begin(), cal.end(), "--percentile_calibration_value") != cal.end();
   if (!p.input_list.empty() && percentile_given && p.act_method != QAIRT_CALIBRATION_PERCENTILE &&
@@ -729,6 +739,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   o.qdq_onnx_path = or_null(p.export_qdq_onnx);
   o.qdq_opset = p.qdq_opset;
   if (p.qdq_external_data) o.flags |= QAIRT_CONVERT_QDQ_EXTERNAL_DATA;
+  if (p.float_fallback) o.flags |= QAIRT_CONVERT_PARAMS_FROM_VALUES;
   o.encodings_path = or_null(p.export_encodings);
   o.encodings_version = p.encodings_format;
   o.quantizer_log_path = or_null(p.log_path);

@@ -77,9 +77,10 @@ const Option kBiasBitwidth{"--bias_bitwidth, --bias_bw", "8|32", "bias bit width
 const Option kFloatBitwidth{"--float_bitwidth, --float_bw", "16|32", "bit width of tensors left without encodings",
                             "the target's default"};
 const Option kFloatFallback{"--float_fallback, --enable_float_fallback", "",
-                            "tensors the encodings leave without one run in float (--float_bitwidth) instead of failing; "
-                            "qairt always does so (the stats count them as FP16/FP32 FALLBACK); as the vendor "
-                            "converter, refused with --input_list", "off"};
+                            "without --input_list: weights the encodings leave out are encoded from their values "
+                            "(the weight flags apply); activations without an encoding run in float "
+                            "(--float_bitwidth; the stats count them as FP16/FP32 FALLBACK, which qairt does anyway); "
+                            "as the vendor converter, refused with --input_list", "off"};
 const Option kQuantizedIo{"--quantized_io", "",
                           "graph inputs and outputs take the quantized type instead of a Quantize/Dequantize at the edge",
                           "off; float inputs and outputs"};

@@ -90,6 +90,13 @@ QAIRT_API qairt_status_t* qairt_calibrate_buffers(qairt_graph_t* graph, size_t n
                                                   const void* const* buffers, const size_t* sizes,
                                                   const qairt_calibration_options* options,
                                                   qairt_calibration_report_t** out_report);
+/* since 1.11: only the static float tensors without an encoding (weights,
+ * constants), from their values, with the options' weight bit width,
+ * granularity and method; activations are left as they are (no samples).
+ * What the vendor converter's --float_fallback does for the parameters an
+ * encodings file leaves out. On error the graph is unchanged. */
+QAIRT_API qairt_status_t* qairt_calibrate_params(qairt_graph_t* graph, const qairt_calibration_options* options,
+                                                 qairt_calibration_report_t** out_report);
 QAIRT_API void qairt_calibration_report_destroy(qairt_calibration_report_t* report);
 QAIRT_API size_t qairt_calibration_report_samples(const qairt_calibration_report_t* report);
 QAIRT_API size_t qairt_calibration_report_activation_count(const qairt_calibration_report_t* report);

@@ -63,6 +63,13 @@ typedef struct qairt_convert_result_t qairt_convert_result_t;
  * "<qdq_onnx_path>.data" (ONNX external data; always so above 1 GiB of
  * static tensors). */
 #define QAIRT_CONVERT_QDQ_EXTERNAL_DATA 32u
+/* Since 1.11: without input_list or calibration_stats, the static float
+ * tensors (weights) that have no encoding get one computed from their values
+ * with `calibration`'s weight options (qairt_calibrate_params); activations
+ * keep the model's and the overrides' encodings, the rest runs in float.
+ * The CLI's --float_fallback ("missing quantization parameters are computed
+ * where possible", as the vendor converter documents it). */
+#define QAIRT_CONVERT_PARAMS_FROM_VALUES 64u
 
 typedef struct qairt_convert_options {
   uint32_t struct_size;          /* sizeof(qairt_convert_options) */

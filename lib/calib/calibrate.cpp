@@ -613,60 +613,13 @@ Status CollectStatsOf(const Graph& g, uint64_t model_fingerprint, const SampleSo
   return Status::Ok();
 }
 
-Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stats& st, const Options& o,
-                            Report* report, std::string_view what) {
-  if (!graph || !report) return InvalidArgument("CalibrateFromStats: graph and report must not be NULL");
-  *report = Report{};
-  QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
-  QAIRT_RETURN_IF_ERROR(CheckFloatInputs(*graph, o));
-  const Graph& g = *graph;
-  Stats expect;
-  expect.model_fingerprint = model_fingerprint;
-  expect.options_fingerprint = OptionsFingerprint(o);
-  expect.histogram_bins = o.histogram_bins;
-  QAIRT_RETURN_IF_ERROR(CheckStatsFit(st, expect, what));
-  if (!st.complete())
-    return InvalidArgument("{} cover {} of {} shards (missing: {}): merge every shard first", what, st.shards.size(),
-                           st.shard_count, MissingShards(st));
-  if (o.act_method != Method::kMinMax && st.round != 2)
-    return InvalidArgument("{} hold round 1 (ranges) only; --act_quantizer_calibration {} needs round 2 (histograms): "
-                           "collect it with the merged ranges (qairt calibrate --ranges)", what, MethodName(o.act_method));
-  const std::vector<TensorId> acts = ObservedActivations(g, o, &report->kept);
-  if (st.tensors.size() != acts.size())
-    return InvalidArgument("{} hold {} tensors, the graph observes {}", what, st.tensors.size(), acts.size());
-  std::vector<ActStats> stats = st.tensors;
-  for (size_t k = 0; k < acts.size(); ++k)
-    if (stats[k].name != g.tensor(acts[k]).name)
-      return InvalidArgument("{}: tensor {} is '{}', the graph's is '{}'", what, k, stats[k].name, g.tensor(acts[k]).name);
-
-  // Encodings, built on a copy so an error leaves the graph as it was.
-  Graph out = *graph;
-  quant::EncodingRequest act_req;
-  act_req.dtype = ActDType(o);
-  act_req.symmetry = o.act_schema;
-  std::vector<std::string> masked;  // tensors holding mask sentinels
-  for (size_t k = 0; k < acts.size(); ++k) {
-    const Tensor& t = g.tensor(acts[k]);
-    const bool sentinels = stats[k].low_sentinel || stats[k].high_sentinel;
-    if (!sentinels && (!std::isfinite(stats[k].min) || !std::isfinite(stats[k].max))) {
-      report->warnings.push_back(fmt::format("tensor '{}' was never computed (dead code?): no encoding", t.name));
-      continue;
-    }
-    if (sentinels) {
-      masked.push_back(t.name);
-      std::tie(stats[k].min, stats[k].max) = RangeWithSentinels(stats[k]);
-    }
-    static const std::vector<uint64_t> kNoHistogram;
-    auto [a, b] = SearchRange(o.act_method, o.act_method == Method::kMinMax ? kNoHistogram : stats[k].hist,
-                              stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema, o.percentile);
-    const float range[2] = {a, b};
-    auto enc = quant::ComputeEncoding(t.name, range, {2}, act_req);
-    if (!enc.ok()) return enc.status();
-    Encoding e = enc.value();
-    e.overridden = false;
-    QAIRT_RETURN_IF_ERROR(out.SetEncoding(acts[k], e));
-    report->activations.push_back(t.name);
-  }
+// Encodings of the static float tensors without one, computed from their
+// values into `out` (a copy of `g`); tensors holding mask sentinels are
+// added to `masked`.
+Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* report,
+                    std::vector<std::string>* masked_out) {
+  Graph& out = *out_graph;
+  std::vector<std::string>& masked = *masked_out;
   size_t coarse_weights = 0;
   ChannelGain worst_gain;
   std::string worst;
@@ -734,16 +687,91 @@ Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stat
         coarse_weights, coarse_weights == 1 ? "" : "s", kChannelGainDb, worst, db(worst_gain.per_tensor_db),
         db(worst_gain.per_channel_db)));
   }
+  return Status::Ok();
+}
+
+// The warning for activations and constants that hold mask sentinels.
+void WarnMasked(const std::vector<std::string>& masked, Report* report) {
   if (!masked.empty())
     report->warnings.push_back(fmt::format(
         "{} tensor{} hold attention-mask values (-inf or |x| >= 1e30, e.g. '{}'): their ranges leave them out and "
         "reach {} below the real values, so the masked entries saturate there and still vanish after softmax",
         masked.size(), masked.size() == 1 ? "" : "s", masked.front(), kMaskDepth));
+}
+
+Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stats& st, const Options& o,
+                            Report* report, std::string_view what) {
+  if (!graph || !report) return InvalidArgument("CalibrateFromStats: graph and report must not be NULL");
+  *report = Report{};
+  QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  QAIRT_RETURN_IF_ERROR(CheckFloatInputs(*graph, o));
+  const Graph& g = *graph;
+  Stats expect;
+  expect.model_fingerprint = model_fingerprint;
+  expect.options_fingerprint = OptionsFingerprint(o);
+  expect.histogram_bins = o.histogram_bins;
+  QAIRT_RETURN_IF_ERROR(CheckStatsFit(st, expect, what));
+  if (!st.complete())
+    return InvalidArgument("{} cover {} of {} shards (missing: {}): merge every shard first", what, st.shards.size(),
+                           st.shard_count, MissingShards(st));
+  if (o.act_method != Method::kMinMax && st.round != 2)
+    return InvalidArgument("{} hold round 1 (ranges) only; --act_quantizer_calibration {} needs round 2 (histograms): "
+                           "collect it with the merged ranges (qairt calibrate --ranges)", what, MethodName(o.act_method));
+  const std::vector<TensorId> acts = ObservedActivations(g, o, &report->kept);
+  if (st.tensors.size() != acts.size())
+    return InvalidArgument("{} hold {} tensors, the graph observes {}", what, st.tensors.size(), acts.size());
+  std::vector<ActStats> stats = st.tensors;
+  for (size_t k = 0; k < acts.size(); ++k)
+    if (stats[k].name != g.tensor(acts[k]).name)
+      return InvalidArgument("{}: tensor {} is '{}', the graph's is '{}'", what, k, stats[k].name, g.tensor(acts[k]).name);
+
+  // Encodings, built on a copy so an error leaves the graph as it was.
+  Graph out = *graph;
+  quant::EncodingRequest act_req;
+  act_req.dtype = ActDType(o);
+  act_req.symmetry = o.act_schema;
+  std::vector<std::string> masked;  // tensors holding mask sentinels
+  for (size_t k = 0; k < acts.size(); ++k) {
+    const Tensor& t = g.tensor(acts[k]);
+    const bool sentinels = stats[k].low_sentinel || stats[k].high_sentinel;
+    if (!sentinels && (!std::isfinite(stats[k].min) || !std::isfinite(stats[k].max))) {
+      report->warnings.push_back(fmt::format("tensor '{}' was never computed (dead code?): no encoding", t.name));
+      continue;
+    }
+    if (sentinels) {
+      masked.push_back(t.name);
+      std::tie(stats[k].min, stats[k].max) = RangeWithSentinels(stats[k]);
+    }
+    static const std::vector<uint64_t> kNoHistogram;
+    auto [a, b] = SearchRange(o.act_method, o.act_method == Method::kMinMax ? kNoHistogram : stats[k].hist,
+                              stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema, o.percentile);
+    const float range[2] = {a, b};
+    auto enc = quant::ComputeEncoding(t.name, range, {2}, act_req);
+    if (!enc.ok()) return enc.status();
+    Encoding e = enc.value();
+    e.overridden = false;
+    QAIRT_RETURN_IF_ERROR(out.SetEncoding(acts[k], e));
+    report->activations.push_back(t.name);
+  }
+  QAIRT_RETURN_IF_ERROR(EncodeParams(g, o, &out, report, &masked));
+  WarnMasked(masked, report);
   report->samples = st.samples;
   *graph = std::move(out);
   return Status::Ok();
 }
 
 }  // namespace
+
+Status CalibrateParams(Graph* graph, const Options& o, Report* report) {
+  if (!graph || !report) return InvalidArgument("CalibrateParams: graph and report must not be NULL");
+  *report = Report{};
+  QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  Graph out = *graph;  // an error leaves the graph as it was
+  std::vector<std::string> masked;
+  QAIRT_RETURN_IF_ERROR(EncodeParams(*graph, o, &out, report, &masked));
+  WarnMasked(masked, report);
+  *graph = std::move(out);
+  return Status::Ok();
+}
 
 }  // namespace qairt::calib

@@ -68,6 +68,12 @@ struct Report {
 Status Calibrate(Graph* graph, const SampleSource& samples, const Options& options, Report* report,
                  const std::function<void(size_t, size_t, const char*)>& progress = {});
 
+// Only the static float tensors without an encoding (weights, constants),
+// from their values: no samples, activations left as they are (what the
+// vendor's --float_fallback does for parameters an encodings file misses).
+// An error leaves the graph unchanged.
+Status CalibrateParams(Graph* graph, const Options& options, Report* report);
+
 // The clipping range a method picks from a histogram of `bins` counts over
 // [lo, hi] (exposed for tests).
 std::pair<float, float> SearchRange(Method m, const std::vector<uint64_t>& hist, float lo, float hi, uint32_t bitwidth,

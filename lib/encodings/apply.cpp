@@ -481,8 +481,10 @@ Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOpt
       std::string list;
       for (size_t i = 0; i < missing.size() && i < 10; ++i) list += fmt::format("{}'{}'", i ? ", " : "", missing[i]);
       if (missing.size() > 10) list += fmt::format(", ... ({} more)", missing.size() - 10);
-      d.message = fmt::format("{} floating-point tensor{} of graph '{}' {} no encoding (kept in float16 by the "
-                              "target passes): {}",
+      // What becomes of them is the pipeline's to say (calibration encodes
+      // them; without samples --float_fallback encodes the weights; the
+      // rest run in float).
+      d.message = fmt::format("{} floating-point tensor{} of graph '{}' {} no encoding from the model or this file: {}",
                               missing.size(), missing.size() > 1 ? "s" : "", graph->name(),
                               missing.size() > 1 ? "have" : "has", list);
       diags->push_back(std::move(d));

@@ -71,6 +71,9 @@ size_t CountNonFinite(const float* x, size_t n, const ExecOptions& o = {});
 void QdqError(const float* x, size_t n, const QdqErrParams& p, double out[2], const ExecOptions& o = {});
 void QuantizeBias(const float* b, size_t n, const BiasParams& p, int32_t* y, const ExecOptions& o = {});
 void ConvertF32ToF16(const float* x, size_t n, Half* y, const ExecOptions& o = {});
+// out [cols, rows] = in [rows, cols] transposed, elements of `elem` bytes
+// (row-major; in and out must not overlap). Tiled (transpose.cc).
+void Transpose2D(size_t elem, int64_t rows, int64_t cols, const void* in, void* out, const ExecOptions& o = {});
 void ConvertF16ToF32(const Half* x, size_t n, float* y, const ExecOptions& o = {});
 
 // ----- encoding math (AIMET's getComputedEncodings, formats.md §1.5) --------

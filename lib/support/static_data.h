@@ -21,6 +21,10 @@ class StaticData {
   static std::shared_ptr<const StaticData> Copy(const void* data, size_t size);
   // Takes ownership of `bytes` (no copy).
   static std::shared_ptr<const StaticData> Adopt(std::vector<uint8_t>&& bytes);
+  // `size` fresh bytes left uninitialized for the creator to fill through
+  // *writable before sharing the result (a transformed weight: no zeroing
+  // pass over memory the transform overwrites anyway).
+  static std::shared_ptr<const StaticData> Uninitialized(size_t size, uint8_t** writable);
   // Takes the caller's buffer; the caller guarantees it outlives every graph using it.
   static std::shared_ptr<const StaticData> Borrow(const void* data, size_t size);
   // A window [offset, offset+length) of a read-only mapping of `path`. Fails

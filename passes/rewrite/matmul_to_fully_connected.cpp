@@ -10,6 +10,8 @@
 
 #include <cstring>
 
+#include "kernels/ops.h"
+
 #include "passes/rewrite/graph_edit.h"
 #include "passes/rewrite/rewrites.h"
 
@@ -48,6 +50,16 @@ TensorId QuantizedWeightNK(GraphEdit* edit, const Graph& g, TensorId w, bool alr
   return id;
 }
 
+// A static float32 weight of `elements` values: unquantized, or carrying an
+// encoding given for the float values (overrides).
+bool IsFloatWeight(const Tensor& t, int64_t elements) {
+  if (t.kind != TensorKind::kStatic || t.dtype != DType::kFloat32 || !t.data) return false;
+  if (t.data->size() != static_cast<size_t>(elements) * sizeof(float)) return false;
+  // A quantized weight of a Q-DQ model is stored as integers, never float32;
+  // a float32 one with an encoding is an override of the float values.
+  return true;
+}
+
 }  // namespace
 
 Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* notes) {
@@ -72,21 +84,23 @@ Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* no
     const int64_t k_dim = transposed ? cols : rows, n_dim = transposed ? rows : cols;
     if (xs[xs.rank() - 1].value != k_dim) continue;
     TensorId wt_id = kInvalidId;
-    if (auto values = FloatConstant(g, w)) {
+    if (const Tensor& wten = g.tensor(w); IsFloatWeight(wten, rows * cols)) {
       // An encoding given for the float weight (overrides) moves with it.
-      const auto& given = g.tensor(w).encoding;
+      const auto& given = wten.encoding;
       if (given && given->kind != EncodingKind::kPerTensor && given->kind != EncodingKind::kPerChannel &&
           given->kind != EncodingKind::kFloat)
         continue;
-      std::vector<float> wt(values->size());
-      if (transposed) {
-        wt = *values;
-      } else {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t c = 0; c < cols; ++c)
-            wt[static_cast<size_t>(c * rows + r)] = (*values)[static_cast<size_t>(r * cols + c)];
+      // Already [N, K]: the same bytes (a mapped weight stays mapped).
+      // Otherwise one tiled transpose straight from the source bytes into
+      // the new weight: the only pass this rewrite makes over it.
+      std::shared_ptr<const StaticData> data = wten.data;
+      if (!transposed) {
+        uint8_t* out = nullptr;
+        data = StaticData::Uninitialized(wten.data->size(), &out);
+        kernels::Transpose2D(sizeof(float), rows, cols, wten.data->data(), out);
       }
-      wt_id = edit.NewConstantF32(edit.UniqueName(g.tensor(w).name + "_nk"), Shape{n_dim, k_dim}, wt);
+      wt_id = edit.NewConstant(edit.UniqueName(wten.name + "_nk"), DType::kFloat32, Shape{n_dim, k_dim},
+                               std::move(data));
       if (given) {
         Encoding moved = *given;
         if (moved.kind == EncodingKind::kPerChannel && !transposed) moved.axis = moved.axis == 1 ? 0 : 1;

@@ -98,9 +98,10 @@ _DECLS = [
 # Functions of qairt_calib.h declared here (tests compare them with the
 # header and capi/calib.exports).
 _DECLS_1_9 = [("qairt_compare_report_samples", c_size_t, [CompareP])]
+_DECLS_1_11 = [("qairt_calibrate_params", _ffi.StatusP, [_ffi.GraphP, _P(CalibrationOptions), _P(ReportP)])]
 from .stats import DECLARED as _STATS_DECLARED  # noqa: E402 (qairt_calib.h's statistics functions, ABI 1.10)
 
-DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_9) + _STATS_DECLARED
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_9 + _DECLS_1_11) + _STATS_DECLARED
 
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
@@ -233,6 +234,20 @@ def calibrate(graph, samples: Optional[Iterable[Mapping[str, object]]] = None, *
     ptrs = (c_void_p * max(1, len(bufs)))(*[b.ctypes.data for b in bufs])
     sizes = (c_size_t * max(1, len(bufs)))(*[b.nbytes for b in bufs])
     _fn["qairt_calibrate_buffers"](graph.handle, n, ptrs, sizes, ctypes.byref(o), ctypes.byref(h))
+    return _report(h)
+
+
+def calibrate_params(graph, param_method="min-max", param_schema="symmetric", weights_bitwidth=8, per_channel=False,
+                     per_row=False, block_size=0, lpbq=False, percentile=99.99) -> CalibrationReport:
+    """Encodes only `graph`'s static float tensors that have no encoding, from their values (no samples;
+    activations are left as they are): what ``--float_fallback`` does for the weights an encodings file
+    leaves out. ABI 1.11."""
+    fn = _ffi._declare_header(_DECLS_1_11, "qairt.calib.calibrate_params", "qairt_calib.h", 11)
+    keep = []
+    o = _options("min-max", param_method, "asymmetric", param_schema, 8, weights_bitwidth, per_channel, per_row,
+                 block_size, lpbq, percentile, [], 1, None, keep)
+    h = ReportP()
+    fn["qairt_calibrate_params"](graph.handle, ctypes.byref(o), ctypes.byref(h))
     return _report(h)
 
 

@@ -50,6 +50,7 @@ QUANTIZED_IO = 4     # QAIRT_CONVERT_QUANTIZED_IO
 CHECK_ONLY = 8       # QAIRT_CONVERT_CHECK_ONLY (1.8)
 NO_BIAS_AWARE_WEIGHT_SCALES = 16  # QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES (1.8)
 QDQ_EXTERNAL_DATA = 32  # QAIRT_CONVERT_QDQ_EXTERNAL_DATA (1.10)
+PARAMS_FROM_VALUES = 64  # QAIRT_CONVERT_PARAMS_FROM_VALUES (1.11)
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
 MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
@@ -253,7 +254,7 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             check_only: bool = False, bias_aware_weight_scales: bool = True,
             report: Optional[PathLike] = None, calibration_stats: Optional[PathLike] = None,
             stats_output: Optional[PathLike] = None, stats_ranges: Optional[PathLike] = None,
-            shard: Optional[Tuple[int, int]] = None) -> ConvertResult:
+            shard: Optional[Tuple[int, int]] = None, float_fallback: bool = False) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
@@ -286,6 +287,10 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     statistics instead of input_list; stats_output (qairt calibrate -o)
     observes shard=(k, n) of input_list -- round 2 on stats_ranges when
     given -- writes the statistics there and stops (no output).
+    float_fallback (--float_fallback; ABI 1.11): without input_list, the
+    weights without an encoding are encoded from their values with the
+    weight settings (per_channel, per_row, ...); activations without one
+    stay float.
 
     Raises InvalidArgumentError for bad options (nothing written); errors of
     the conversion itself are in the result (``ok`` is False, no outputs).
@@ -324,7 +329,10 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     o.flags = (0 if rewrites else NO_REWRITES) | (VERIFY_REWRITES if verify_rewrites else 0) | \
         (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0) | \
         (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES) | \
-        (QDQ_EXTERNAL_DATA if qdq_external_data else 0)
+        (QDQ_EXTERNAL_DATA if qdq_external_data else 0) | (PARAMS_FROM_VALUES if float_fallback else 0)
+    if float_fallback and input_list is not None:
+        raise errors.InvalidArgumentError("float_fallback cannot be used with input_list (calibration encodes every "
+                                          "tensor)", code=errors.INVALID_ARGUMENT)
     o.float_bitwidth, o.act_bitwidth = float_bitwidth, act_bitwidth
     o.weights_bitwidth, o.bias_bitwidth = weights_bitwidth, bias_bitwidth
     o.log_level = LOG_LEVELS[log_level]

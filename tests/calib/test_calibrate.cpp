@@ -98,6 +98,40 @@ TEST_CASE("calibration fills missing encodings, keeps given ones, skips biases",
   CHECK_FALSE(g.tensor(*g.FindTensor("b")).encoding);  // computed by target processing
 }
 
+TEST_CASE("CalibrateParams encodes the weights as calibration does and leaves activations alone", "[calib]") {
+  Graph full = SmallMlp();
+  Options o;
+  o.act_bitwidth = 16;
+  o.per_row = true;
+  Report fr;
+  REQUIRE(Calibrate(&full, Samples(8), o, &fr).ok());
+  Graph g = SmallMlp();
+  Encoding given;  // an activation encoding from overrides stays
+  given.kind = EncodingKind::kPerTensor;
+  given.dtype = DType::kUFixed16;
+  given.scales = {0.25f};
+  given.offsets = {-32768};
+  REQUIRE(g.SetEncoding(*g.FindTensor("x"), given).ok());
+  Report r;
+  REQUIRE(CalibrateParams(&g, o, &r).ok());
+  CHECK(r.samples == 0);
+  CHECK(r.activations.empty());
+  CHECK(r.params == fr.params);
+  REQUIRE_FALSE(r.params.empty());
+  for (const std::string& name : r.params) {
+    INFO(name);
+    CHECK(g.tensor(*g.FindTensor(name)).encoding == full.tensor(*full.FindTensor(name)).encoding);
+  }
+  CHECK(*g.tensor(*g.FindTensor("x")).encoding == given);
+  CHECK_FALSE(g.tensor(*g.FindTensor("h")).encoding);
+  // Bad options leave the graph as it was.
+  Graph before = SmallMlp();
+  Graph bad = before;
+  o.weights_bitwidth = 3;
+  CHECK_FALSE(CalibrateParams(&bad, o, &r).ok());
+  CHECK_FALSE(bad.tensor(*bad.FindTensor("w")).encoding);
+}
+
 TEST_CASE("calibration results do not depend on the thread count", "[calib][threads]") {
   for (Method m : {Method::kMinMax, Method::kMse}) {
     Graph a = SmallMlp(), b = SmallMlp();

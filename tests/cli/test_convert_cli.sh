@@ -111,6 +111,37 @@ contains "SoC conflict named" "$tmp/err" "SM8650 is htp_v75, which conflicts"
 check "float_fallback with input_list" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --float_fallback \
   --input_list "$tmp/none.txt" -o "$tmp/ff.qairt"
 contains "float_fallback refused" "$tmp/err" "float_fallback cannot be used with --input_list"
+# --float_fallback without samples: the weights an activations-only
+# encodings file leaves out are encoded from their values (per channel with
+# the flag), as the vendor converter documents ("missing quantization
+# parameters are computed where possible"); without it they stay float.
+$py - "$model" "$tmp/cls.json" "$tmp/acts.json" "${syms[@]}" <<'PY' || { echo "FAIL: activations-only file"; fail=1; }
+import json, sys
+import qairt
+model, src, dst = sys.argv[1:4]
+syms = dict((k, int(v)) for k, v in (a.split("=") for a in sys.argv[4:]))
+g, _ = qairt.import_onnx(model, define_symbols=syms)
+static = {t.name for t in g.tensors() if t.role == "static"}
+enc = json.load(open(src))
+enc["encodings"] = [e for e in enc["encodings"] if e["name"] not in static]
+json.dump(enc, open(dst, "w"))
+PY
+check "float_fallback computes weights" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --float_fallback \
+  --quantization_overrides "$tmp/acts.json" --use_per_channel_quantization -o "$tmp/ff_w.qairt" \
+  --export_encodings "$tmp/ff_w.json" --encodings_format 1.0.0
+contains "float_fallback: parameters computed" "$tmp/out" "^parameters: [1-9][0-9]* encodings computed from the weights' values"
+check "no float_fallback" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 \
+  --quantization_overrides "$tmp/acts.json" -o "$tmp/nff.qairt" --export_encodings "$tmp/nff.json" --encodings_format 1.0.0
+$py - "$tmp/ff_w.json" "$tmp/nff.json" <<'PY' || fail=1
+import json, sys
+ff, nff = (json.load(open(p)) for p in sys.argv[1:3])
+conv = [p for p in ff["param_encodings"] if p["enc_type"] == "PER_CHANNEL" and p["dtype"] == "INT" and p["bw"] == 8]
+if len(conv) < 10:
+    sys.exit("FAIL float_fallback: %d per-channel int8 weights in the encodings (want the convolutions')" % len(conv))
+ints = [p for p in nff.get("param_encodings", []) if p["dtype"] == "INT" and p["bw"] == 8 and p["enc_type"] == "PER_CHANNEL"]
+if ints:
+    sys.exit("FAIL no float_fallback: %d weights quantized without samples or encodings" % len(ints))
+PY
 check "dlc output" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 -o "$tmp/m.dlc"
 contains "dlc refused" "$tmp/err" "not a vendor .dlc file; name it .*m.qairt"
 check "cpp output" 2 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 -o "$tmp/model.cpp"

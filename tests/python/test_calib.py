@@ -53,6 +53,15 @@ class CalibTest(unittest.TestCase):
             r2 = calib.calibrate(g2, input_list=os.path.join(d, "list.txt"), act_method="mse")
             self.assertEqual(r2.samples, 3)
 
+    def test_calibrate_params_without_samples(self):
+        full, g = mlp(), mlp()
+        calib.calibrate(full, samples(4), per_row=True)
+        r = calib.calibrate_params(g, per_row=True)
+        self.assertEqual((r.samples, r.activations, r.params), (0, [], ["w"]))
+        self.assertIsNotNone(g.get_encoding("w"))
+        self.assertEqual(g.get_encoding("w"), full.get_encoding("w"))
+        self.assertIsNone(g.get_encoding("h"))
+
     def test_progress_then_process_and_qdq_export(self):
         """The whole flow from Python: calibrate with a progress callback,
         process for htp_v73, export a Q-DQ ONNX model with the options as
