@@ -7,6 +7,7 @@
 #include <set>
 
 #include "onnx/importer.h"
+#include "kernels/ops.h"
 #include "ir/batchnorm_fold.h"
 #include "ir/ops/shape_helpers.h"
 
@@ -174,12 +175,12 @@ Status LowerConvLike(NodeContext& ctx, bool transposed) {
 Status LowerConv(NodeContext& ctx) { return LowerConvLike(ctx, false); }
 Status LowerConvTranspose(NodeContext& ctx) { return LowerConvLike(ctx, true); }
 
-// Transposes a 2-D float32 constant.
+// Transposes a 2-D float32 constant (the kernels' tiled transpose).
 std::shared_ptr<const StaticData> Transpose2d(const std::vector<float>& src, int64_t rows, int64_t cols) {
-  std::vector<float> dst(src.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) dst[static_cast<size_t>(c * rows + r)] = src[static_cast<size_t>(r * cols + c)];
-  return VectorData(dst);
+  uint8_t* out = nullptr;
+  auto data = StaticData::Uninitialized(src.size() * sizeof(float), &out);
+  kernels::Transpose2D(sizeof(float), rows, cols, src.data(), out);
+  return data;
 }
 
 Status LowerGemm(NodeContext& ctx) {
