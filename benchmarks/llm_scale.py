@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""LLM-scale conversion and calibration, measured in one run (driver of benchmarks/llm_scale.sh).
+
+    /usr/bin/python3 benchmarks/llm_scale.py [--dim 2048 --layers 16 --heads 32 --kv_heads 8 --ffn 5632]
+                                             [--seq 128 --samples 4] [--work DIR] [--keep]
+
+Generates (Debian's python3-torch) a Llama-architecture decoder as the model
+corpus writes it (tests/models/corpus_transformers.py: RMSNorm, rotary, GQA,
+vocab 32000), random weights from a fixed seed, exported at opset 17 with
+external data; the defaults are about 0.85 B parameters (3.4 GB). Then:
+  (a) `qairt convert` W4 LPBQ (block 64) / A16 for htp_v75 with activation
+      encodings from an overrides file, no samples (--float_fallback: the
+      weights are encoded from their values), against `cat` of the weight
+      files (warm page cache): wall time and peak RSS;
+  (b) the same with calibration on --samples samples of --seq tokens (int64
+      ids from raw files): time per sample against onnxruntime-node
+      single-threaded on the float model;
+  (c) the `--export_qdq_onnx` model of (b) (external data) loads and runs in
+      onnxruntime-node.
+The overrides of (a) are (b)'s activation encodings, so (b) runs first.
+Targets (issue text): (a) at most 2x cat, peak anonymous memory under 1 GB;
+(b) at most 1.5x ORT per sample.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QAIRT = os.environ.get("QAIRT_CLI", os.path.join(REPO, "build", "qairt"))
+ORT_EXEC = os.path.join(REPO, "tests", "exec", "ort_exec.js")
+
+
+def generate(work, a):
+    sys.path.insert(0, os.path.join(REPO, "tests", "models"))
+    import torch
+    import corpus_transformers as ct
+    torch.manual_seed(0)
+    c = dict(vocab=32000, dim=a.dim, layers=a.layers, heads=a.heads, kv_heads=a.kv_heads, ffn=a.ffn,
+             max_pos=max(a.seq, 64))
+    model = ct._init_llama(ct.LlamaDecoder(c), None).eval()
+    params = sum(p.numel() for p in model.parameters())
+    ids = torch.randint(1, c["vocab"], (1, a.seq), dtype=torch.int64)
+    path = os.path.join(work, "model", "model.onnx")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    t = time.perf_counter()
+    with torch.no_grad():
+        torch.onnx.export(model, (ids,), path, input_names=["input_ids"], output_names=["logits"], opset_version=17,
+                          do_constant_folding=True)
+    size = sum(os.path.getsize(os.path.join(os.path.dirname(path), f)) for f in os.listdir(os.path.dirname(path)))
+    if size < 2 ** 31 and not any(f != "model.onnx" for f in os.listdir(os.path.dirname(path))):
+        # Small configurations: torch writes the weights inline; move them to external data as large exports are.
+        import onnx
+        m = onnx.load(path)
+        onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=False, size_threshold=1024)
+    print("model: %.2f B parameters, %d files, %.2f GB, exported in %.0f s"
+          % (params / 1e9, len(os.listdir(os.path.dirname(path))), size / 1e9, time.perf_counter() - t), flush=True)
+    rng = np.random.default_rng(1)
+    data = os.path.join(work, "data")
+    os.makedirs(data, exist_ok=True)
+    with open(os.path.join(work, "list.txt"), "w") as f:
+        for s in range(a.samples):
+            x = rng.integers(1, c["vocab"], size=(1, a.seq)).astype(np.int64)
+            x.tofile(os.path.join(data, "ids_%d.raw" % s))
+            np.save(os.path.join(data, "ids_%d.npy" % s), x)
+            # The converted model takes int32 ids (qairt narrows int64 inputs; HTP has no int64).
+            np.save(os.path.join(data, "ids_%d_i32.npy" % s), x.astype(np.int32))
+            f.write("input_ids:=data/ids_%d.raw\n" % s)
+    return path, params
+
+
+def run(cmd, what):
+    """(seconds, peak RSS MB) of a fresh process."""
+    t = time.perf_counter()
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    dt = time.perf_counter() - t
+    if r.returncode != 0:
+        sys.exit("llm_scale: %s failed (rc %d):\n%s\n%s" % (what, r.returncode, r.stdout[-3000:], r.stderr[-3000:]))
+    return dt, int(r.stderr.strip().splitlines()[-1]) / 1024, r.stdout
+
+
+def cat_seconds(model_dir):
+    files = [os.path.join(model_dir, f) for f in sorted(os.listdir(model_dir))]
+    best = float("inf")
+    for _ in range(2):
+        t = time.perf_counter()
+        subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def ort(jobs_path, jobs):
+    with open(jobs_path, "w") as f:
+        json.dump(jobs, f)
+    subprocess.run(["node", ORT_EXEC, jobs_path], check=True, capture_output=True)
+    out = []
+    for j in jobs:
+        with open(os.path.join(j["out"], "result.json")) as f:
+            out.append(json.load(f))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dim", type=int, default=2048)
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--heads", type=int, default=32)
+    ap.add_argument("--kv_heads", type=int, default=8)
+    ap.add_argument("--ffn", type=int, default=5632)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--samples", type=int, default=4)
+    ap.add_argument("--work", default="/tmp/qairt_llm_scale")
+    ap.add_argument("--keep", action="store_true", help="keep WORK (the model is reused when present)")
+    a = ap.parse_args()
+    if not os.path.exists(QAIRT):
+        sys.exit("llm_scale: %s is missing (build first)" % QAIRT)
+    os.makedirs(a.work, exist_ok=True)
+    model_dir = os.path.join(a.work, "model")
+    stamp = os.path.join(a.work, "config.json")
+    config = json.dumps(vars(a), sort_keys=True)
+    if os.path.exists(stamp) and open(stamp).read() == config:
+        model, params = os.path.join(model_dir, "model.onnx"), json.load(open(os.path.join(a.work, "params.json")))
+        print("model: reused from %s" % a.work)
+    else:
+        shutil.rmtree(a.work, ignore_errors=True)
+        os.makedirs(a.work)
+        model, params = generate(a.work, a)
+        json.dump(params, open(os.path.join(a.work, "params.json"), "w"))
+        open(stamp, "w").write(config)
+    lst = os.path.join(a.work, "list.txt")
+    w4 = ["--target", "htp_v75", "--act_bitwidth", "16", "--weights_bitwidth", "4", "--weights_block_size", "64",
+          "--use_lpbq", "--use_per_row_quantization", "--use_per_channel_quantization"]
+
+    # (b) calibration, with the Q-DQ export for (c) and the encodings for (a).
+    calib_out = os.path.join(a.work, "calib")
+    os.makedirs(calib_out, exist_ok=True)
+    tb, rss_b, _ = run([QAIRT, "convert", "-i", model] + w4 + [
+        "--input_list", lst, "--no_progress", "-o", os.path.join(calib_out, "m.qairt"),
+        "--export_encodings", os.path.join(calib_out, "enc.json"), "--encodings_format", "1.0.0",
+        "--export_qdq_onnx", os.path.join(calib_out, "qdq.onnx"), "--qdq_external_data"], "calibrated convert")
+    tb1, _, _ = run([QAIRT, "convert", "-i", model] + w4 + [
+        "--input_list", os.path.join(a.work, "list1.txt") if _write_head(lst, 1) else lst, "--no_progress",
+        "-o", os.path.join(calib_out, "m1.qairt")], "calibrated convert, 1 sample")
+    per_sample = (tb - tb1) / max(1, a.samples - 1)
+    jobs = [{"model": model, "inputs": {"input_ids": os.path.join(a.work, "data", "ids_0.npy")},
+             "out": os.path.join(a.work, "ort_float"), "opt": "all", "bench": 2},
+            {"model": os.path.join(calib_out, "qdq.onnx"),
+             "inputs": {"input_ids": os.path.join(a.work, "data", "ids_0_i32.npy")},
+             "out": os.path.join(a.work, "ort_qdq"), "opt": "all"}]
+    ort_float, ort_qdq = ort(os.path.join(a.work, "jobs.json"), jobs)
+    ort_ms = min(ort_float["times_ms"])
+
+    # (a) no samples: activation encodings from (b)'s file, weights from their values.
+    # Of the exported activation encodings, those of the model's own tensors
+    # (the export also names tensors the conversion created: converts,
+    # fused ops' outputs).
+    import onnx
+    g = onnx.load(model, load_external_data=False).graph
+    names = {i.name for i in g.input} | {o for n in g.node for o in n.output}
+    enc = json.load(open(os.path.join(calib_out, "enc.json")))
+    # Float entries describe where the converted graph hands floats to the
+    # application (its outputs), not activation ranges.
+    enc["activation_encodings"] = [e for e in enc["activation_encodings"]
+                                   if e["name"] in names and e.get("dtype") != "FLOAT"]
+    enc["param_encodings"] = []
+    overrides = os.path.join(a.work, "acts.json")
+    json.dump(enc, open(overrides, "w"))
+    cat_s = cat_seconds(model_dir)
+    best_a, rss_a = float("inf"), 0
+    for _ in range(2):
+        ta, rss, _ = run([QAIRT, "convert", "-i", model] + w4 + [
+            "--quantization_overrides", overrides, "--float_fallback", "-o", os.path.join(a.work, "a.qairt")],
+            "convert without samples")
+        if ta < best_a:
+            best_a, rss_a = ta, rss
+
+    gb = sum(os.path.getsize(os.path.join(model_dir, f)) for f in os.listdir(model_dir)) / 1e9
+    print("(a) convert W4 LPBQ/A16 htp_v75, overrides, no samples: %.2f s, peak RSS %.0f MB; cat of the %.2f GB of "
+          "weights %.2f s: %.2fx cat (target <= 2x)" % (best_a, rss_a, gb, cat_s, best_a / cat_s))
+    print("(b) calibration: %.2f s per sample of %d tokens (%d samples %.1f s, 1 sample %.1f s), peak RSS %.0f MB; "
+          "onnxruntime-node 1 thread %.2f s: %.2fx ORT (target <= 1.5x)"
+          % (per_sample, a.seq, a.samples, tb, tb1, rss_b, ort_ms / 1e3, per_sample / (ort_ms / 1e3)))
+    print("(c) Q-DQ export (external data) runs in onnxruntime-node: %d outputs" % len(ort_qdq["outputs"]))
+    if not a.keep:
+        shutil.rmtree(a.work, ignore_errors=True)
+    return 0
+
+
+def _write_head(lst, n):
+    with open(lst) as f:
+        lines = f.readlines()[:n]
+    with open(os.path.join(os.path.dirname(lst), "list1.txt"), "w") as f:
+        f.writelines(lines)
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())
