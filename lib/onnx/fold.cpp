@@ -117,7 +117,7 @@ bool FoldConstantNode(NodeContext& ctx) {
   const std::string& n = a->name();
   if (n == "value" && a->has_t()) {
     auto holder = std::make_shared<onnx::TensorProto>(a->t());
-    auto decoded = DecodeTensor(*holder, holder, "", ctx.output_name(0));
+    auto decoded = DecodeTensor(*holder, holder, ctx.importer().model_dir(), ctx.output_name(0));
     if (!decoded.ok()) {
       (void)ctx.Fail("value", "{}", decoded.status().message());
       return true;  // reported; nothing to bind
@@ -155,7 +155,7 @@ bool FoldConstantOfShape(NodeContext& ctx) {
   std::vector<uint8_t> value(4, 0);
   if (const auto* a = ctx.attr("value"); a && a->has_t()) {
     auto holder = std::make_shared<onnx::TensorProto>(a->t());
-    auto decoded = DecodeTensor(*holder, holder, "", ctx.name() + ".value");
+    auto decoded = DecodeTensor(*holder, holder, ctx.importer().model_dir(), ctx.name() + ".value");
     if (!decoded.ok() || decoded->data->size() == 0) return false;
     dtype = decoded->dtype;
     value.assign(decoded->data->data(), decoded->data->data() + decoded->data->size());

@@ -129,6 +129,8 @@ class Importer {
 
   Graph& graph() { return graph_; }
   const ImportOptions& options() const { return options_; }
+  // Where external data may be read from (empty: a model given as bytes).
+  const std::string& model_dir() const { return model_dir_; }
   ImportReport& report() { return *report_; }
   int64_t opset() const { return opset_; }
 

@@ -369,7 +369,7 @@ Result<std::vector<std::string>> InlineBranch(NodeContext& ctx, const char* whic
   Importer& imp = ctx.importer();
   auto holder = std::make_shared<onnx::GraphProto>(g);
   for (const auto& init : holder->initializer()) {
-    auto decoded = DecodeTensor(init, holder, "", init.name());
+    auto decoded = DecodeTensor(init, holder, ctx.importer().model_dir(), init.name());
     if (!decoded.ok()) return ctx.Fail("initializer", "{}", decoded.status().message());
     Value v;
     v.dtype = decoded->dtype;

@@ -4,8 +4,9 @@
 # weight (2.15 GB) whose first and last rows hold values (the last one past
 # the 2^31 byte offset), the rest zeros; no samples, the weight encoded from
 # its values (--float_fallback, per row). The per-row int8 scales of both
-# rows must be numpy's. And on a small model, external data and inline
-# data give byte-identical outputs.
+# rows must be numpy's. A Constant node's value in external data (torch
+# writes those for models above 2 GB) is read from the model's folder. On a
+# small model, external data and inline data give byte-identical outputs.
 #   test_large_external_data.sh QAIRT_BINARY
 set -uo pipefail
 qairt=$1
@@ -47,7 +48,25 @@ else:
     full = np.zeros((n, k), np.float32)
     full[0], full[-1] = first, last
     w.raw_data = full.tobytes()
-g = helper.make_graph([helper.make_node("Gemm", ["x", "W"], ["y"], name="proj", transB=1)], "big",
+# A Constant node whose value tensor is external data too, as torch writes
+# every constant of a model above 2 GB.
+cvals = (np.arange(n, dtype=np.float32) % 7 - 3) * 0.01
+c = TensorProto()
+c.name, c.data_type = "c", TensorProto.FLOAT
+c.dims.extend([n])
+if mode == "external":
+    with open(os.path.join(d, "c.data"), "wb") as f:
+        f.write(cvals.tobytes())
+    c.data_location = TensorProto.EXTERNAL
+    for key, v in (("location", "c.data"), ("offset", "0"), ("length", str(4 * n))):
+        e = c.external_data.add()
+        e.key, e.value = key, v
+else:
+    c.raw_data = cvals.tobytes()
+nodes = [helper.make_node("Gemm", ["x", "W"], ["g"], name="proj", transB=1),
+         helper.make_node("Constant", [], ["c"], name="shift", value=c),
+         helper.make_node("Add", ["g", "c"], ["y"], name="add")]
+g = helper.make_graph(nodes, "big",
                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])], [w])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(d, "model.onnx"))
@@ -55,7 +74,8 @@ def act(lo, hi):
     s = (hi - lo) / 65535.0
     return [{"bitwidth": 16, "dtype": "int", "is_symmetric": "False", "min": lo, "max": hi,
              "offset": int(round(lo / s)), "scale": s}]
-json.dump({"activation_encodings": {"x": act(-4.0, 4.0), "y": act(-50.0, 50.0)}, "param_encodings": {}},
+json.dump({"activation_encodings": {"x": act(-4.0, 4.0), "g": act(-50.0, 50.0), "y": act(-50.0, 50.0)},
+           "param_encodings": {}},
           open(os.path.join(d, "enc.json"), "w"))
 PY
 }
