@@ -180,7 +180,8 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
   // their values: the weight flags are used, the activation ones are not.
   std::vector<std::string> no_effect;
   for (const std::string& f : cal) {
-    const bool weight_flag = f.rfind("--param_", 0) == 0 || f == "--use_per_channel_quantization" ||
+    const bool weight_flag = f == "--param_quantizer_calibration" || f == "--param_quantizer_schema" ||
+                             f == "--param_quantizer" || f == "--use_per_channel_quantization" ||
                              f == "--use_per_row_quantization" || f == "--weights_block_size" || f == "--use_lpbq" ||
                              f == "--percentile_calibration_value";
     if (!(p.float_fallback && weight_flag)) no_effect.push_back(f);
