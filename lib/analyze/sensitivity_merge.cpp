@@ -52,6 +52,31 @@ Result<std::vector<size_t>> ShardOwners(const std::vector<Part>& parts, std::str
 
 bool SameDouble(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
+// Same samples and precisions (both kinds of report carry these).
+template <class Part>
+bool SameSetup(const Part& a, const Part& b) {
+  return a.samples == b.samples && a.base_label == b.base_label && a.high_label == b.high_label;
+}
+
+// Parses `text` (kept alive by the caller with `parser`) into its root
+// object and reads the fields every report has: samples, base, high.
+template <class Part>
+Status ReadRoot(simdjson::dom::parser& parser, const simdjson::padded_string& text, std::string_view what,
+                simdjson::dom::object* root, Part* out) {
+  simdjson::dom::element doc;
+  if (auto e = parser.parse(text).get(doc); e) return ParseError(what, "document", simdjson::error_message(e));
+  if (doc.get_object().get(*root)) return ParseError(what, "document", "not a JSON object");
+  uint64_t samples = 0;
+  if ((*root)["samples"].get_uint64().get(samples)) return ParseError(what, "samples", "missing or not a count");
+  out->samples = static_cast<size_t>(samples);
+  std::string_view label;
+  if ((*root)["base"].get_string().get(label)) return ParseError(what, "base", "missing or not a string");
+  out->base_label = std::string(label);
+  if ((*root)["high"].get_string().get(label)) return ParseError(what, "high", "missing or not a string");
+  out->high_label = std::string(label);
+  return Status::Ok();
+}
+
 // The shard fields of a report's root object (absent: the whole analysis).
 Status ReadShard(simdjson::dom::object root, std::string_view what, uint32_t* index, uint32_t* count) {
   uint64_t i = 0, n = 1;
@@ -72,19 +97,9 @@ Status ReadShard(simdjson::dom::object root, std::string_view what, uint32_t* in
 Status ReadSensitivityJson(std::string_view json, std::string_view what, SensitivityReport* out) {
   *out = SensitivityReport{};
   simdjson::dom::parser parser;
-  simdjson::padded_string text(json);
-  simdjson::dom::element doc;
-  if (auto e = parser.parse(text).get(doc); e) return ParseError(what, "document", simdjson::error_message(e));
+  const simdjson::padded_string text(json);
   simdjson::dom::object root;
-  if (doc.get_object().get(root)) return ParseError(what, "document", "not a JSON object");
-  uint64_t samples = 0;
-  if (root["samples"].get_uint64().get(samples)) return ParseError(what, "samples", "missing or not a count");
-  out->samples = static_cast<size_t>(samples);
-  std::string_view label;
-  if (root["base"].get_string().get(label)) return ParseError(what, "base", "missing or not a string");
-  out->base_label = std::string(label);
-  if (root["high"].get_string().get(label)) return ParseError(what, "high", "missing or not a string");
-  out->high_label = std::string(label);
+  if (Status s = ReadRoot(parser, text, what, &root, out); !s.ok()) return s;
   simdjson::dom::element v;
   if (root["sqnr_base_db"].get(v) || !ReadScore(v, &out->sqnr_base))
     return ParseError(what, "sqnr_base_db", "missing or not a number");
@@ -135,8 +150,7 @@ Status MergeSensitivity(const std::vector<SensitivityReport>& parts, Sensitivity
     const SensitivityReport& p = parts[k];
     // Every shard calibrates the same model on the same samples, so these
     // agree exactly unless a part comes from another analysis.
-    if (p.samples != first.samples || p.base_label != first.base_label || p.high_label != first.high_label ||
-        !SameDouble(p.sqnr_base, first.sqnr_base) || !SameDouble(p.sqnr_high, first.sqnr_high))
+    if (!SameSetup(p, first) || !SameDouble(p.sqnr_base, first.sqnr_base) || !SameDouble(p.sqnr_high, first.sqnr_high))
       return InvalidArgument(
           "merging sensitivity reports: report {} is of another analysis ({} samples, {} {} dB, {} {} dB; report 0: "
           "{} samples, {} {} dB, {} {} dB)",
@@ -205,21 +219,12 @@ bool IsMixedGainsJson(std::string_view json) {
 Status ReadMixedGainsJson(std::string_view json, std::string_view what, MixedGains* out) {
   *out = MixedGains{};
   simdjson::dom::parser parser;
-  simdjson::padded_string text(json);
-  simdjson::dom::element doc;
-  if (auto e = parser.parse(text).get(doc); e) return ParseError(what, "document", simdjson::error_message(e));
+  const simdjson::padded_string text(json);
   simdjson::dom::object root;
-  if (doc.get_object().get(root)) return ParseError(what, "document", "not a JSON object");
+  if (Status s = ReadRoot(parser, text, what, &root, out); !s.ok()) return s;
   std::string_view sv;
   if (root["kind"].get_string().get(sv) || sv != "mixed_gains")
     return ParseError(what, "kind", "missing or not \"mixed_gains\"");
-  uint64_t samples = 0;
-  if (root["samples"].get_uint64().get(samples)) return ParseError(what, "samples", "missing or not a count");
-  out->samples = static_cast<size_t>(samples);
-  if (root["base"].get_string().get(sv)) return ParseError(what, "base", "missing or not a string");
-  out->base_label = std::string(sv);
-  if (root["high"].get_string().get(sv)) return ParseError(what, "high", "missing or not a string");
-  out->high_label = std::string(sv);
   if (root["base_typical_db"].get_double().get(out->base_typical))
     return ParseError(what, "base_typical_db", "missing or not a number");
   if (Status s = ReadShard(root, what, &out->shard_index, &out->shard_count); !s.ok()) return s;
@@ -252,8 +257,7 @@ Status MergeMixedGains(const std::vector<MixedGains>& parts, MixedGains* out) {
   const MixedGains& first = parts[0];
   for (size_t k = 1; k < parts.size(); ++k) {
     const MixedGains& p = parts[k];
-    if (p.samples != first.samples || p.base_label != first.base_label || p.high_label != first.high_label ||
-        !SameDouble(p.base_typical, first.base_typical) || p.units != first.units)
+    if (!SameSetup(p, first) || !SameDouble(p.base_typical, first.base_typical) || p.units != first.units)
       return InvalidArgument("merging mixed precision gains: report {} is of another search (other model, samples "
                              "or precision than report 0)",
                              k);
