@@ -53,7 +53,7 @@ qairt::Result<calib::SampleSource> SamplesOf(const qairt::Graph& g, const char* 
 }
 
 qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Options* o, analyze::MixedMode* mode,
-                                  double* value) {
+                                  double* value, std::shared_ptr<const analyze::MixedGains>* gains = nullptr) {
   qairt_analysis_options a;
   qairt_analysis_options_init(&a);
   if (in)
@@ -107,6 +107,7 @@ qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Opt
   o->calibration.num_threads = o->num_threads;
   if (a.mixed_gains && a.mixed_gains->kind != QAIRT_ANALYSIS_MIXED_GAINS)
     return InvalidArg("qairt_analysis_options.mixed_gains is not a QAIRT_ANALYSIS_MIXED_GAINS report");
+  if (gains && a.mixed_gains) *gains = a.mixed_gains->gains;
   if (a.shard_count > 1 && a.shard_index >= a.shard_count)
     return InvalidArg("qairt_analysis_options: shard_index {} must be below shard_count {}", a.shard_index,
                       a.shard_count);
@@ -228,14 +229,7 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
   if (!graph) return InvalidArg("graph must not be NULL");
   if (!input_list) return InvalidArg("input_list must not be NULL");
   analyze::MixedOptions m;
-  if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value)) return s;
-  // Read as ToAnalysisOptions did (versioned): the gains report, if any.
-  qairt_analysis_options a;
-  qairt_analysis_options_init(&a);
-  if (options)
-    if (auto* s = qairt::capi::ReadVersionedStruct(options, kAnalysisOptionsV1Size, "qairt_analysis_options", &a))
-      return s;
-  if (a.mixed_gains) m.gains = a.mixed_gains->gains;
+  if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value, &m.gains)) return s;
   std::shared_ptr<calib::InputList> keep;
   auto samples = SamplesOf(graph->graph, input_list, &keep);
   if (!samples.ok()) return qairt::capi::FromStatus(samples.status());

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "encodings/encodings.h"
+#include "support/huge_pages.h"
 
 namespace qairt::encodings {
 
@@ -41,7 +42,6 @@ namespace {
 // process that reads encodings repeatedly touches warm memory.
 constexpr size_t kLargeBuffer = size_t{1} << 20;
 constexpr size_t kKeptBufferLimit = size_t{256} << 20;
-constexpr size_t kHugePage = size_t{2} << 20;
 
 struct SpareBuffer {
   char* data = nullptr;
@@ -54,23 +54,6 @@ struct SpareBuffer {
 };
 thread_local SpareBuffer t_spare;
 
-// A 2 MiB-aligned anonymous mapping of `capacity` bytes (a multiple of 2 MiB),
-// or nullptr.
-char* MapAligned(size_t capacity) {
-  const size_t over = capacity + kHugePage;
-  void* p = ::mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  const auto start = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
-  if (aligned > start) ::munmap(p, aligned - start);
-  const uintptr_t tail = aligned + capacity;
-  if (start + over > tail) ::munmap(reinterpret_cast<void*>(tail), start + over - tail);
-#ifdef MADV_HUGEPAGE
-  ::madvise(reinterpret_cast<void*>(aligned), capacity, MADV_HUGEPAGE);  // a hint: failure is harmless
-#endif
-  return reinterpret_cast<char*>(aligned);
-}
-
 }  // namespace
 
 SourceText::SourceText(size_t size) : size_(size) {
@@ -80,8 +63,8 @@ SourceText::SourceText(size_t size) : size_(size) {
       data_ = std::exchange(t_spare.data, nullptr);
       capacity_ = std::exchange(t_spare.capacity, 0);
     } else {
-      const size_t capacity = (needed + kHugePage - 1) & ~(kHugePage - 1);
-      data_ = MapAligned(capacity);
+      const size_t capacity = RoundUpToHugePages(needed);
+      data_ = static_cast<char*>(MapHugePages(capacity));
       if (data_) capacity_ = capacity;
     }
   }

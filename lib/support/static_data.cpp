@@ -1,5 +1,7 @@
 #include "support/static_data.h"
 
+#include "support/huge_pages.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -42,23 +44,13 @@ std::shared_ptr<const StaticData> StaticData::Uninitialized(size_t size, uint8_t
   // so filling a 256 MB weight takes ~128 page faults instead of ~65k (each
   // a kernel entry and a page cleared). Smaller: new[] of a trivial type,
   // which leaves the bytes uninitialized (a vector would zero them).
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (size >= kHuge) {
-    const size_t capacity = (size + kHuge - 1) & ~(kHuge - 1);
-    auto mapping = std::make_shared<Mapping>();
-    void* p = ::mmap(nullptr, capacity + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {
-      const auto start = reinterpret_cast<uintptr_t>(p);
-      const uintptr_t aligned = (start + kHuge - 1) & ~(kHuge - 1);
-      if (aligned > start) ::munmap(p, aligned - start);
-      const uintptr_t tail = aligned + capacity;
-      if (start + capacity + kHuge > tail) ::munmap(reinterpret_cast<void*>(tail), start + capacity + kHuge - tail);
-#ifdef MADV_HUGEPAGE
-      ::madvise(reinterpret_cast<void*>(aligned), capacity, MADV_HUGEPAGE);  // a hint: failure is harmless
-#endif
-      mapping->base = reinterpret_cast<void*>(aligned);
+  if (size >= kHugePageBytes) {
+    const size_t capacity = RoundUpToHugePages(size);
+    if (void* p = MapHugePages(capacity)) {
+      auto mapping = std::make_shared<Mapping>();
+      mapping->base = p;
       mapping->length = capacity;
-      *writable = static_cast<uint8_t*>(mapping->base);
+      *writable = static_cast<uint8_t*>(p);
       return std::make_shared<const StaticData>(*writable, size, StaticDataOrigin::kOwned, std::move(mapping));
     }
   }
