@@ -303,14 +303,6 @@ def mixed_precision(graph, input_list: str, budget_db: Optional[float] = None, p
     return _collect(r, "mixed_gains" if shard is not None else "mixed")
 
 
-def read_sensitivity_json(text: str) -> Report:
-    """A sensitivity Report from its ``json`` (exact: scores round-trip)."""
-    b = _ffi.encode(text)
-    r = ReportP()
-    _functions_1_11()["qairt_analysis_report_read_json"](b, len(b), ctypes.byref(r))
-    return _collect(r, "sensitivity")
-
-
 def _merged_handle(parts: Sequence[str]):
     """A report handle merged from the JSON of every shard (the caller destroys it)."""
     fn = _functions_1_11()
