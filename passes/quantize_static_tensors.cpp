@@ -121,7 +121,9 @@ Status QuantizeStaticTensors(Session& s) {
     const std::vector<int64_t> dims = t.shape.extents();
     // Float source values.
     std::vector<float> dequantized;
-    const void* src = t.data->data();
+    // Float32 data is read through its StaticData (a transposed view stays
+    // unmaterialized); other sources through `src`.
+    const void* src = nullptr;
     DType src_dtype = t.dtype;
     if (IsFixedPoint(t.dtype)) {
       if (!t.encoding) {
@@ -141,6 +143,8 @@ Status QuantizeStaticTensors(Session& s) {
       src_dtype = DType::kFloat32;
     } else if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat16 && t.dtype != DType::kBFloat16) {
       continue;
+    } else if (t.dtype != DType::kFloat32 || need->effective_bitwidth() == 32) {
+      src = t.data->data();
     }
     if (need->kind == EncodingKind::kFloat && need->dtype == DType::kFloat32) {
       // Back to float32 (promotion of quantized data to float).
@@ -153,16 +157,21 @@ Status QuantizeStaticTensors(Session& s) {
     if (need->effective_bitwidth() == 32 && src_dtype == DType::kFloat32) WarnSaturation(s, t, src, *count, *need);
     quant::QuantizeOptions qo;
     std::vector<std::string> saturated;
-    auto q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
+    auto quantize = [&] {
+      return src ? quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo)
+                 : quant::QuantizeTensor(t.name, *t.data, dims, *need, qo);
+    };
+    auto q = quantize();
     // An infinite constant without NaN (an attention mask's -inf fill)
     // saturates to its grid's end, as calibration's range for it intends;
     // NaN in static data stays an error. Checked only when the strict
     // quantization refused the tensor: a scan of every weight first would
     // be one more pass over the model's largest data.
-    if (!q.ok() && src_dtype == DType::kFloat32 && InfiniteWithoutNan(static_cast<const float*>(src), *count)) {
+    if (!q.ok() && src_dtype == DType::kFloat32 &&
+        InfiniteWithoutNan(static_cast<const float*>(src ? src : t.data->data()), *count)) {
       qo.nonfinite = quant::NonFinitePolicy::kWarnNanAsZero;
       qo.warnings = &saturated;
-      q = quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo);
+      q = quantize();
     }
     if (!saturated.empty())
       s.Trace("[STATIC] {}: infinite values saturated to the ends of its grid", t.name);

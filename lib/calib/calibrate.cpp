@@ -630,7 +630,16 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     if (p.skip) continue;
     const auto count = t.shape.element_count();
     if (!count || t.data->size() != *count * sizeof(float)) continue;
-    const float* data = reinterpret_cast<const float*>(t.data->data());
+    // A transposed view (a rewritten MatMul weight) is read as its source:
+    // the same values with the dims reversed, axis a of the view being
+    // axis 1 - a there, so no transposed copy is made.
+    const StaticTransposition* view = t.data->transposition();
+    const bool swapped = view && view->elem == sizeof(float) && t.shape.rank() == 2 &&
+                         t.shape[0].value == view->cols && t.shape[1].value == view->rows;
+    const float* data = reinterpret_cast<const float*>(swapped ? view->source->data() : t.data->data());
+    const std::vector<int64_t> data_dims =
+        swapped ? std::vector<int64_t>{view->rows, view->cols} : t.shape.extents();
+    auto data_axis = [&](int32_t a) { return swapped && a >= 0 ? 1 - a : a; };
     quant::EncodingRequest req;
     req.kind = p.kind;
     req.axis = p.axis;
@@ -660,15 +669,16 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
       const float range[2] = {a, b};
       enc = quant::ComputeEncoding(t.name, range, {2}, req);
     } else if (p.kind == EncodingKind::kPerChannel && o.param_method != Method::kMinMax && *count > 1) {
-      enc = SearchPerChannel(t.name, data, dims, p.axis, req, o, p.bitwidth);
+      enc = SearchPerChannel(t.name, data, data_dims, data_axis(p.axis), req, o, p.bitwidth);
+      if (enc.ok()) enc.value().axis = p.axis;
     } else {
-      enc = quant::ComputeEncoding(t.name, data, dims, req);
+      enc = quant::ComputeEncoding(t.name, *t.data, dims, req);
     }
     if (!enc.ok()) return enc.status();
     Encoding e = enc.value();
     e.overridden = false;
     if (p.kind == EncodingKind::kPerTensor && !p.activation_like && e.scales.size() == 1 && e.is_fixed_point()) {
-      const ChannelGain gain = PerChannelGain(data, dims, p.channel_axis, e);
+      const ChannelGain gain = PerChannelGain(data, data_dims, data_axis(p.channel_axis), e);
       if (gain.per_channel_db - gain.per_tensor_db >= kChannelGainDb) {
         ++coarse_weights;
         if (gain.per_channel_db - gain.per_tensor_db > worst_gain.per_channel_db - worst_gain.per_tensor_db)

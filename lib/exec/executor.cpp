@@ -343,6 +343,21 @@ Status Executor::Impl::LoadStatic(TensorId id) {
     return InvalidArgument("static tensor '{}' holds {} bytes but {} {} of shape {} need {}", tensor.name, sd.size(),
                            rt.buf.count, DTypeName(tensor.dtype), tensor.shape.ToString(), need.value_or(0));
   const bool sim_fixed = options.simulate_quantization && rt.sim == SimKind::kFixed;
+  // A transposed view read by FullyConnected ops only: their GEMM takes the
+  // [K, N] source as it is, and the transpose is never made.
+  if (const StaticTransposition* view = sd.transposition();
+      view && view->elem == sizeof(float) && tensor.dtype == DType::kFloat32 && !sim_fixed &&
+      rt.sim != SimKind::kHalf && rt.buf.rank() == 2 && rt.buf.dims[0] == view->cols &&
+      rt.buf.dims[1] == view->rows && !tensor.consumers.empty() &&
+      std::all_of(tensor.consumers.begin(), tensor.consumers.end(), [&](const Use& u) {
+        return u.slot == 1 && graph.op(u.op).type == "FullyConnected";
+      }) &&
+      reinterpret_cast<uintptr_t>(view->source->data()) % alignof(float) == 0) {
+    rt.buf.data = const_cast<uint8_t*>(view->source->data());
+    rt.buf.transposed = true;
+    stats.static_borrowed_bytes += sd.size();
+    return Status::Ok();
+  }
   if (tensor.dtype == DType::kFloat32 && !sim_fixed && rt.sim != SimKind::kHalf &&
       reinterpret_cast<uintptr_t>(sd.data()) % alignof(float) == 0) {
     rt.buf.data = const_cast<uint8_t*>(sd.data());  // read only: kernels never write inputs

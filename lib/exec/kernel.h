@@ -37,6 +37,10 @@ struct Buf {
   std::vector<int64_t> dims;
   int64_t count = 0;
   void* data = nullptr;
+  // data holds the [dims[1], dims[0]] transpose of this 2-D tensor: a
+  // FullyConnected weight read from the [K, N] source of a transposed view
+  // (StaticData::TransposeOf), given only to FullyConnected.
+  bool transposed = false;
   const float* f() const { return static_cast<const float*>(data); }
   float* f() { return static_cast<float*>(data); }
   const int64_t* i() const { return static_cast<const int64_t*>(data); }

@@ -23,13 +23,17 @@ Status FullyConnected(Ctx& c) {
   // Summed as ONNX Runtime sums the exported op (gemm.cpp): Gemm(transB=1)
   // starts from the bias; MatMul with the weight transposed, then Add.
   const float* b = c.has_in(2) ? c.F32(2) : nullptr;
+  // The weight may be held as its [K, N] source (Buf::transposed): the same
+  // product with B read untransposed.
+  const bool tb = !w.transposed;
+  const int64_t ldb = w.transposed ? n : k;
   if (FullyConnectedExportsAsGemm(c.op(), c.in(0).rank())) {
     if (b)
       for (int64_t i = 0; i < m; ++i) std::copy(b, b + n, y.f() + i * n);
-    Gemm(false, true, m, n, k, 1.0f, c.F32(0), k, c.F32(1), k, b ? 1.0f : 0.0f, y.f(), n, GemmView{false, true});
+    Gemm(false, tb, m, n, k, 1.0f, c.F32(0), k, c.F32(1), ldb, b ? 1.0f : 0.0f, y.f(), n, GemmView{false, true});
     return Status::Ok();
   }
-  Gemm(false, true, m, n, k, 1.0f, c.F32(0), k, c.F32(1), k, 0.0f, y.f(), n, GemmView{false, false});
+  Gemm(false, tb, m, n, k, 1.0f, c.F32(0), k, c.F32(1), ldb, 0.0f, y.f(), n, GemmView{false, false});
   if (b)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) y.f()[i * n + j] += b[j];

@@ -74,6 +74,10 @@ void ConvertF32ToF16(const float* x, size_t n, Half* y, const ExecOptions& o = {
 // out [cols, rows] = in [rows, cols] transposed, elements of `elem` bytes
 // (row-major; in and out must not overlap). Tiled (transpose.cc).
 void Transpose2D(size_t elem, int64_t rows, int64_t cols, const void* in, void* out, const ExecOptions& o = {});
+// The same for a [rows, cols] window of a matrix with rows `in_ld` elements
+// apart, into rows `out_ld` elements apart (a panel of a larger transpose).
+void Transpose2DStrided(size_t elem, int64_t rows, int64_t cols, const void* in, int64_t in_ld, void* out,
+                        int64_t out_ld, const ExecOptions& o = {});
 void ConvertF16ToF32(const Half* x, size_t n, float* y, const ExecOptions& o = {});
 
 // ----- encoding math (AIMET's getComputedEncodings, formats.md §1.5) --------

@@ -23,19 +23,20 @@ constexpr int64_t kTile = 32;
 // for 8192x8192 floats in place, against the buffered tile's figure in
 // benchmarks/README.md).
 template <size_t E>
-void TransposeBand(int64_t rows, int64_t cols, const uint8_t* in, uint8_t* out, int64_t r0, int64_t r1) {
+void TransposeBand(int64_t cols, const uint8_t* in, int64_t in_ld, uint8_t* out, int64_t out_ld, int64_t r0,
+                   int64_t r1) {
   alignas(64) uint8_t tile[kTile * kTile * E];   // [r - r0][c - c0]
   alignas(64) uint8_t tiled[kTile * kTile * E];  // [c - c0][r - r0]
   const int64_t nr = r1 - r0;
   for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
     const int64_t nc = std::min(cols, c0 + kTile) - c0;
     for (int64_t r = 0; r < nr; ++r)
-      std::memcpy(tile + r * kTile * E, in + ((r0 + r) * cols + c0) * static_cast<int64_t>(E),
+      std::memcpy(tile + r * kTile * E, in + ((r0 + r) * in_ld + c0) * static_cast<int64_t>(E),
                   static_cast<size_t>(nc) * E);
     for (int64_t c = 0; c < nc; ++c)
       for (int64_t r = 0; r < nr; ++r) std::memcpy(tiled + (c * kTile + r) * E, tile + (r * kTile + c) * E, E);
     for (int64_t c = 0; c < nc; ++c)
-      std::memcpy(out + ((c0 + c) * rows + r0) * static_cast<int64_t>(E), tiled + c * kTile * E,
+      std::memcpy(out + ((c0 + c) * out_ld + r0) * static_cast<int64_t>(E), tiled + c * kTile * E,
                   static_cast<size_t>(nr) * E);
   }
 }
@@ -43,6 +44,11 @@ void TransposeBand(int64_t rows, int64_t cols, const uint8_t* in, uint8_t* out, 
 }  // namespace
 
 void Transpose2D(size_t elem, int64_t rows, int64_t cols, const void* in, void* out, const ExecOptions& o) {
+  Transpose2DStrided(elem, rows, cols, in, cols, out, rows, o);
+}
+
+void Transpose2DStrided(size_t elem, int64_t rows, int64_t cols, const void* in, int64_t in_ld, void* out,
+                        int64_t out_ld, const ExecOptions& o) {
   if (rows <= 0 || cols <= 0) return;
   const auto* x = static_cast<const uint8_t*>(in);
   auto* y = static_cast<uint8_t*>(out);
@@ -51,14 +57,14 @@ void Transpose2D(size_t elem, int64_t rows, int64_t cols, const void* in, void* 
   ParallelFor(o.pool, bands, [&](size_t b, size_t) {
     const int64_t r0 = static_cast<int64_t>(b) * kTile, r1 = std::min(rows, r0 + kTile);
     switch (elem) {
-      case 1: TransposeBand<1>(rows, cols, x, y, r0, r1); break;
-      case 2: TransposeBand<2>(rows, cols, x, y, r0, r1); break;
-      case 4: TransposeBand<4>(rows, cols, x, y, r0, r1); break;
-      case 8: TransposeBand<8>(rows, cols, x, y, r0, r1); break;
+      case 1: TransposeBand<1>(cols, x, in_ld, y, out_ld, r0, r1); break;
+      case 2: TransposeBand<2>(cols, x, in_ld, y, out_ld, r0, r1); break;
+      case 4: TransposeBand<4>(cols, x, in_ld, y, out_ld, r0, r1); break;
+      case 8: TransposeBand<8>(cols, x, in_ld, y, out_ld, r0, r1); break;
       default:
         for (int64_t r = r0; r < r1; ++r)
           for (int64_t c = 0; c < cols; ++c)
-            std::memcpy(y + (c * rows + r) * static_cast<int64_t>(elem), x + (r * cols + c) * static_cast<int64_t>(elem),
+            std::memcpy(y + (c * out_ld + r) * static_cast<int64_t>(elem), x + (r * in_ld + c) * static_cast<int64_t>(elem),
                         elem);
     }
   });

@@ -24,6 +24,7 @@
 #include "ir/dtype.h"
 #include "ir/encoding.h"
 #include "kernels/ops.h"
+#include "support/static_data.h"
 #include "support/status.h"
 
 namespace qairt::quant {
@@ -68,6 +69,17 @@ struct EncodingRequest {
 // Min/max encoding of float32 data (AIMET's formulas, formats.md §1.5).
 Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const std::vector<int64_t>& dims,
                                  const EncodingRequest& req, const QuantizeOptions& options = {});
+
+// The same two on a static tensor's data (float32 `dims`). A transposed view
+// (StaticData::TransposeOf) is read from its source in row panels when the
+// encoding is row-local (per tensor, per channel on axis 0, blocks within
+// rows), so its transpose is never materialized; anything else reads
+// data(). Results are identical to the calls on data().
+Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
+                                 const EncodingRequest& req, const QuantizeOptions& options = {});
+Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, const StaticData& data,
+                                            const std::vector<int64_t>& dims, const Encoding& enc,
+                                            const QuantizeOptions& options = {});
 
 // int32 bias with scale input_scale x weight scale (per tensor or per channel
 // of `weight_enc`, which must have one scale or `n` scales), offset 0.

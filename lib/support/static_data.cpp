@@ -59,6 +59,29 @@ std::shared_ptr<const StaticData> StaticData::Uninitialized(size_t size, uint8_t
   return std::make_shared<const StaticData>(buffer.get(), size, StaticDataOrigin::kOwned, std::move(buffer));
 }
 
+std::shared_ptr<const StaticData> StaticData::TransposeOf(
+    std::shared_ptr<const StaticData> source, size_t elem, int64_t rows, int64_t cols,
+    std::function<void(const uint8_t* in, uint8_t* out)> transpose) {
+  const size_t size = source->size();
+  auto view = std::make_shared<StaticData>(nullptr, size, StaticDataOrigin::kOwned, nullptr);
+  view->lazy_ = std::make_unique<Lazy>();
+  view->lazy_->view = StaticTransposition{std::move(source), elem, rows, cols};
+  view->lazy_->transpose = std::move(transpose);
+  return view;
+}
+
+const uint8_t* StaticData::Materialized() const {
+  std::call_once(lazy_->once, [this] {
+    uint8_t* out = nullptr;
+    auto bytes = Uninitialized(size_, &out);
+    lazy_->transpose(lazy_->view.source->data(), out);
+    data_ = out;
+    keepalive_ = std::const_pointer_cast<StaticData>(bytes);
+    lazy_->done.store(true, std::memory_order_release);
+  });
+  return data_;
+}
+
 std::shared_ptr<const StaticData> StaticData::Borrow(const void* data, size_t size) {
   return std::make_shared<const StaticData>(static_cast<const uint8_t*>(data), size, StaticDataOrigin::kBorrowed,
                                             nullptr);

@@ -3,9 +3,12 @@
 // graph shares the same StaticData (it is immutable once created).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,17 @@
 namespace qairt {
 
 enum class StaticDataOrigin : uint8_t { kOwned, kBorrowed, kMapped };
+
+class StaticData;
+
+// What a transposed view holds: `source` is [rows, cols] of `elem`-byte
+// elements; the view's bytes are its [cols, rows] transpose.
+struct StaticTransposition {
+  std::shared_ptr<const StaticData> source;
+  size_t elem = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
 
 class StaticData {
  public:
@@ -33,7 +47,23 @@ class StaticData {
   static Result<std::shared_ptr<const StaticData>> MapFile(const std::string& path, uint64_t offset,
                                                            uint64_t length);
 
-  const uint8_t* data() const { return data_; }
+  // The transpose of `source` ([rows, cols] of `elem`-byte elements),
+  // computed by `transpose(in, out)` into fresh memory the first time data()
+  // is asked for. Consumers that can read the source in its own layout
+  // (row panels, layout-free statistics, a GEMM that takes B either way) use
+  // transposition() and never pay for, or hold, the transposed copy: a
+  // rewritten LLM projection is otherwise a second copy of the model.
+  static std::shared_ptr<const StaticData> TransposeOf(
+      std::shared_ptr<const StaticData> source, size_t elem, int64_t rows, int64_t cols,
+      std::function<void(const uint8_t* in, uint8_t* out)> transpose);
+
+  // Thread-safe; a transposed view is materialized once, on first call.
+  const uint8_t* data() const { return lazy_ ? Materialized() : data_; }
+  // Non-null for a view made by TransposeOf (whether or not data() has
+  // materialized it yet).
+  const StaticTransposition* transposition() const { return lazy_ ? &lazy_->view : nullptr; }
+  // A transposed view whose bytes have been made (by a data() call).
+  bool materialized() const { return lazy_ && lazy_->done.load(std::memory_order_acquire); }
   size_t size() const { return size_; }
   StaticDataOrigin origin() const { return origin_; }
   bool owned() const { return origin_ == StaticDataOrigin::kOwned; }
@@ -42,10 +72,19 @@ class StaticData {
       : data_(data), size_(size), origin_(origin), keepalive_(std::move(keepalive)) {}
 
  private:
-  const uint8_t* data_;
+  struct Lazy {
+    StaticTransposition view;
+    std::function<void(const uint8_t*, uint8_t*)> transpose;
+    std::once_flag once;
+    std::atomic<bool> done{false};
+  };
+  const uint8_t* Materialized() const;
+
+  mutable const uint8_t* data_;  // written once, under lazy_->once
+  std::unique_ptr<Lazy> lazy_;
   size_t size_;
   StaticDataOrigin origin_;
-  std::shared_ptr<void> keepalive_;  // owned vector or mapping; null when borrowed
+  mutable std::shared_ptr<void> keepalive_;  // owned vector or mapping; null when borrowed
 };
 
 }  // namespace qairt

@@ -11,6 +11,9 @@
 // constant varies along. Runs to a fixed point (Mul then Add both fold).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "ir/batchnorm_fold.h"
 #include "passes/rewrite/graph_edit.h"
 #include "passes/rewrite/rewrites.h"
@@ -70,8 +73,10 @@ Result<bool> FoldOnce(Graph* graph, std::vector<std::string>* notes) {
         conv.type != "Conv3d")
       continue;
     if (conv.inputs.size() < 2 || conv.outputs.size() != 1) continue;
-    auto w = FloatConstant(g, conv.inputs[1]);
-    if (!w) continue;
+    // Checked without reading the weights: they are copied only for a fold
+    // that scales them (a projection's weight can be most of a gigabyte).
+    const Tensor& wt = g.tensor(conv.inputs[1]);
+    if (wt.kind != TensorKind::kStatic || wt.dtype != DType::kFloat32 || wt.encoding || !wt.data) continue;
     const TensorId out = conv.outputs[0];
     const Shape& os = g.tensor(out).shape;
     if (!os.fully_known() || os.rank() < 2) continue;
@@ -95,11 +100,22 @@ Result<bool> FoldOnce(Graph* graph, std::vector<std::string>* notes) {
     // The affine op must not broadcast the conv's output to a larger shape.
     if (g.tensor(aff_op.outputs[0]).shape != os) continue;
 
-    if (!FoldChannelAffineIntoConv(*aff, ConvWeightLayout{}, &*w, &bias)) continue;
+    // A shift alone (a bias Add) leaves the weights as they are: shared.
+    const bool scales = std::any_of(aff->scale.begin(), aff->scale.end(), [](float v) { return v != 1.0f; });
+    std::optional<std::vector<float>> w;
+    if (scales) {
+      w = FloatConstant(g, conv.inputs[1]);
+      if (!w || !FoldChannelAffineIntoConv(*aff, ConvWeightLayout{}, &*w, &bias)) continue;
+    } else {
+      // bias * 1 + shift, as the fold computes it, with the weights untouched.
+      if (aff->shift.size() != bias.size()) continue;
+      for (size_t c = 0; c < bias.size(); ++c) bias[c] = bias[c] + aff->shift[c];
+    }
     GraphEdit edit(g);
     NewOp folded{conv.type, conv.name, {conv.inputs[0]}, {aff_op.outputs[0]}, conv.attrs, conv.source_name,
                  conv.source_op_type};
-    folded.inputs.push_back(edit.NewConstantF32(edit.UniqueName(g.tensor(conv.inputs[1]).name + "_folded"), ws, *w));
+    folded.inputs.push_back(scales ? edit.NewConstantF32(edit.UniqueName(wt.name + "_folded"), ws, *w)
+                                   : conv.inputs[1]);
     folded.inputs.push_back(edit.NewConstantF32(
         edit.UniqueName(has_bias ? g.tensor(conv.inputs[2]).name + "_folded" : conv.name + "_bias"),
         Shape{channels}, bias));

@@ -91,14 +91,14 @@ Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* no
           given->kind != EncodingKind::kFloat)
         continue;
       // Already [N, K]: the same bytes (a mapped weight stays mapped).
-      // Otherwise one tiled transpose straight from the source bytes into
-      // the new weight: the only pass this rewrite makes over it.
+      // Otherwise a transposed view of the source bytes: quantization reads
+      // it in row panels and the executor multiplies by the source as it is,
+      // so the float transpose is made only if something needs its bytes.
       std::shared_ptr<const StaticData> data = wten.data;
-      if (!transposed) {
-        uint8_t* out = nullptr;
-        data = StaticData::Uninitialized(wten.data->size(), &out);
-        kernels::Transpose2D(sizeof(float), rows, cols, wten.data->data(), out);
-      }
+      if (!transposed)
+        data = StaticData::TransposeOf(wten.data, sizeof(float), rows, cols, [rows, cols](const uint8_t* in, uint8_t* out) {
+          kernels::Transpose2D(sizeof(float), rows, cols, in, out);
+        });
       wt_id = edit.NewConstant(edit.UniqueName(wten.name + "_nk"), DType::kFloat32, Shape{n_dim, k_dim},
                                std::move(data));
       if (given) {

@@ -38,3 +38,21 @@ TEST_CASE("Transpose2D moves every element to its transposed place", "[kernels][
   Transpose2D(4, 0, 5, nullptr, &untouched);
   CHECK(untouched == 7);
 }
+
+TEST_CASE("Transpose2DStrided transposes a window into rows of another width", "[kernels][transpose]") {
+  // A [rows, cols] window at (r0, c0) of a [R, C] matrix, written at column
+  // 3 of an output whose rows are out_ld elements apart; the rest untouched.
+  const int64_t R = 70, C = 90, r0 = 5, c0 = 17, rows = 61, cols = 41, out_ld = rows + 6;
+  for (size_t elem : {1u, 4u, 3u}) {
+    INFO("elem " << elem);
+    std::vector<uint8_t> in(static_cast<size_t>(R * C) * elem);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>((i * 37 + i / 5) & 0xFF);
+    std::vector<uint8_t> want(static_cast<size_t>(cols * out_ld) * elem, 0xCD), got = want;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(&want[static_cast<size_t>(c * out_ld + 3 + r) * elem],
+                    &in[static_cast<size_t>((r0 + r) * C + c0 + c) * elem], elem);
+    Transpose2DStrided(elem, rows, cols, &in[static_cast<size_t>(r0 * C + c0) * elem], C, &got[3 * elem], out_ld);
+    CHECK(got == want);
+  }
+}
