@@ -157,11 +157,20 @@ Status QuantizeStaticTensors(Session& s) {
     if (need->effective_bitwidth() == 32 && src_dtype == DType::kFloat32) WarnSaturation(s, t, src, *count, *need);
     quant::QuantizeOptions qo;
     std::vector<std::string> saturated;
+    // Into fresh memory nobody clears first (the kernels write every byte).
+    const auto out_bytes = StorageBytes(need->dtype, *count);
+    if (!out_bytes) {
+      s.Error("static-quantize", fmt::format("static tensor '{}': {} values do not fit in memory", t.name, *count),
+              {}, t.name);
+      continue;
+    }
+    uint8_t* out = nullptr;
+    std::shared_ptr<const StaticData> stored = StaticData::Uninitialized(*out_bytes, &out);
     auto quantize = [&] {
-      return src ? quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, qo)
-                 : quant::QuantizeTensor(t.name, *t.data, dims, *need, qo);
+      return src ? quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, out, *out_bytes, qo)
+                 : quant::QuantizeTensor(t.name, *t.data, dims, *need, out, *out_bytes, qo);
     };
-    auto q = quantize();
+    Status q = quantize();
     // An infinite constant without NaN (an attention mask's -inf fill)
     // saturates to its grid's end, as calibration's range for it intends;
     // NaN in static data stays an error. Checked only when the strict
@@ -176,13 +185,13 @@ Status QuantizeStaticTensors(Session& s) {
     if (!saturated.empty())
       s.Trace("[STATIC] {}: infinite values saturated to the ends of its grid", t.name);
     if (!q.ok()) {
-      s.Error("static-quantize", q.status().message(), {}, t.name);
+      s.Error("static-quantize", q.message(), {}, t.name);
       continue;
     }
-    const size_t bytes = q.value().size();
+    const size_t bytes = *out_bytes;
     Encoding enc = *need;
     enc.overridden = t.encoding && t.encoding->overridden;
-    QAIRT_RETURN_IF_ERROR(g.SetStaticData(id, need->dtype, StaticData::Adopt(std::move(q).value())));
+    QAIRT_RETURN_IF_ERROR(g.SetStaticData(id, need->dtype, std::move(stored)));
     QAIRT_RETURN_IF_ERROR(g.SetEncoding(id, enc));
     if (!same_encoding) s.AddReason(id, kReasonOpAdaptation);
     s.Trace("[STATIC] {}: {} values stored as {} in {} bytes{}", g.tensor(id).name, *count, DTypeShortName(need->dtype),

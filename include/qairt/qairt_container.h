@@ -8,11 +8,13 @@
  *
  * The file is a FlatBuffer with file identifier "QAIR" (schema
  * lib/container/schema/container.fbs, versioned: a file that needs a newer
- * reader is refused with QAIRT_UNSUPPORTED). Writing is deterministic
- * (identical graph and metadata give identical bytes) and atomic. Loading
- * checks sizes, the FlatBuffers verifier, then every field, and validates
- * the graph; errors name the field, tensor or op. Containers are limited to
- * 2 GiB (a FlatBuffers limit).
+ * reader is refused with QAIRT_UNSUPPORTED) followed by a data section that
+ * holds the static tensors' bytes (streamed from the weights when written,
+ * mapped in place when loaded). Writing is deterministic (identical graph
+ * and metadata give identical bytes) and atomic. Loading checks sizes, the
+ * FlatBuffers verifier, then every field, and validates the graph; errors
+ * name the field, tensor or op. The FlatBuffer part (graph and metadata,
+ * without the weights) is limited to 2 GiB; the weights are not.
  *
  * Conventions are those of qairt.h (status objects, struct_size, query-then-
  * fill, borrowed pointers, append-only enums). Since ABI 1.3.
@@ -84,7 +86,8 @@ QAIRT_API void qairt_container_write_options_init(qairt_container_write_options*
  * nothing is left at `path` (an existing file stays untouched). Fails with
  * QAIRT_VALIDATION_FAILED if the graph does not validate, an option key is
  * empty or repeated, or an annotation/note names an unknown op/tensor;
- * QAIRT_UNSUPPORTED beyond 2 GiB; QAIRT_IO_ERROR naming the path. */
+ * QAIRT_UNSUPPORTED if the graph and metadata alone exceed 2 GiB;
+ * QAIRT_IO_ERROR naming the path. */
 QAIRT_API qairt_status_t* qairt_container_write_file(const qairt_graph_t* graph, const char* path,
                                                      const qairt_container_write_options* options);
 

@@ -1,6 +1,7 @@
-// The .qairt container writer and reader (see container.h and
-// schema/container.fbs). Nothing from a buffer is used before the verifier
-// has passed, and no graph is built from a field before it has been checked.
+// The .qairt container reader (see container.h and schema/container.fbs),
+// and the metadata checks it shares with the writer. Nothing from a buffer
+// is used before the verifier has passed, and no graph is built from a field
+// before it has been checked.
 #include "container/container.h"
 
 #include <sys/stat.h>
@@ -14,14 +15,10 @@
 #include <flatbuffers/verifier.h>
 
 #include "container/container_generated.h"
-#include "support/atomic_file.h"
+#include "container/container_internal.h"
 
 namespace qairt::container {
-namespace {
-
-namespace fbc = ::qairt::container::fb;
-using flatbuffers::FlatBufferBuilder;
-using flatbuffers::Offset;
+namespace internal {
 
 // ===========================================================================
 // Metadata checks (shared by writer and reader)
@@ -62,235 +59,13 @@ std::string ErrorLines(const Diagnostics& diags) {
   return out;
 }
 
-// ===========================================================================
-// Writer
-// ===========================================================================
+}  // namespace internal
 
-// A generous upper bound of the serialized size, so the 2 GiB FlatBuffers
-// limit is refused before the builder could overflow its 32-bit offsets.
-uint64_t EncodingBound(const Encoding& e) {
-  uint64_t n = 160 + e.index_tensor.size() + 8 * (e.block_sizes.size() + e.scales.size() + e.offsets.size() +
-                                                  e.float_offsets.size() + e.block_int_scales.size()) + 40;
-  for (const Encoding& s : e.sub_encodings) n += 8 + EncodingBound(s);
-  return n;
-}
+namespace {
 
-uint64_t SizeBound(const Graph& g, const ContainerMeta& m) {
-  uint64_t n = 1024 + g.name().size() + m.producer.size() + m.target.size() + 64;
-  n += 8 * (g.inputs().size() + g.outputs().size());
-  for (TensorId i = 0; i < g.tensor_count(); ++i) {
-    const Tensor& t = g.tensor(i);
-    n += 160 + t.name.size() + 24 * t.shape.rank() + 16 * t.consumers.size();
-    for (const Dim& d : t.shape.dims()) n += d.symbol.size() + 8;
-    if (t.data) n += t.data->size() + kStaticDataAlignment + 16;
-    if (t.encoding) n += EncodingBound(*t.encoding);
-  }
-  for (OpId i = 0; i < g.op_count(); ++i) {
-    const Op& op = g.op(i);
-    n += 160 + op.type.size() + op.name.size() + op.source_name.size() + op.source_op_type.size() +
-         8 * (op.inputs.size() + op.outputs.size()) + 16;
-    for (const auto& [name, value] : op.attrs) {
-      n += 120 + name.size();
-      std::visit(
-          [&](const auto& v) {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, std::string>) n += v.size() + 8;
-            else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-              for (const std::string& s : v) n += s.size() + 16;
-            } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
-              n += 8 * v.size() + 16;
-            }
-          },
-          value);
-    }
-  }
-  for (const ContainerOption& o : m.options) n += 96 + o.key.size() + o.value.size();
-  for (const OpAnnotation& a : m.op_annotations) n += 96 + a.op_name.size() + a.kernel.size();
-  for (const TensorNote& t : m.tensor_notes) n += 96 + t.tensor_name.size() + t.reasons.size();
-  n += 16 + m.stats_summary.size();
-  return n;
-}
-
-class Writer {
- public:
-  // `initial`: the size bound, so large weights are never reallocated.
-  explicit Writer(size_t initial) : b_(std::max<size_t>(initial, 1024)) { b_.ForceDefaults(true); }
-
-  Offset<fbc::Encoding> WriteEncoding(const Encoding& e) {
-    std::vector<Offset<fbc::Encoding>> subs;
-    for (const Encoding& s : e.sub_encodings) subs.push_back(WriteEncoding(s));
-    auto block_sizes = e.block_sizes.empty() ? 0 : b_.CreateVector(e.block_sizes);
-    auto scales = e.scales.empty() ? 0 : b_.CreateVector(e.scales);
-    auto offsets = e.offsets.empty() ? 0 : b_.CreateVector(e.offsets);
-    auto float_offsets = e.float_offsets.empty() ? 0 : b_.CreateVector(e.float_offsets);
-    auto int_scales = e.block_int_scales.empty() ? 0 : b_.CreateVector(e.block_int_scales);
-    auto index = e.index_tensor.empty() ? 0 : b_.CreateString(e.index_tensor);
-    auto sub_vec = subs.empty() ? 0 : b_.CreateVector(subs);
-    fbc::EncodingBuilder eb(b_);
-    eb.add_kind(static_cast<fbc::EncodingKind>(e.kind));
-    eb.add_dtype(static_cast<fbc::DType>(e.dtype));
-    eb.add_bitwidth(e.bitwidth);
-    eb.add_symmetry(static_cast<fbc::Symmetry>(e.symmetry));
-    eb.add_overridden(e.overridden);
-    eb.add_axis(e.axis);
-    if (!block_sizes.IsNull()) eb.add_block_sizes(block_sizes);
-    if (!scales.IsNull()) eb.add_scales(scales);
-    if (!offsets.IsNull()) eb.add_offsets(offsets);
-    if (!float_offsets.IsNull()) eb.add_float_offsets(float_offsets);
-    if (!int_scales.IsNull()) eb.add_block_int_scales(int_scales);
-    eb.add_decompressed_bitwidth(e.decompressed_bitwidth);
-    if (!index.IsNull()) eb.add_index_tensor(index);
-    if (!sub_vec.IsNull()) eb.add_sub_encodings(sub_vec);
-    return eb.Finish();
-  }
-
-  Offset<fbc::Tensor> WriteTensor(const Tensor& t) {
-    auto name = b_.CreateString(t.name);
-    std::vector<int64_t> dims;
-    bool any_symbol = false;
-    for (const Dim& d : t.shape.dims()) {
-      dims.push_back(d.value);
-      any_symbol = any_symbol || !d.symbol.empty();
-    }
-    auto dims_vec = dims.empty() ? 0 : b_.CreateVector(dims);
-    Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> symbols = 0;
-    if (any_symbol) {
-      std::vector<Offset<flatbuffers::String>> s;
-      for (const Dim& d : t.shape.dims()) s.push_back(b_.CreateString(d.symbol));
-      symbols = b_.CreateVector(s);
-    }
-    Offset<flatbuffers::Vector<uint8_t>> data = 0;
-    if (t.kind == TensorKind::kStatic && t.data) {
-      // Aligned so that a mapped file hands out SIMD-friendly weights.
-      b_.ForceVectorAlignment(t.data->size(), 1, kStaticDataAlignment);
-      data = b_.CreateVector(t.data->data(), t.data->size());
-    }
-    auto enc = t.encoding ? WriteEncoding(*t.encoding) : 0;
-    std::vector<fbc::Use> uses;
-    for (const Use& u : t.consumers) uses.emplace_back(u.op, u.slot);
-    auto consumers = uses.empty() ? 0 : b_.CreateVectorOfStructs(uses);
-    fbc::TensorBuilder tb(b_);
-    tb.add_name(name);
-    tb.add_dtype(static_cast<fbc::DType>(t.dtype));
-    tb.add_kind(t.kind == TensorKind::kInput    ? fbc::TensorKind::Input
-                : t.kind == TensorKind::kStatic ? fbc::TensorKind::Static
-                                                : fbc::TensorKind::Activation);
-    tb.add_is_output(t.is_output);
-    tb.add_rank_known(t.shape.rank_known());
-    if (!dims_vec.IsNull()) tb.add_dims(dims_vec);
-    if (!symbols.IsNull()) tb.add_dim_symbols(symbols);
-    if (!data.IsNull()) tb.add_data(data);
-    if (!enc.IsNull()) tb.add_encoding(enc);
-    if (!consumers.IsNull()) tb.add_consumers(consumers);
-    return tb.Finish();
-  }
-
-  Offset<fbc::Attribute> WriteAttribute(const std::string& name, const Attribute& value) {
-    auto n = b_.CreateString(name);
-    Offset<flatbuffers::String> s = 0;
-    Offset<flatbuffers::Vector<int64_t>> ints = 0;
-    Offset<flatbuffers::Vector<double>> floats = 0;
-    Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> strings = 0;
-    int64_t i = 0;
-    double f = 0;
-    fbc::AttrType type = fbc::AttrType::Invalid;
-    switch (value.index()) {
-      case 0: type = fbc::AttrType::Int; i = std::get<0>(value); break;
-      case 1: type = fbc::AttrType::Float; f = std::get<1>(value); break;
-      case 2: type = fbc::AttrType::String; s = b_.CreateString(std::get<2>(value)); break;
-      case 3: type = fbc::AttrType::Ints; ints = b_.CreateVector(std::get<3>(value)); break;
-      case 4: type = fbc::AttrType::Floats; floats = b_.CreateVector(std::get<4>(value)); break;
-      case 5: type = fbc::AttrType::Strings; strings = b_.CreateVectorOfStrings(std::get<5>(value)); break;
-    }
-    fbc::AttributeBuilder ab(b_);
-    ab.add_name(n);
-    ab.add_type(type);
-    ab.add_i(i);
-    ab.add_f(f);
-    if (!s.IsNull()) ab.add_s(s);
-    if (!ints.IsNull()) ab.add_ints(ints);
-    if (!floats.IsNull()) ab.add_floats(floats);
-    if (!strings.IsNull()) ab.add_strings(strings);
-    return ab.Finish();
-  }
-
-  Offset<fbc::Op> WriteOp(const Op& op) {
-    auto type = b_.CreateString(op.type);
-    auto name = b_.CreateString(op.name);
-    auto inputs = op.inputs.empty() ? 0 : b_.CreateVector(op.inputs);
-    auto outputs = op.outputs.empty() ? 0 : b_.CreateVector(op.outputs);
-    std::vector<Offset<fbc::Attribute>> attrs;
-    for (const auto& [k, v] : op.attrs) attrs.push_back(WriteAttribute(k, v));
-    auto attr_vec = attrs.empty() ? 0 : b_.CreateVector(attrs);
-    auto src = op.source_name.empty() ? 0 : b_.CreateString(op.source_name);
-    auto src_type = op.source_op_type.empty() ? 0 : b_.CreateString(op.source_op_type);
-    fbc::OpBuilder ob(b_);
-    ob.add_type(type);
-    ob.add_name(name);
-    if (!inputs.IsNull()) ob.add_inputs(inputs);
-    if (!outputs.IsNull()) ob.add_outputs(outputs);
-    if (!attr_vec.IsNull()) ob.add_attributes(attr_vec);
-    if (!src.IsNull()) ob.add_source_name(src);
-    if (!src_type.IsNull()) ob.add_source_op_type(src_type);
-    return ob.Finish();
-  }
-
-  void Write(const Graph& g, const ContainerMeta& m) {
-    std::vector<Offset<fbc::Tensor>> tensors;
-    tensors.reserve(g.tensor_count());
-    for (TensorId i = 0; i < g.tensor_count(); ++i) tensors.push_back(WriteTensor(g.tensor(i)));
-    std::vector<Offset<fbc::Op>> ops;
-    ops.reserve(g.op_count());
-    for (OpId i = 0; i < g.op_count(); ++i) ops.push_back(WriteOp(g.op(i)));
-    auto gname = b_.CreateString(g.name());
-    auto tvec = tensors.empty() ? 0 : b_.CreateVector(tensors);
-    auto ovec = ops.empty() ? 0 : b_.CreateVector(ops);
-    auto ins = g.inputs().empty() ? 0 : b_.CreateVector(g.inputs());
-    auto outs = g.outputs().empty() ? 0 : b_.CreateVector(g.outputs());
-    fbc::GraphBuilder gb(b_);
-    gb.add_name(gname);
-    if (!tvec.IsNull()) gb.add_tensors(tvec);
-    if (!ovec.IsNull()) gb.add_ops(ovec);
-    if (!ins.IsNull()) gb.add_inputs(ins);
-    if (!outs.IsNull()) gb.add_outputs(outs);
-    auto graph = gb.Finish();
-
-    std::vector<Offset<fbc::Option>> options;
-    for (const ContainerOption& o : m.options)
-      options.push_back(fbc::CreateOption(b_, b_.CreateString(o.key), b_.CreateString(o.value),
-                                          static_cast<fbc::OptionSource>(o.source)));
-    std::vector<Offset<fbc::OpAnnotation>> annotations;
-    for (const OpAnnotation& a : m.op_annotations)
-      annotations.push_back(fbc::CreateOpAnnotation(b_, b_.CreateString(a.op_name), b_.CreateString(a.kernel),
-                                                    a.super_group, a.adapted));
-    std::vector<Offset<fbc::TensorNote>> notes;
-    for (const TensorNote& n : m.tensor_notes)
-      notes.push_back(fbc::CreateTensorNote(b_, b_.CreateString(n.tensor_name), b_.CreateString(n.reasons)));
-    const std::string producer = m.producer.empty() ? std::string("qairt ") + QAIRT_VERSION_STRING : m.producer;
-    auto prod = b_.CreateString(producer);
-    auto target = b_.CreateString(m.target);
-    auto stats = m.stats_summary.empty() ? flatbuffers::Offset<flatbuffers::String>() : b_.CreateString(m.stats_summary);
-    auto opt_vec = options.empty() ? 0 : b_.CreateVector(options);
-    auto ann_vec = annotations.empty() ? 0 : b_.CreateVector(annotations);
-    auto note_vec = notes.empty() ? 0 : b_.CreateVector(notes);
-    fbc::ContainerBuilder cb(b_);
-    cb.add_schema_version(kSchemaVersion);
-    cb.add_min_reader_version(kMinReaderVersion);
-    cb.add_producer(prod);
-    cb.add_target(target);
-    cb.add_graph(graph);
-    if (!opt_vec.IsNull()) cb.add_options(opt_vec);
-    if (!ann_vec.IsNull()) cb.add_op_annotations(ann_vec);
-    if (!note_vec.IsNull()) cb.add_tensor_notes(note_vec);
-    if (!stats.IsNull()) cb.add_stats_summary(stats);
-    fbc::FinishContainerBuffer(b_, cb.Finish());
-  }
-
-  std::span<const uint8_t> Bytes() const { return {b_.GetBufferPointer(), b_.GetSize()}; }
-
- private:
-  FlatBufferBuilder b_;
-};
+namespace fbc = ::qairt::container::fb;
+using internal::CheckMeta;
+using internal::ErrorLines;
 
 // ===========================================================================
 // Reader
@@ -303,8 +78,12 @@ size_t Len(const flatbuffers::Vector<T>* v) {
 
 class Reader {
  public:
-  Reader(std::string_view origin, std::shared_ptr<void> keepalive)
-      : prefix_(fmt::format("container '{}': ", origin)), keepalive_(std::move(keepalive)) {}
+  // `section`: the data section (null when the file has none).
+  Reader(std::string_view origin, std::shared_ptr<void> keepalive, std::span<const uint8_t> section, bool has_section)
+      : prefix_(fmt::format("container '{}': ", origin)),
+        keepalive_(std::move(keepalive)),
+        section_(section),
+        has_section_(has_section) {}
 
   const std::string& prefix() const { return prefix_; }
 
@@ -445,26 +224,50 @@ class Reader {
         return Fail("{}: rank_known is false but {} dims are given", where, rank);
       }
 
-      const bool has_data = ft->data() != nullptr;
+      const bool has_data = ft->data() != nullptr || ft->section() != nullptr;
       Result<TensorId> id = TensorId{0};
       if (kind == static_cast<uint32_t>(fbc::TensorKind::Static)) {
         if (!has_data) return Fail("{}.data is missing (static tensors need their bytes)", where);
+        if (ft->data() && ft->section()) return Fail("{}: both data and section are given", where);
         if (dtype == DType::kUndefined) return Fail("{}.dtype is undefined (static tensors need a dtype)", where);
         if (!shape.fully_known())
           return Fail("{}.dims: static tensors need a fully known shape, got {}", where, shape.ToString());
         const auto count = shape.element_count();
         const auto bytes = count ? StorageBytes(dtype, *count) : std::nullopt;
         if (!bytes) return Fail("{}.dims: the size of shape {} overflows", where, shape.ToString());
-        if (*bytes != ft->data()->size())
-          return Fail("{}.data has {} bytes, but dtype {} and shape {} need {}", where, ft->data()->size(),
-                      DTypeName(dtype), shape.ToString(), *bytes);
+        const uint8_t* src = nullptr;
+        uint64_t size = 0;
+        if (ft->data()) {
+          src = ft->data()->data();
+          size = ft->data()->size();
+        } else {
+          const fbc::DataRef& ref = *ft->section();
+          if (!has_section_)
+            return Status(StatusCode::kParseError,
+                          prefix_ + fmt::format("{}.section: the file has no data section (its trailer is missing: "
+                                                "truncated?)",
+                                                where));
+          if (ref.offset() > section_.size() || ref.size() > section_.size() - ref.offset())
+            return Status(StatusCode::kParseError,
+                          prefix_ + fmt::format("{}.section [{}, +{}) lies outside the {}-byte data section "
+                                                "(truncated or corrupt)",
+                                                where, ref.offset(), ref.size(), section_.size()));
+          if (ref.offset() % kStaticDataAlignment != 0)
+            return Fail("{}.section offset {} is not a multiple of {}", where, ref.offset(), kStaticDataAlignment);
+          src = section_.data() + ref.offset();
+          size = ref.size();
+        }
+        const char* bytes_field = ft->data() ? "data" : "section";
+        if (*bytes != size)
+          return Fail("{}.{} has {} bytes, but dtype {} and shape {} need {}", where, bytes_field, size, DTypeName(dtype),
+                      shape.ToString(), *bytes);
         if (ft->is_output()) return Fail("{}.is_output: a static tensor cannot be a graph output", where);
         std::shared_ptr<const StaticData> data;
         if (keepalive_)
-          data = std::make_shared<const StaticData>(ft->data()->data(), ft->data()->size(), StaticDataOrigin::kMapped,
+          data = std::make_shared<const StaticData>(src, static_cast<size_t>(size), StaticDataOrigin::kMapped,
                                                     keepalive_);
         else
-          data = StaticData::Copy(ft->data()->data(), ft->data()->size());
+          data = StaticData::Copy(src, static_cast<size_t>(size));
         id = g->AddConstant(tname, dtype, std::move(shape), std::move(data));
       } else {
         if (has_data) return Fail("{}.data: only static tensors have data", where);
@@ -643,11 +446,27 @@ class Reader {
  private:
   std::string prefix_;
   std::shared_ptr<void> keepalive_;  // non-null: static data borrows from the buffer
+  std::span<const uint8_t> section_;
+  bool has_section_ = false;
 };
 
 Result<LoadedContainer> ReadImpl(const uint8_t* data, size_t size, std::string_view origin,
                                  std::shared_ptr<void> keepalive) {
   auto bad = [&](std::string msg) { return Status(StatusCode::kParseError, fmt::format("container '{}': {}", origin, msg)); };
+  // A data section: the FlatBuffer is the part before it.
+  std::span<const uint8_t> section;
+  bool has_section = false;
+  if (size >= kDataTrailerBytes && std::memcmp(data + size - kDataTrailerBytes, kDataTrailerMagic, 8) == 0) {
+    uint64_t start = 0;
+    for (int i = 0; i < 8; ++i) start |= uint64_t{data[size - 8 + i]} << (8 * i);
+    if (start % kDataSectionAlignment != 0 || start == 0 || start > size - kDataTrailerBytes)
+      return bad(fmt::format("the data section trailer gives offset {}, not a multiple of {} inside the {}-byte file "
+                             "(corrupt)",
+                             start, kDataSectionAlignment, size));
+    section = {data + start, static_cast<size_t>(size - kDataTrailerBytes - start)};
+    has_section = true;
+    size = static_cast<size_t>(start);
+  }
   // Size first: the verifier asserts on buffers >= 2 GiB.
   if (size > kMaxContainerBytes)
     return bad(fmt::format("{} bytes is larger than the limit of {} bytes", size, kMaxContainerBytes));
@@ -663,12 +482,11 @@ Result<LoadedContainer> ReadImpl(const uint8_t* data, size_t size, std::string_v
                            "points outside the buffer, a required field is missing, or nesting is deeper than {} / "
                            "more than {} tables)",
                            size, kMaxVerifierDepth, kMaxVerifierTables));
-  Reader reader(origin, std::move(keepalive));
+  Reader reader(origin, std::move(keepalive), section, has_section);
   return reader.Read(*fbc::GetContainer(data));
 }
 
 }  // namespace
-
 std::string_view OptionSourceName(OptionSource s) {
   switch (s) {
     case OptionSource::kDefault: return "default";
@@ -682,47 +500,8 @@ bool LooksLikeContainer(std::span<const uint8_t> bytes) {
   return bytes.size() >= 8 && std::memcmp(bytes.data() + 4, fbc::ContainerIdentifier(), 4) == 0;
 }
 
-namespace {
-
-// Checks, then serializes into `w` (which holds the bytes).
-Status Build(const Graph& graph, const ContainerMeta& meta, std::unique_ptr<Writer>* w) {
-  const std::string prefix = fmt::format("cannot write graph '{}' as a container: ", graph.name());
-  Diagnostics diags = graph.Validate();
-  if (HasErrors(diags))
-    return Status(StatusCode::kValidationFailed, prefix + "the graph does not validate:" + ErrorLines(diags));
-  QAIRT_RETURN_IF_ERROR(CheckMeta(graph, meta, prefix));
-  const uint64_t bound = SizeBound(graph, meta);
-  if (bound > kMaxContainerBytes)
-    return Status(StatusCode::kUnsupported,
-                  prefix + fmt::format("it would take up to {} bytes, more than the {} bytes a FlatBuffers container "
-                                       "can hold",
-                                       bound, kMaxContainerBytes));
-  *w = std::make_unique<Writer>(static_cast<size_t>(bound));
-  (*w)->Write(graph, meta);
-  return Status::Ok();
-}
-
-}  // namespace
-
-Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const ContainerMeta& meta) {
-  std::unique_ptr<Writer> w;
-  QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
-  const auto bytes = w->Bytes();
-  return std::vector<uint8_t>(bytes.begin(), bytes.end());
-}
-
-Status WriteContainer(const Graph& graph, const ContainerMeta& meta, const std::string& path) {
-  if (path.empty()) return InvalidArgument("cannot write the container: the output path is empty");
-  std::unique_ptr<Writer> w;
-  QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
-  const auto bytes = w->Bytes();  // written from the builder: no copy of the weights
-  return WriteFileAtomically(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                             "container");
-}
-
 Result<LoadedContainer> ReadContainer(std::span<const uint8_t> bytes, std::string_view origin) {
-  if (bytes.size() > kMaxContainerBytes || bytes.size() < 8 ||
-      reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) == 0)
+  if (bytes.size() < 8 || reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) == 0)
     return ReadImpl(bytes.data(), bytes.size(), origin, nullptr);
   // Scalars are read in place: work on an aligned copy.
   std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
@@ -736,10 +515,6 @@ Result<LoadedContainer> ReadContainerFile(const std::string& path) {
     return Status(StatusCode::kNotFound, fmt::format("container '{}': no such file", path));
   if (!S_ISREG(st.st_mode)) return Status(StatusCode::kIoError, fmt::format("container '{}': not a regular file", path));
   const auto size = static_cast<uint64_t>(st.st_size);
-  if (size > kMaxContainerBytes)
-    return Status(StatusCode::kParseError, fmt::format("container '{}': file is {} bytes, larger than the limit of {} "
-                                                       "bytes",
-                                                       path, size, kMaxContainerBytes));
   if (size < 8)
     return Status(StatusCode::kParseError,
                   fmt::format("container '{}': {} bytes is too short for a .qairt container (truncated?)", path, size));

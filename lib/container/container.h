@@ -23,13 +23,22 @@ namespace qairt::container {
 
 // Schema version this library writes, and the oldest reader its files need.
 // 2 adds Container.stats_summary (optional: readers of 1 ignore it).
-inline constexpr uint32_t kSchemaVersion = 2;
-inline constexpr uint32_t kMinReaderVersion = 1;
+// 3 moves static bytes into the data section after the FlatBuffer
+// (Tensor.section, the trailer): files with static data need reader 2.
+inline constexpr uint32_t kSchemaVersion = 3;
+inline constexpr uint32_t kMinReaderVersion = 2;
 // Newest min_reader_version this library can read.
-inline constexpr uint32_t kReaderVersion = 1;
+inline constexpr uint32_t kReaderVersion = 2;
 
-// FlatBuffers buffers are limited to 2 GiB; the verifier asserts above that.
+// FlatBuffers buffers are limited to 2 GiB (the verifier asserts above
+// that): the FlatBuffer part of a file, and a whole schema-2 file. The data
+// section after it may be larger.
 inline constexpr uint64_t kMaxContainerBytes = (uint64_t{1} << 31) - 4096;
+// The data section's trailer: this magic, then the section's file offset.
+inline constexpr char kDataTrailerMagic[9] = "QAIRDATA";
+inline constexpr size_t kDataTrailerBytes = 16;
+inline constexpr size_t kDataSectionAlignment = 4096;  // of the section's start
+inline constexpr size_t kSectionEntryAlignment = 64;   // of each tensor's bytes in it
 inline constexpr uint32_t kMaxVerifierDepth = 16;          // schema depth is 6
 inline constexpr uint32_t kMaxVerifierTables = 1u << 26;
 inline constexpr size_t kMaxStringBytes = 1u << 20;        // names, option values, notes
@@ -83,11 +92,12 @@ struct LoadedContainer {
 // The container bytes. Fails with kValidationFailed if the graph does not
 // validate (every error listed) or the metadata names an unknown op/tensor,
 // repeats an option key or has an empty one; kUnsupported if the graph's
-// static data would not fit the 2 GiB FlatBuffers limit.
+// metadata would not fit the 2 GiB FlatBuffers limit.
 Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const ContainerMeta& meta);
 
-// SerializeContainer, then an atomic write: temporary file in the same
-// folder, fsync, rename. On any error nothing is left at `path` (an existing
+// SerializeContainer's bytes written atomically: temporary file in the same
+// folder, fsync, rename. Static bytes go from the graph's StaticData straight
+// to the file (no copy of the weights in memory). On any error nothing is left at `path` (an existing
 // file there is untouched) and no temporary remains.
 Status WriteContainer(const Graph& graph, const ContainerMeta& meta, const std::string& path);
 

@@ -80,6 +80,8 @@ Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, 
 Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, const StaticData& data,
                                             const std::vector<int64_t>& dims, const Encoding& enc,
                                             const QuantizeOptions& options = {});
+Status QuantizeTensor(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
+                      const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options = {});
 
 // int32 bias with scale input_scale x weight scale (per tensor or per channel
 // of `weight_enc`, which must have one scale or `n` scales), offset 0.

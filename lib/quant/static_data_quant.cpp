@@ -131,27 +131,38 @@ Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, 
   return enc;
 }
 
-Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, const StaticData& data,
-                                            const std::vector<int64_t>& dims, const Encoding& enc,
-                                            const QuantizeOptions& options) {
+Status QuantizeTensor(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
+                      const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options) {
   const StaticTransposition* t = FloatView(data, dims);
   if (!t || !RowLocal(enc.kind, enc.axis, enc.block_sizes))
-    return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, options);
+    return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options);
   const int64_t rows = dims[0], cols = dims[1];
-  std::vector<uint8_t> out(StorageBytesOf(enc, rows * cols));
+  if (dst_bytes != StorageBytesOf(enc, rows * cols))
+    return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options);  // its message
+  auto* out = static_cast<uint8_t*>(dst);
   QuantizeOptions quiet = options;
   quiet.pool = nullptr;
   quiet.nonfinite = NonFinitePolicy::kError;
   quiet.warnings = nullptr;
   const bool all_ok = ForEachPanel(*t, options.pool, [&](const float* panel, int64_t r0, int64_t r1, size_t) {
     const size_t begin = StorageBytesOf(enc, r0 * cols), end = StorageBytesOf(enc, r1 * cols);
-    return QuantizeTensor(name, DType::kFloat32, panel, {r1 - r0, cols}, SliceRows(enc, rows, r0, r1),
-                          out.data() + begin, end - begin, quiet)
+    return QuantizeTensor(name, DType::kFloat32, panel, {r1 - r0, cols}, SliceRows(enc, rows, r0, r1), out + begin,
+                          end - begin, quiet)
         .ok();
   });
   // Non-finite values (refused, or saturated with a warning) and bad
   // encodings: the plain path over the whole tensor says so exactly.
-  if (!all_ok) return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, options);
+  if (!all_ok) return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options);
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, const StaticData& data,
+                                            const std::vector<int64_t>& dims, const Encoding& enc,
+                                            const QuantizeOptions& options) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<uint8_t> out(StorageBytesOf(enc, std::max<int64_t>(count, 0)));
+  QAIRT_RETURN_IF_ERROR(QuantizeTensor(name, data, dims, enc, out.data(), out.size(), options));
   return out;
 }
 

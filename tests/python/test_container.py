@@ -57,7 +57,7 @@ class ContainerTest(unittest.TestCase):
             for c in (qairt.Container.load(path), qairt.Container.from_bytes(data)):
                 self.assertEqual(c.target, "htp_v73")
                 self.assertTrue(c.producer.startswith("qairt "))
-                self.assertEqual(c.schema_version, 2)
+                self.assertEqual(c.schema_version, 3)
                 self.assertEqual([o.key for o in c.options], ["act_bitwidth", "weights_bitwidth", "float_bitwidth"])
                 self.assertEqual(c.option("weights_bitwidth"), ContainerOption("weights_bitwidth", "4", "user"))
                 self.assertEqual(c.option("float_bitwidth").source, "target")
@@ -103,8 +103,9 @@ class ContainerTest(unittest.TestCase):
             with self.assertRaises(qairt.NotFoundError):
                 qairt.Container.load(os.path.join(d, "missing.qairt"))
             bad = os.path.join(d, "bad.qairt")
+            whole = qairt.write_container(g)
             with open(bad, "wb") as f:
-                f.write(bytes(data[: len(data) // 2]))
+                f.write(whole[: len(whole) // 2])
             with self.assertRaises(qairt.ParseError):
                 qairt.Container.load(bad)
             # A failed write leaves nothing behind.

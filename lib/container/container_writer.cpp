@@ -1,0 +1,345 @@
+// The .qairt container writer (see container.h and schema/container.fbs):
+// the FlatBuffer holds the graph and metadata; static bytes stream after it
+// into the data section, straight from each tensor's StaticData.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "container/container.h"
+#include "container/container_generated.h"
+#include "container/container_internal.h"
+#include "support/atomic_file.h"
+
+namespace qairt::container {
+namespace {
+
+namespace fbc = ::qairt::container::fb;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+using internal::CheckMeta;
+using internal::ErrorLines;
+
+// ===========================================================================
+// Writer
+// ===========================================================================
+
+// A generous upper bound of the serialized size, so the 2 GiB FlatBuffers
+// limit is refused before the builder could overflow its 32-bit offsets.
+uint64_t EncodingBound(const Encoding& e) {
+  uint64_t n = 160 + e.index_tensor.size() + 8 * (e.block_sizes.size() + e.scales.size() + e.offsets.size() +
+                                                  e.float_offsets.size() + e.block_int_scales.size()) + 40;
+  for (const Encoding& s : e.sub_encodings) n += 8 + EncodingBound(s);
+  return n;
+}
+
+uint64_t SizeBound(const Graph& g, const ContainerMeta& m) {
+  uint64_t n = 1024 + g.name().size() + m.producer.size() + m.target.size() + 64;
+  n += 8 * (g.inputs().size() + g.outputs().size());
+  for (TensorId i = 0; i < g.tensor_count(); ++i) {
+    const Tensor& t = g.tensor(i);
+    n += 160 + t.name.size() + 24 * t.shape.rank() + 16 * t.consumers.size();
+    for (const Dim& d : t.shape.dims()) n += d.symbol.size() + 8;
+    if (t.data) n += 32;  // a DataRef: the bytes go to the data section
+    if (t.encoding) n += EncodingBound(*t.encoding);
+  }
+  for (OpId i = 0; i < g.op_count(); ++i) {
+    const Op& op = g.op(i);
+    n += 160 + op.type.size() + op.name.size() + op.source_name.size() + op.source_op_type.size() +
+         8 * (op.inputs.size() + op.outputs.size()) + 16;
+    for (const auto& [name, value] : op.attrs) {
+      n += 120 + name.size();
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) n += v.size() + 8;
+            else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+              for (const std::string& s : v) n += s.size() + 16;
+            } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
+              n += 8 * v.size() + 16;
+            }
+          },
+          value);
+    }
+  }
+  for (const ContainerOption& o : m.options) n += 96 + o.key.size() + o.value.size();
+  for (const OpAnnotation& a : m.op_annotations) n += 96 + a.op_name.size() + a.kernel.size();
+  for (const TensorNote& t : m.tensor_notes) n += 96 + t.tensor_name.size() + t.reasons.size();
+  n += 16 + m.stats_summary.size();
+  return n;
+}
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+class Writer {
+ public:
+  // `initial`: the size bound, so large weights are never reallocated.
+  explicit Writer(size_t initial) : b_(std::max<size_t>(initial, 1024)) { b_.ForceDefaults(true); }
+
+  Offset<fbc::Encoding> WriteEncoding(const Encoding& e) {
+    std::vector<Offset<fbc::Encoding>> subs;
+    for (const Encoding& s : e.sub_encodings) subs.push_back(WriteEncoding(s));
+    auto block_sizes = e.block_sizes.empty() ? 0 : b_.CreateVector(e.block_sizes);
+    auto scales = e.scales.empty() ? 0 : b_.CreateVector(e.scales);
+    auto offsets = e.offsets.empty() ? 0 : b_.CreateVector(e.offsets);
+    auto float_offsets = e.float_offsets.empty() ? 0 : b_.CreateVector(e.float_offsets);
+    auto int_scales = e.block_int_scales.empty() ? 0 : b_.CreateVector(e.block_int_scales);
+    auto index = e.index_tensor.empty() ? 0 : b_.CreateString(e.index_tensor);
+    auto sub_vec = subs.empty() ? 0 : b_.CreateVector(subs);
+    fbc::EncodingBuilder eb(b_);
+    eb.add_kind(static_cast<fbc::EncodingKind>(e.kind));
+    eb.add_dtype(static_cast<fbc::DType>(e.dtype));
+    eb.add_bitwidth(e.bitwidth);
+    eb.add_symmetry(static_cast<fbc::Symmetry>(e.symmetry));
+    eb.add_overridden(e.overridden);
+    eb.add_axis(e.axis);
+    if (!block_sizes.IsNull()) eb.add_block_sizes(block_sizes);
+    if (!scales.IsNull()) eb.add_scales(scales);
+    if (!offsets.IsNull()) eb.add_offsets(offsets);
+    if (!float_offsets.IsNull()) eb.add_float_offsets(float_offsets);
+    if (!int_scales.IsNull()) eb.add_block_int_scales(int_scales);
+    eb.add_decompressed_bitwidth(e.decompressed_bitwidth);
+    if (!index.IsNull()) eb.add_index_tensor(index);
+    if (!sub_vec.IsNull()) eb.add_sub_encodings(sub_vec);
+    return eb.Finish();
+  }
+
+  Offset<fbc::Tensor> WriteTensor(const Tensor& t) {
+    auto name = b_.CreateString(t.name);
+    std::vector<int64_t> dims;
+    bool any_symbol = false;
+    for (const Dim& d : t.shape.dims()) {
+      dims.push_back(d.value);
+      any_symbol = any_symbol || !d.symbol.empty();
+    }
+    auto dims_vec = dims.empty() ? 0 : b_.CreateVector(dims);
+    Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> symbols = 0;
+    if (any_symbol) {
+      std::vector<Offset<flatbuffers::String>> s;
+      for (const Dim& d : t.shape.dims()) s.push_back(b_.CreateString(d.symbol));
+      symbols = b_.CreateVector(s);
+    }
+    std::optional<fbc::DataRef> section;
+    if (t.kind == TensorKind::kStatic && t.data) {
+      // Aligned so that a mapped file hands out SIMD-friendly weights.
+      const uint64_t at = AlignUp(section_bytes_, kSectionEntryAlignment);
+      section = fbc::DataRef(at, t.data->size());
+      section_.push_back({t.data, at});
+      section_bytes_ = at + t.data->size();
+    }
+    auto enc = t.encoding ? WriteEncoding(*t.encoding) : 0;
+    std::vector<fbc::Use> uses;
+    for (const Use& u : t.consumers) uses.emplace_back(u.op, u.slot);
+    auto consumers = uses.empty() ? 0 : b_.CreateVectorOfStructs(uses);
+    fbc::TensorBuilder tb(b_);
+    tb.add_name(name);
+    tb.add_dtype(static_cast<fbc::DType>(t.dtype));
+    tb.add_kind(t.kind == TensorKind::kInput    ? fbc::TensorKind::Input
+                : t.kind == TensorKind::kStatic ? fbc::TensorKind::Static
+                                                : fbc::TensorKind::Activation);
+    tb.add_is_output(t.is_output);
+    tb.add_rank_known(t.shape.rank_known());
+    if (!dims_vec.IsNull()) tb.add_dims(dims_vec);
+    if (!symbols.IsNull()) tb.add_dim_symbols(symbols);
+    if (section) tb.add_section(&*section);
+    if (!enc.IsNull()) tb.add_encoding(enc);
+    if (!consumers.IsNull()) tb.add_consumers(consumers);
+    return tb.Finish();
+  }
+
+  Offset<fbc::Attribute> WriteAttribute(const std::string& name, const Attribute& value) {
+    auto n = b_.CreateString(name);
+    Offset<flatbuffers::String> s = 0;
+    Offset<flatbuffers::Vector<int64_t>> ints = 0;
+    Offset<flatbuffers::Vector<double>> floats = 0;
+    Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> strings = 0;
+    int64_t i = 0;
+    double f = 0;
+    fbc::AttrType type = fbc::AttrType::Invalid;
+    switch (value.index()) {
+      case 0: type = fbc::AttrType::Int; i = std::get<0>(value); break;
+      case 1: type = fbc::AttrType::Float; f = std::get<1>(value); break;
+      case 2: type = fbc::AttrType::String; s = b_.CreateString(std::get<2>(value)); break;
+      case 3: type = fbc::AttrType::Ints; ints = b_.CreateVector(std::get<3>(value)); break;
+      case 4: type = fbc::AttrType::Floats; floats = b_.CreateVector(std::get<4>(value)); break;
+      case 5: type = fbc::AttrType::Strings; strings = b_.CreateVectorOfStrings(std::get<5>(value)); break;
+    }
+    fbc::AttributeBuilder ab(b_);
+    ab.add_name(n);
+    ab.add_type(type);
+    ab.add_i(i);
+    ab.add_f(f);
+    if (!s.IsNull()) ab.add_s(s);
+    if (!ints.IsNull()) ab.add_ints(ints);
+    if (!floats.IsNull()) ab.add_floats(floats);
+    if (!strings.IsNull()) ab.add_strings(strings);
+    return ab.Finish();
+  }
+
+  Offset<fbc::Op> WriteOp(const Op& op) {
+    auto type = b_.CreateString(op.type);
+    auto name = b_.CreateString(op.name);
+    auto inputs = op.inputs.empty() ? 0 : b_.CreateVector(op.inputs);
+    auto outputs = op.outputs.empty() ? 0 : b_.CreateVector(op.outputs);
+    std::vector<Offset<fbc::Attribute>> attrs;
+    for (const auto& [k, v] : op.attrs) attrs.push_back(WriteAttribute(k, v));
+    auto attr_vec = attrs.empty() ? 0 : b_.CreateVector(attrs);
+    auto src = op.source_name.empty() ? 0 : b_.CreateString(op.source_name);
+    auto src_type = op.source_op_type.empty() ? 0 : b_.CreateString(op.source_op_type);
+    fbc::OpBuilder ob(b_);
+    ob.add_type(type);
+    ob.add_name(name);
+    if (!inputs.IsNull()) ob.add_inputs(inputs);
+    if (!outputs.IsNull()) ob.add_outputs(outputs);
+    if (!attr_vec.IsNull()) ob.add_attributes(attr_vec);
+    if (!src.IsNull()) ob.add_source_name(src);
+    if (!src_type.IsNull()) ob.add_source_op_type(src_type);
+    return ob.Finish();
+  }
+
+  void Write(const Graph& g, const ContainerMeta& m) {
+    std::vector<Offset<fbc::Tensor>> tensors;
+    tensors.reserve(g.tensor_count());
+    for (TensorId i = 0; i < g.tensor_count(); ++i) tensors.push_back(WriteTensor(g.tensor(i)));
+    std::vector<Offset<fbc::Op>> ops;
+    ops.reserve(g.op_count());
+    for (OpId i = 0; i < g.op_count(); ++i) ops.push_back(WriteOp(g.op(i)));
+    auto gname = b_.CreateString(g.name());
+    auto tvec = tensors.empty() ? 0 : b_.CreateVector(tensors);
+    auto ovec = ops.empty() ? 0 : b_.CreateVector(ops);
+    auto ins = g.inputs().empty() ? 0 : b_.CreateVector(g.inputs());
+    auto outs = g.outputs().empty() ? 0 : b_.CreateVector(g.outputs());
+    fbc::GraphBuilder gb(b_);
+    gb.add_name(gname);
+    if (!tvec.IsNull()) gb.add_tensors(tvec);
+    if (!ovec.IsNull()) gb.add_ops(ovec);
+    if (!ins.IsNull()) gb.add_inputs(ins);
+    if (!outs.IsNull()) gb.add_outputs(outs);
+    auto graph = gb.Finish();
+
+    std::vector<Offset<fbc::Option>> options;
+    for (const ContainerOption& o : m.options)
+      options.push_back(fbc::CreateOption(b_, b_.CreateString(o.key), b_.CreateString(o.value),
+                                          static_cast<fbc::OptionSource>(o.source)));
+    std::vector<Offset<fbc::OpAnnotation>> annotations;
+    for (const OpAnnotation& a : m.op_annotations)
+      annotations.push_back(fbc::CreateOpAnnotation(b_, b_.CreateString(a.op_name), b_.CreateString(a.kernel),
+                                                    a.super_group, a.adapted));
+    std::vector<Offset<fbc::TensorNote>> notes;
+    for (const TensorNote& n : m.tensor_notes)
+      notes.push_back(fbc::CreateTensorNote(b_, b_.CreateString(n.tensor_name), b_.CreateString(n.reasons)));
+    const std::string producer = m.producer.empty() ? std::string("qairt ") + QAIRT_VERSION_STRING : m.producer;
+    auto prod = b_.CreateString(producer);
+    auto target = b_.CreateString(m.target);
+    auto stats = m.stats_summary.empty() ? flatbuffers::Offset<flatbuffers::String>() : b_.CreateString(m.stats_summary);
+    auto opt_vec = options.empty() ? 0 : b_.CreateVector(options);
+    auto ann_vec = annotations.empty() ? 0 : b_.CreateVector(annotations);
+    auto note_vec = notes.empty() ? 0 : b_.CreateVector(notes);
+    fbc::ContainerBuilder cb(b_);
+    cb.add_schema_version(kSchemaVersion);
+    // Without static bytes nothing needs the data section: readers of
+    // schema 2 read such a file (the trailer is bytes after the buffer).
+    cb.add_min_reader_version(section_.empty() ? 1 : kMinReaderVersion);
+    cb.add_producer(prod);
+    cb.add_target(target);
+    cb.add_graph(graph);
+    if (!opt_vec.IsNull()) cb.add_options(opt_vec);
+    if (!ann_vec.IsNull()) cb.add_op_annotations(ann_vec);
+    if (!note_vec.IsNull()) cb.add_tensor_notes(note_vec);
+    if (!stats.IsNull()) cb.add_stats_summary(stats);
+    fbc::FinishContainerBuffer(b_, cb.Finish());
+  }
+
+  // The whole file in order, as pieces handed to `sink(bytes, size)`: the
+  // FlatBuffer, padding, each static tensor's bytes from its StaticData (no
+  // copy in between), the trailer.
+  template <class Sink>
+  Status Emit(Sink sink) const {
+    static constexpr uint8_t kZeros[kDataSectionAlignment] = {};
+    const uint64_t fb = b_.GetSize();
+    const uint64_t start = AlignUp(fb, kDataSectionAlignment);
+    QAIRT_RETURN_IF_ERROR(sink(b_.GetBufferPointer(), fb));
+    QAIRT_RETURN_IF_ERROR(sink(kZeros, start - fb));
+    uint64_t at = 0;
+    for (const auto& [data, offset] : section_) {
+      QAIRT_RETURN_IF_ERROR(sink(kZeros, offset - at));
+      QAIRT_RETURN_IF_ERROR(sink(data->data(), data->size()));
+      at = offset + data->size();
+    }
+    uint8_t trailer[kDataTrailerBytes];
+    std::memcpy(trailer, kDataTrailerMagic, 8);
+    for (int i = 0; i < 8; ++i) trailer[8 + i] = static_cast<uint8_t>(start >> (8 * i));
+    return sink(trailer, sizeof trailer);
+  }
+
+  uint64_t FileBytes() const {
+    return AlignUp(b_.GetSize(), kDataSectionAlignment) + section_bytes_ + kDataTrailerBytes;
+  }
+
+ private:
+  FlatBufferBuilder b_;
+  std::vector<std::pair<std::shared_ptr<const StaticData>, uint64_t>> section_;  // bytes, offset in the section
+  uint64_t section_bytes_ = 0;
+};
+
+
+Status WriteFully(int fd, const void* p, uint64_t n, const std::string& path) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  while (n > 0) {
+    const ssize_t k = ::write(fd, b, static_cast<size_t>(std::min<uint64_t>(n, uint64_t{1} << 30)));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return Status(StatusCode::kIoError, fmt::format("cannot write container '{}': {}", path, std::strerror(errno)));
+    }
+    b += k;
+    n -= static_cast<uint64_t>(k);
+  }
+  return Status::Ok();
+}
+
+// Checks, then serializes into `w` (which holds the bytes).
+Status Build(const Graph& graph, const ContainerMeta& meta, std::unique_ptr<Writer>* w) {
+  const std::string prefix = fmt::format("cannot write graph '{}' as a container: ", graph.name());
+  Diagnostics diags = graph.Validate();
+  if (HasErrors(diags))
+    return Status(StatusCode::kValidationFailed, prefix + "the graph does not validate:" + ErrorLines(diags));
+  QAIRT_RETURN_IF_ERROR(CheckMeta(graph, meta, prefix));
+  const uint64_t bound = SizeBound(graph, meta);
+  if (bound > kMaxContainerBytes)
+    return Status(StatusCode::kUnsupported,
+                  prefix + fmt::format("it would take up to {} bytes, more than the {} bytes a FlatBuffers container "
+                                       "can hold",
+                                       bound, kMaxContainerBytes));
+  *w = std::make_unique<Writer>(static_cast<size_t>(bound));
+  (*w)->Write(graph, meta);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const ContainerMeta& meta) {
+  std::unique_ptr<Writer> w;
+  QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
+  std::vector<uint8_t> out;
+  out.reserve(static_cast<size_t>(w->FileBytes()));
+  QAIRT_RETURN_IF_ERROR(w->Emit([&](const void* p, uint64_t n) {
+    out.insert(out.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Status WriteContainer(const Graph& graph, const ContainerMeta& meta, const std::string& path) {
+  if (path.empty()) return InvalidArgument("cannot write the container: the output path is empty");
+  std::unique_ptr<Writer> w;
+  QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
+  return WriteFileAtomicallyWith(path, "container", [&](int fd) {
+    return w->Emit([&](const void* p, uint64_t n) { return WriteFully(fd, p, n, path); });
+  });
+}
+
+}  // namespace qairt::container
