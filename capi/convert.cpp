@@ -531,10 +531,14 @@ bool Pipeline::WriteOutputs() {
   return true;
 }
 
-// Accuracy on the evaluation (or calibration) samples, from the processed
-// graph against the float graph as imported.
+// Accuracy on the evaluation samples, from the processed graph against the
+// float graph as imported. Only when asked: on an LLM it is two more forward
+// passes per sample, on top of calibration's one.
 void Pipeline::Evaluate() {
-  const char* eval = o_.eval_input_list ? o_.eval_input_list : o_.input_list;
+  const char* eval = o_.eval_input_list;
+  if (!eval && o_.input_list && !o_.stats_output)
+    r_->summary += "accuracy: not measured (--eval_input_list LIST measures it; the calibration list itself is "
+                   "allowed)\n";
   if (!float_graph_ || !eval) return;
   qairt_compare_report_t* cmp = nullptr;
   // The report shows each op's accuracy: compare every layer for it.
@@ -561,7 +565,7 @@ void Pipeline::Run() {
   if (!Legalize() || !ApplyOverrides() || !CheckKernels()) return;
   // The float graph as imported is the accuracy reference (rewrites and
   // calibration change the graph).
-  if ((o_.input_list || o_.eval_input_list) && !o_.stats_output) {
+  if (o_.eval_input_list && !o_.stats_output) {
     if (std::string e = Consume(qairt_graph_clone(graph_, &float_graph_)); !e.empty()) {
       Fail("accuracy", e);
       return;

@@ -69,8 +69,10 @@ const Option kTargetSoc{"--target_soc_model", "SOC",
 const Option kInputList{"--input_list", "LIST",
                         "calibration samples, one line of raw input files per sample; turns calibration on",
                         "none; only the encodings the model and the overrides carry"};
-const Option kEvalInputList{"--eval_input_list", "LIST", "samples for the accuracy summary printed after conversion",
-                            "the --input_list samples"};
+const Option kEvalInputList{"--eval_input_list", "LIST",
+                            "samples for the accuracy summary printed after conversion (the --input_list itself "
+                            "measures on the calibration samples)",
+                            "none: no accuracy is measured, no model execution beyond calibration"};
 const Option kActBitwidth{"--act_bitwidth, --act_bw", "8|16", "activation bit width", "8"};
 const Option kWeightsBitwidth{"--weights_bitwidth, --weight_bw", "4|8|16", "weight bit width", "8"};
 const Option kBiasBitwidth{"--bias_bitwidth, --bias_bw", "8|32", "bias bit width", "32"};

@@ -93,7 +93,11 @@ typedef struct qairt_convert_options {
    * defaults only). `calibration` NULL: qairt_calibration_options_init's
    * values; its progress and num_threads fields are ignored (see below). */
   const char* input_list;
-  const char* eval_input_list;   /* accuracy samples; NULL = input_list */
+  /* Accuracy samples: the processed graph against the float model, after
+   * conversion. NULL: no accuracy is measured (no model execution beyond
+   * calibration); give input_list itself to measure on those. Until ABI
+   * 1.12, NULL meant input_list. */
+  const char* eval_input_list;
   const qairt_calibration_options* calibration;
   qairt_mixed_mode_t mixed_mode; /* QAIRT_MIXED_OFF (default) or mixed precision in place of calibration */
   uint32_t reserved;             /* must be 0 */

@@ -264,7 +264,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     container (required unless stop_after).
 
     The keywords are the CLI's options: input_list (--input_list; turns
-    calibration on), eval_input_list, quantization_overrides,
+    calibration on), eval_input_list (the samples the accuracy summary is
+    measured on; None: no accuracy is measured), quantization_overrides,
     export_encodings + encodings_version ("2.0.0", "1.0.0", "0.6.1"),
     export_qdq_onnx + qdq_opset (0 automatic, 13 or 21) + qdq_external_data
     (--qdq_external_data: weights in "<export_qdq_onnx>.data"), quantizer_log +

@@ -66,7 +66,7 @@ calib=$(/usr/bin/python3 "$here/examples/textlines.py" prepare "$tmp/calib" "$he
 
 # 1. convert --report: calibrated W8A16, per-op accuracy on the samples.
 check "convert --report" 0 "$qairt" convert -i "$model" "${dims[@]}" --target htp_v73 --input_list "$calib" \
-  --act_bitwidth 16 --use_per_channel_quantization --no_progress --report "$tmp/convert.html" -o "$tmp/cls.qairt"
+  --eval_input_list "$calib" --act_bitwidth 16 --use_per_channel_quantization --no_progress --report "$tmp/convert.html" -o "$tmp/cls.qairt"
 contains "convert --report prints the report" "$tmp/out" "^report: .*convert.html"
 op_names "$tmp/cls.qairt" "$tmp/cls.ops" || { echo "FAIL: inspect"; fail=1; }
 render convert "$tmp/convert.html" "$tmp/cls.ops"

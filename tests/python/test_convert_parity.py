@@ -108,14 +108,14 @@ class ConvertParityTest(unittest.TestCase):
 
     def run_cli(self, out, *extra):
         cmd = [CLI, "convert", "-i", self.model, "--target", "htp_v73", "--input_list", self.input_list,
-               "--act_bitwidth", "16", "--export_encodings", os.path.join(out, "e.json"),
+               "--eval_input_list", self.input_list, "--act_bitwidth", "16", "--export_encodings", os.path.join(out, "e.json"),
                "--export_qdq_onnx", os.path.join(out, "q.onnx"), "-o", os.path.join(out, "m.qairt"),
                "--no_progress"] + list(extra)
         return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
     def run_python(self, model, out, **extra):
         return qairt.convert(model, "htp_v73", os.path.join(out, "m.qairt"), input_list=self.input_list,
-                             act_bitwidth=16, export_encodings=os.path.join(out, "e.json"),
+                             eval_input_list=self.input_list, act_bitwidth=16, export_encodings=os.path.join(out, "e.json"),
                              export_qdq_onnx=os.path.join(out, "q.onnx"), **extra)
 
     def assert_same_outputs(self, a, b):
@@ -148,7 +148,7 @@ class ConvertParityTest(unittest.TestCase):
         self.assertEqual(r.log, "")  # log level NONE
         self.assertIsNotNone(r.process)
         self.assertTrue(r.process.ok)
-        self.assertIsNotNone(r.accuracy)  # on the input_list samples
+        self.assertIsNotNone(r.accuracy)  # on the input_list samples, given as eval_input_list
         self.assertEqual([o.name for o in r.accuracy.outputs], ["y"])
         self.assertIn("calibration", {phase.split(": ")[0] for phase, _, _ in seen}, seen)  # "<stage>: <step>"
         self.assert_same_outputs(cli_out, py_out)
@@ -170,6 +170,17 @@ class ConvertParityTest(unittest.TestCase):
         meta = {p.key: p.value for p in q.metadata_props}
         self.assertEqual(meta["qairt.input_list"], self.input_list)
         self.assertIn("QuantizeLinear", [n.op_type for n in q.graph.node])
+
+    def test_accuracy_is_measured_only_when_asked(self):
+        # Calibration alone runs the model once per sample; the accuracy
+        # summary (two more runs per sample) needs eval_input_list.
+        out = self.folder("no_eval")
+        r = qairt.convert(self.model, "htp_v73", os.path.join(out, "m.qairt"), input_list=self.input_list,
+                          act_bitwidth=16)
+        self.assertTrue(r.ok, r.errors)
+        self.assertIsNone(r.accuracy)
+        self.assertIn("accuracy: not measured (--eval_input_list LIST measures it", r.summary)
+        self.assertNotIn("SQNR", r.summary)
 
     def test_failed_conversion_is_reported_and_writes_nothing(self):
         bad = os.path.join(self.tmp, "bad_overrides.json")

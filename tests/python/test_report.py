@@ -29,8 +29,8 @@ class ReportTest(unittest.TestCase):
         cls.samples = write_samples(d)
         cls.container = os.path.join(d, "m.qairt")
         cls.html = os.path.join(d, "convert.html")
-        cls.result = qairt.convert(cls.model, "htp_v73", cls.container, input_list=cls.samples, act_bitwidth=16,
-                                   per_channel=True, report=cls.html)
+        cls.result = qairt.convert(cls.model, "htp_v73", cls.container, input_list=cls.samples,
+                                   eval_input_list=cls.samples, act_bitwidth=16, per_channel=True, report=cls.html)
 
     @classmethod
     def tearDownClass(cls):
@@ -44,7 +44,7 @@ class ReportTest(unittest.TestCase):
         names = sorted(op.name for op in container.graph.ops())
         self.assertEqual(sorted(data_ops(html)), names)
         self.assertIn('class="op p-int16', html)
-        self.assertRegex(html, r'<span class="acc (good|fair|poor)">')  # accuracy on the calibration samples
+        self.assertRegex(html, r'<span class="acc (good|fair|poor)">')  # accuracy on the eval (= calibration) samples
         self.assertIn("[PRUNED CONVERTS]", html)
 
     def test_report_of_a_container(self):
