@@ -1,14 +1,19 @@
 // Encodings and quantization of a static tensor's StaticData. Plain data
 // goes straight to ComputeEncoding / QuantizeTensor. A transposed view
 // (StaticData::TransposeOf: a MatMul weight the rewrite turned into a
-// FullyConnected [N, K]) is read from its [K, N] source in panels of
-// logical rows, each transposed through a small buffer, whenever the
-// encoding is row-local; the float transpose is never materialized. That is
-// the difference between one pass over an LLM's weights and a second copy
-// of the model in fresh memory.
+// FullyConnected [N, K]) is read from its [K, N] source in bands of source
+// rows, each transposed through a small buffer, whenever the encoding is
+// row-local; the float transpose is never materialized. Bands, not panels
+// of source columns: a band is contiguous memory, read once in order, while
+// a column panel touches one page per source row (a TLB miss each, and no
+// prefetch across pages). That is the difference between one sequential
+// pass over an LLM's weights and a second copy of the model.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
+#include <numeric>
 #include <vector>
 
 #include "kernels/threadpool.h"
@@ -16,13 +21,6 @@
 
 namespace qairt::quant {
 namespace {
-
-// ~256 KiB of float rows per panel (fits L2 beside the source lines), a
-// multiple of 8 rows so every panel starts on a byte of 2- and 4-bit output.
-int64_t PanelRows(int64_t cols) {
-  const int64_t rows = std::max<int64_t>(8, (int64_t{256} << 10) / std::max<int64_t>(1, cols * 4));
-  return rows / 8 * 8;
-}
 
 // Every row's scales depend on that row's values only: per tensor (one
 // scale), per channel along rows, or blocks within rows (LPBQ channels are
@@ -46,52 +44,62 @@ const StaticTransposition* FloatView(const StaticData& data, const std::vector<i
   return t;
 }
 
-// Runs fn(panel, r0, r1, worker) over the view's logical rows [r0, r1) (its
-// source's columns), the panel holding them as [r1 - r0, view cols] floats.
-// False when some fn returned false.
+// The encoding's block length along K: a band of source rows must hold
+// whole blocks (1 for per tensor / per channel / float).
+int64_t BlockLength(const Encoding& e) {
+  return (e.kind == EncodingKind::kPerBlock || e.kind == EncodingKind::kLpbq) ? e.block_sizes[1] : 1;
+}
+
+// Bands of source rows: a multiple of the block length and of 8 (so each
+// band's piece of a 2- or 4-bit output row starts on a byte), ~512 KiB.
+int64_t BandRows(int64_t block, int64_t n) {
+  const int64_t unit = std::lcm<int64_t>(block, 8);
+  const int64_t want = (int64_t{512} << 10) / std::max<int64_t>(1, n * 4);
+  return std::max<int64_t>(unit, want / unit * unit);
+}
+
+// Runs fn(band, k0, k1, worker) over bands [k0, k1) of the source's rows,
+// `band` holding them transposed: [n, k1 - k0] floats, row i = the view's
+// row i, columns k0..k1. False when some fn returned false.
 template <class Fn>
-bool ForEachPanel(const StaticTransposition& t, kernels::ThreadPool* pool, Fn fn) {
-  const int64_t rows = t.cols, cols = t.rows;  // the view's
-  const int64_t step = PanelRows(cols);
-  const size_t panels = static_cast<size_t>((rows + step - 1) / step);
-  const size_t workers = pool ? pool->size() : 1;
-  std::vector<std::vector<float>> buffers(workers);
-  std::vector<char> ok(panels, 1);
+bool ForEachBand(const StaticTransposition& t, int64_t band_rows, kernels::ThreadPool* pool, Fn fn) {
+  const int64_t k = t.rows, n = t.cols;
+  const size_t bands = static_cast<size_t>((k + band_rows - 1) / band_rows);
+  std::vector<std::vector<float>> buffers(pool ? pool->size() : 1);
+  std::vector<char> ok(bands, 1);
   const auto* src = reinterpret_cast<const float*>(t.source->data());
-  kernels::ParallelFor(pool, panels, [&](size_t p, size_t w) {
-    const int64_t r0 = static_cast<int64_t>(p) * step, r1 = std::min(rows, r0 + step);
+  kernels::ParallelFor(pool, bands, [&](size_t b, size_t w) {
+    const int64_t k0 = static_cast<int64_t>(b) * band_rows, k1 = std::min(k, k0 + band_rows);
     std::vector<float>& buf = buffers[w];
-    buf.resize(static_cast<size_t>(step * cols));
-    // Source [cols, rows]: its columns r0..r1 are the panel's rows.
-    kernels::Transpose2DStrided(sizeof(float), cols, r1 - r0, src + r0, rows, buf.data(), cols);
-    ok[p] = fn(buf.data(), r0, r1, w) ? 1 : 0;
+    buf.resize(static_cast<size_t>(band_rows * n));
+    kernels::Transpose2DStrided(sizeof(float), k1 - k0, n, src + k0 * n, n, buf.data(), k1 - k0);
+    ok[b] = fn(buf.data(), k0, k1, w) ? 1 : 0;
   });
   return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
 }
 
-// Rows [r0, r1) of a row-local encoding of `rows` rows: every per-row table
-// (scales, offsets, block scales) cut to those rows.
-Encoding SliceRows(const Encoding& e, int64_t rows, int64_t r0, int64_t r1) {
+// A row-local encoding of `rows` rows cut to columns [k0, k1) of every row:
+// per-block tables (scales, offsets, block scales) keep the blocks inside.
+Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0, int64_t k1) {
+  if (e.kind != EncodingKind::kPerBlock && e.kind != EncodingKind::kLpbq) return e;
   Encoding s = e;
-  auto cut = [&](auto& v) {
-    if (e.kind == EncodingKind::kPerTensor || v.size() <= 1 || v.size() % static_cast<size_t>(rows) != 0) return;
-    const size_t per_row = v.size() / static_cast<size_t>(rows);
-    v.assign(v.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r0) * per_row),
-             v.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r1) * per_row));
+  const int64_t bs = e.block_sizes[1], per_row = cols / bs, b0 = k0 / bs, nb = (k1 - k0) / bs;
+  auto cut = [&](auto& v, const auto& from) {
+    if (from.size() != static_cast<size_t>(rows * per_row)) return;
+    v.clear();
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto first = from.begin() + static_cast<std::ptrdiff_t>(r * per_row + b0);
+      v.insert(v.end(), first, first + static_cast<std::ptrdiff_t>(nb));
+    }
   };
-  cut(s.scales);
-  cut(s.offsets);
-  cut(s.float_offsets);
-  cut(s.block_int_scales);
+  if (e.kind == EncodingKind::kLpbq) {
+    cut(s.block_int_scales, e.block_int_scales);
+  } else {
+    cut(s.scales, e.scales);
+    cut(s.offsets, e.offsets);
+    cut(s.float_offsets, e.float_offsets);
+  }
   return s;
-}
-
-void AppendRows(Encoding* acc, const Encoding& part) {
-  auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
-  append(acc->scales, part.scales);
-  append(acc->offsets, part.offsets);
-  append(acc->float_offsets, part.float_offsets);
-  append(acc->block_int_scales, part.block_int_scales);
 }
 
 size_t StorageBytesOf(const Encoding& enc, int64_t count) {
@@ -104,55 +112,103 @@ size_t StorageBytesOf(const Encoding& enc, int64_t count) {
 Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
                                  const EncodingRequest& req, const QuantizeOptions& options) {
   const StaticTransposition* t = FloatView(data, dims);
+  auto plain = [&] { return ComputeEncoding(name, reinterpret_cast<const float*>(data.data()), dims, req, options); };
   if (t && req.kind == EncodingKind::kPerTensor) {
     // Min and max do not depend on the layout: the source as it is.
     const int64_t count = t->rows * t->cols;
     return ComputeEncoding(name, reinterpret_cast<const float*>(t->source->data()), {count}, req, options);
   }
-  if (!t || !RowLocal(req.kind, req.axis, req.block_sizes))
-    return ComputeEncoding(name, reinterpret_cast<const float*>(data.data()), dims, req, options);
-  const int64_t rows = dims[0], cols = dims[1];
-  const size_t panels = static_cast<size_t>((rows + PanelRows(cols) - 1) / PanelRows(cols));
-  std::vector<Result<Encoding>> parts(panels, Status::Ok());
-  QuantizeOptions quiet = options;
-  quiet.pool = nullptr;
-  quiet.nonfinite = NonFinitePolicy::kError;
-  quiet.warnings = nullptr;
-  const int64_t step = PanelRows(cols);
-  const bool all_ok = ForEachPanel(*t, options.pool, [&](const float* panel, int64_t r0, int64_t r1, size_t) {
-    parts[static_cast<size_t>(r0 / step)] = ComputeEncoding(name, panel, {r1 - r0, cols}, req, quiet);
-    return parts[static_cast<size_t>(r0 / step)].ok();
+  if (!t || !RowLocal(req.kind, req.axis, req.block_sizes) || req.kind == EncodingKind::kFloat) return plain();
+  const int64_t n = dims[0], k = dims[1];
+  const bool blocks = req.kind == EncodingKind::kPerBlock || req.kind == EncodingKind::kLpbq;
+  const int64_t bs = blocks ? req.block_sizes[1] : 1;
+  if (k % 8 != 0 || bs < 1 || k % bs != 0) return plain();  // its message, or a shape bands do not fit
+  const int64_t cells = blocks ? k / bs : 1;  // ranges per row
+  // Per-row ranges (per channel) accumulate over bands, one table per
+  // worker; block ranges are each written by one band.
+  const size_t workers = options.pool ? options.pool->size() : 1;
+  const size_t tables = blocks ? 1 : workers;
+  const size_t nc = static_cast<size_t>(n * cells);
+  std::vector<std::vector<float>> mins(tables, std::vector<float>(nc, std::numeric_limits<float>::infinity()));
+  std::vector<std::vector<float>> maxs(tables, std::vector<float>(nc, -std::numeric_limits<float>::infinity()));
+  std::vector<size_t> nonfinite(workers, 0);
+  ForEachBand(*t, BandRows(bs, n), options.pool, [&](const float* band, int64_t k0, int64_t k1, size_t w) {
+    const int64_t h = k1 - k0, nb = blocks ? h / bs : 1;
+    std::vector<float> lo(static_cast<size_t>(n * nb)), hi(lo.size());
+    const kernels::Grid grid = blocks ? kernels::Grid::PerBlock({n, h}, {1, bs}) : kernels::Grid::PerChannel({n, h}, 0);
+    size_t bad = 0;
+    kernels::MinMaxGrid(band, grid, lo.data(), hi.data(), {}, &bad);
+    nonfinite[w] += bad;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < nb; ++j) {
+        const size_t from = static_cast<size_t>(r * nb + j);
+        const size_t to = static_cast<size_t>(r * cells + (blocks ? k0 / bs + j : 0));
+        std::vector<float>& mn = mins[blocks ? 0 : w];
+        std::vector<float>& mx = maxs[blocks ? 0 : w];
+        mn[to] = std::min(mn[to], lo[from]);
+        mx[to] = std::max(mx[to], hi[from]);
+      }
+    return true;
   });
-  // A panel's error would give indices within the panel: the whole tensor
-  // again, for the message the plain path gives.
-  if (!all_ok) return ComputeEncoding(name, reinterpret_cast<const float*>(data.data()), dims, req, options);
-  Encoding enc = std::move(parts[0]).value();
-  for (size_t p = 1; p < panels; ++p) AppendRows(&enc, parts[p].value());
+  // NaN or Inf: the plain path's report (indices, policy).
+  if (std::any_of(nonfinite.begin(), nonfinite.end(), [](size_t c) { return c != 0; })) return plain();
+  for (size_t w = 1; w < tables; ++w)
+    for (size_t i = 0; i < nc; ++i) {
+      mins[0][i] = std::min(mins[0][i], mins[w][i]);
+      maxs[0][i] = std::max(maxs[0][i], maxs[w][i]);
+    }
+  // A [n, 2 x cells] table of (min, max) pairs in cells of 2 has the same
+  // ranges, so ComputeEncoding turns them into the same encoding.
+  std::vector<float> table(2 * nc);
+  for (size_t i = 0; i < nc; ++i) {
+    table[2 * i] = mins[0][i];
+    table[2 * i + 1] = maxs[0][i];
+  }
+  EncodingRequest pairs = req;
+  if (blocks) pairs.block_sizes = {1, 2};
+  QuantizeOptions single = options;
+  single.pool = nullptr;
+  auto enc = ComputeEncoding(name, table.data(), {n, 2 * cells}, pairs, single);
+  if (!enc.ok()) return plain();
+  if (blocks) enc.value().block_sizes = req.block_sizes;
   return enc;
 }
 
 Status QuantizeTensor(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
                       const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options) {
   const StaticTransposition* t = FloatView(data, dims);
-  if (!t || !RowLocal(enc.kind, enc.axis, enc.block_sizes))
-    return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options);
-  const int64_t rows = dims[0], cols = dims[1];
-  if (dst_bytes != StorageBytesOf(enc, rows * cols))
-    return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options);  // its message
+  auto plain = [&] { return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options); };
+  if (!t || !RowLocal(enc.kind, enc.axis, enc.block_sizes)) return plain();
+  const int64_t n = dims[0], k = dims[1], bs = BlockLength(enc);
+  if (k % 8 != 0 || bs < 1 || k % bs != 0 || dst_bytes != StorageBytesOf(enc, n * k)) return plain();
+  const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
   auto* out = static_cast<uint8_t*>(dst);
   QuantizeOptions quiet = options;
   quiet.pool = nullptr;
   quiet.nonfinite = NonFinitePolicy::kError;
   quiet.warnings = nullptr;
-  const bool all_ok = ForEachPanel(*t, options.pool, [&](const float* panel, int64_t r0, int64_t r1, size_t) {
-    const size_t begin = StorageBytesOf(enc, r0 * cols), end = StorageBytesOf(enc, r1 * cols);
-    return QuantizeTensor(name, DType::kFloat32, panel, {r1 - r0, cols}, SliceRows(enc, rows, r0, r1), out + begin,
-                          end - begin, quiet)
-        .ok();
-  });
+  std::vector<std::vector<uint8_t>> pieces(options.pool ? options.pool->size() : 1);
+  const bool all_ok =
+      ForEachBand(*t, BandRows(bs, n), options.pool, [&](const float* band, int64_t k0, int64_t k1, size_t w) {
+        // The band's piece of every output row, quantized together, then
+        // copied to its rows (k0 and the band height are multiples of 8:
+        // each piece starts and ends on a byte).
+        const int64_t h = k1 - k0;
+        const size_t row_bytes = static_cast<size_t>(h) * bits / 8;
+        std::vector<uint8_t>& piece = pieces[w];
+        piece.resize(static_cast<size_t>(n) * row_bytes);
+        if (!QuantizeTensor(name, DType::kFloat32, band, {n, h}, SliceColumns(enc, n, k, k0, k1), piece.data(),
+                            piece.size(), quiet)
+                 .ok())
+          return false;
+        for (int64_t r = 0; r < n; ++r)
+          std::memcpy(out + static_cast<size_t>(r * k + k0) * bits / 8, piece.data() + static_cast<size_t>(r) * row_bytes,
+                      row_bytes);
+        return true;
+      });
   // Non-finite values (refused, or saturated with a warning) and bad
   // encodings: the plain path over the whole tensor says so exactly.
-  if (!all_ok) return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options);
+  if (!all_ok) return plain();
   return Status::Ok();
 }
 

@@ -67,7 +67,7 @@ quant::EncodingRequest Request(EncodingKind kind, DType dtype, Symmetry sym, int
 
 TEST_CASE("a transposed view encodes and quantizes from its source, identical to the transpose",
           "[passes][transposed]") {
-  // K = 1000: panels of 64 rows, so N = 150 spans three (64, 64, 22).
+  // K = 1000, blocks of 40: bands of 840 and 160 source rows.
   const int64_t k = 1000, n = 150;
   const std::vector<float> src = Source(k, n, 7);
   const std::vector<float> plain = Transposed(src, k, n);
@@ -121,6 +121,22 @@ TEST_CASE("a transposed view encodes and quantizes from its source, identical to
   REQUIRE(got.ok());
   CHECK(got.value() == want.value());
   CHECK(made == 0);
+  // K not a multiple of 8 (2- and 4-bit rows would not start on bytes):
+  // read through the transpose, with the same results.
+  {
+    const int64_t k7 = 1001;
+    const std::vector<float> src7 = Source(k7, n, 11), plain7 = Transposed(src7, k7, n);
+    std::atomic<int> made7{0};
+    const auto view7 = CountingView(FloatData(src7), k7, n, &made7);
+    const auto req = Request(EncodingKind::kPerChannel, DType::kSFixed4, Symmetry::kSymmetric, 0);
+    auto want7 = quant::ComputeEncoding("w", plain7.data(), {n, k7}, req);
+    auto got7 = quant::ComputeEncoding("w", *view7, {n, k7}, req);
+    REQUIRE(got7.ok());
+    CHECK(got7.value() == want7.value());
+    CHECK(quant::QuantizeTensor("w", *view7, {n, k7}, got7.value()).value() ==
+          quant::QuantizeTensor("w", DType::kFloat32, plain7.data(), {n, k7}, want7.value()).value());
+    CHECK(made7 == 1);
+  }
   // Once made, data() is the transpose and is made only once.
   CHECK(std::memcmp(view->data(), plain.data(), plain.size() * sizeof(float)) == 0);
   CHECK(view->data() == view->data());
