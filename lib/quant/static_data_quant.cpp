@@ -82,7 +82,17 @@ bool ForEachBand(const StaticTransposition& t, int64_t band_rows, kernels::Threa
 // per-block tables (scales, offsets, block scales) keep the blocks inside.
 Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0, int64_t k1) {
   if (e.kind != EncodingKind::kPerBlock && e.kind != EncodingKind::kLpbq) return e;
-  Encoding s = e;
+  // Field by field: a copy of the whole per-block tables for every band
+  // would move the tables (bands x blocks) times.
+  Encoding s;
+  s.kind = e.kind;
+  s.dtype = e.dtype;
+  s.bitwidth = e.bitwidth;
+  s.symmetry = e.symmetry;
+  s.overridden = e.overridden;
+  s.axis = e.axis;
+  s.block_sizes = e.block_sizes;
+  s.decompressed_bitwidth = e.decompressed_bitwidth;
   const int64_t bs = e.block_sizes[1], per_row = cols / bs, b0 = k0 / bs, nb = (k1 - k0) / bs;
   auto cut = [&](auto& v, const auto& from) {
     if (from.size() != static_cast<size_t>(rows * per_row)) return;
@@ -93,6 +103,8 @@ Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0,
     }
   };
   if (e.kind == EncodingKind::kLpbq) {
+    s.scales = e.scales;  // per row
+    s.offsets = e.offsets;
     cut(s.block_int_scales, e.block_int_scales);
   } else {
     cut(s.scales, e.scales);
