@@ -1,9 +1,11 @@
 // Unit tests of the reference executor on graphs built directly in the IR.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "exec/executor.h"
@@ -337,4 +339,33 @@ TEST_CASE("integer results beyond int64 saturate instead of wrapping", "[exec]")
   CHECK(exec::SaturatingInt64(std::nan("")) == 0);
   CHECK(exec::SaturatingInt64(-1e300) == INT64_MIN);
   CHECK(exec::SaturatingInt64(-3.9) == -3);
+}
+
+TEST_CASE("a transposed view read by several threads at once is made once", "[exec][threads]") {
+  // Executors on several threads share a graph's StaticData; the first
+  // data() of a transposed view makes its bytes, under call_once.
+  constexpr int64_t kRows = 64, kCols = 48;
+  std::vector<uint8_t> src(kRows * kCols * sizeof(float));
+  for (size_t i = 0; i < src.size() / sizeof(float); ++i) {
+    const float v = static_cast<float>(i);
+    std::memcpy(&src[i * sizeof(float)], &v, sizeof v);
+  }
+  std::atomic<int> made{0};
+  const auto view = qairt::StaticData::TransposeOf(
+      qairt::StaticData::Adopt(std::move(src)), sizeof(float), kRows, kCols, [&](const uint8_t* in, uint8_t* out) {
+        ++made;
+        for (int64_t r = 0; r < kRows; ++r)
+          for (int64_t c = 0; c < kCols; ++c)
+            std::memcpy(out + (c * kRows + r) * sizeof(float), in + (r * kCols + c) * sizeof(float), sizeof(float));
+      });
+  std::vector<const uint8_t*> seen(4, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) threads.emplace_back([&, t] { seen[t] = view->data(); });
+  for (auto& th : threads) th.join();
+  CHECK(made == 1);
+  for (const uint8_t* p : seen) CHECK(p == seen[0]);
+  float v = 0;
+  std::memcpy(&v, seen[0] + (5 * kRows + 7) * sizeof(float), sizeof v);  // view [5][7] = source [7][5]
+  CHECK(v == static_cast<float>(7 * kCols + 5));
+  CHECK(view->materialized());
 }
