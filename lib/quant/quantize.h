@@ -71,7 +71,7 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
                                  const EncodingRequest& req, const QuantizeOptions& options = {});
 
 // The same two on a static tensor's data (float32 `dims`). A transposed view
-// (StaticData::TransposeOf) is read from its source in row panels when the
+// (StaticData::TransposeOf) is read from its source in bands of rows when the
 // encoding is row-local (per tensor, per channel on axis 0, blocks within
 // rows), so its transpose is never materialized; anything else reads
 // data(). Results are identical to the calls on data().

@@ -114,9 +114,10 @@ Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0,
   return s;
 }
 
+// The IR's storage size of `count` values of the encoding's dtype (0 when
+// it overflows: no destination matches it).
 size_t StorageBytesOf(const Encoding& enc, int64_t count) {
-  const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
-  return (static_cast<size_t>(count) * bits + 7) / 8;
+  return static_cast<size_t>(StorageBytes(enc.dtype, static_cast<uint64_t>(std::max<int64_t>(count, 0))).value_or(0));
 }
 
 }  // namespace

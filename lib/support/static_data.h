@@ -50,7 +50,7 @@ class StaticData {
   // The transpose of `source` ([rows, cols] of `elem`-byte elements),
   // computed by `transpose(in, out)` into fresh memory the first time data()
   // is asked for. Consumers that can read the source in its own layout
-  // (row panels, layout-free statistics, a GEMM that takes B either way) use
+  // (bands of rows, layout-free statistics, a GEMM that takes B either way) use
   // transposition() and never pay for, or hold, the transposed copy: a
   // rewritten LLM projection is otherwise a second copy of the model.
   static std::shared_ptr<const StaticData> TransposeOf(

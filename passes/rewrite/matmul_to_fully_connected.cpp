@@ -92,7 +92,7 @@ Result<size_t> MatMulToFullyConnected(Graph* graph, std::vector<std::string>* no
         continue;
       // Already [N, K]: the same bytes (a mapped weight stays mapped).
       // Otherwise a transposed view of the source bytes: quantization reads
-      // it in row panels and the executor multiplies by the source as it is,
+      // it in bands of source rows and the executor multiplies by the source as it is,
       // so the float transpose is made only if something needs its bytes.
       std::shared_ptr<const StaticData> data = wten.data;
       if (!transposed)
