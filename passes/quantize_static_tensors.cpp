@@ -70,6 +70,10 @@ void WarnSaturation(Session& s, const Tensor& t, const void* src, uint64_t count
          {}, t.name);
 }
 
+// Outputs from this size on may be deferred: below it, holding the bytes
+// costs less than deferring them.
+constexpr size_t kDeferFromBytes = size_t{64} << 10;
+
 }  // namespace
 
 // Has +-Inf but no NaN.
@@ -164,13 +168,19 @@ Status QuantizeStaticTensors(Session& s) {
               {}, t.name);
       continue;
     }
+    // A large weight read from a mapped file is quantized when a writer
+    // asks for its bytes, not now (see DeferQuantization).
+    std::shared_ptr<const StaticData> stored =
+        src || *out_bytes < kDeferFromBytes ? nullptr
+                                            : quant::DeferQuantization(t.name, t.data, dims, *need, *out_bytes);
+    const bool deferred = stored != nullptr;
     uint8_t* out = nullptr;
-    std::shared_ptr<const StaticData> stored = StaticData::Uninitialized(*out_bytes, &out);
+    if (!deferred) stored = StaticData::Uninitialized(*out_bytes, &out);
     auto quantize = [&] {
       return src ? quant::QuantizeTensor(t.name, src_dtype, src, dims, *need, out, *out_bytes, qo)
                  : quant::QuantizeTensor(t.name, *t.data, dims, *need, out, *out_bytes, qo);
     };
-    Status q = quantize();
+    Status q = deferred ? Status::Ok() : quantize();
     // An infinite constant without NaN (an attention mask's -inf fill)
     // saturates to its grid's end, as calibration's range for it intends;
     // NaN in static data stays an error. Checked only when the strict
@@ -194,8 +204,9 @@ Status QuantizeStaticTensors(Session& s) {
     QAIRT_RETURN_IF_ERROR(g.SetStaticData(id, need->dtype, std::move(stored)));
     QAIRT_RETURN_IF_ERROR(g.SetEncoding(id, enc));
     if (!same_encoding) s.AddReason(id, kReasonOpAdaptation);
-    s.Trace("[STATIC] {}: {} values stored as {} in {} bytes{}", g.tensor(id).name, *count, DTypeShortName(need->dtype),
-            bytes, DTypeBits(need->dtype) < 8 ? " (packed, low bits first)" : "");
+    s.Trace("[STATIC] {}: {} values stored as {} in {} bytes{}{}", g.tensor(id).name, *count,
+            DTypeShortName(need->dtype), bytes, DTypeBits(need->dtype) < 8 ? " (packed, low bits first)" : "",
+            deferred ? " (quantized when written)" : "");
   }
   return Status::Ok();
 }

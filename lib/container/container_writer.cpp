@@ -256,7 +256,10 @@ class Writer {
 
   // The whole file in order, as pieces handed to `sink(bytes, size)`: the
   // FlatBuffer, padding, each static tensor's bytes from its StaticData (no
-  // copy in between), the trailer.
+  // copy in between), the trailer. Bytes not made yet (a weight whose
+  // quantization was deferred, a transposed view) are made into one scratch
+  // buffer, reused from tensor to tensor and never kept: the anonymous
+  // memory this needs is the largest such tensor, not the model.
   template <class Sink>
   Status Emit(Sink sink) const {
     static constexpr uint8_t kZeros[kDataSectionAlignment] = {};
@@ -265,9 +268,20 @@ class Writer {
     QAIRT_RETURN_IF_ERROR(sink(b_.GetBufferPointer(), fb));
     QAIRT_RETURN_IF_ERROR(sink(kZeros, start - fb));
     uint64_t at = 0;
+    std::shared_ptr<const StaticData> scratch;
+    uint8_t* scratch_bytes = nullptr;
     for (const auto& [data, offset] : section_) {
       QAIRT_RETURN_IF_ERROR(sink(kZeros, offset - at));
-      QAIRT_RETURN_IF_ERROR(sink(data->data(), data->size()));
+      if (data->lazy() && !data->materialized()) {
+        if (!scratch || scratch->size() < data->size()) {
+          scratch.reset();  // the old buffer goes before the larger one is made
+          scratch = StaticData::Uninitialized(data->size(), &scratch_bytes);
+        }
+        data->CopyTo(scratch_bytes);
+        QAIRT_RETURN_IF_ERROR(sink(scratch_bytes, data->size()));
+      } else {
+        QAIRT_RETURN_IF_ERROR(sink(data->data(), data->size()));
+      }
       at = offset + data->size();
     }
     uint8_t trailer[kDataTrailerBytes];

@@ -254,6 +254,27 @@ Status QuantizeTensor(std::string_view name, DType src_dtype, const void* src, c
   return Status::Ok();
 }
 
+Status CheckQuantizable(std::string_view name, DType src_dtype, const std::vector<int64_t>& dims, const Encoding& enc,
+                        size_t dst_bytes) {
+  auto n = CountOf(name, dims);
+  if (!n.ok()) return n.status();
+  auto in = InTypeOf(name, src_dtype);
+  if (!in.ok()) return in.status();
+  if (enc.kind == EncodingKind::kFloat) {
+    if (enc.dtype != DType::kFloat16 || src_dtype != DType::kFloat32)
+      return Status(StatusCode::kUnsupported, fmt::format("tensor '{}': only float32 -> float16 is converted", name));
+    if (dst_bytes != 2 * n.value())
+      return Invalid(name, fmt::format("destination has {} bytes, float16 needs {}", dst_bytes, 2 * n.value()));
+    return Status::Ok();
+  }
+  auto plan = MakePlan(name, dims, enc);
+  if (!plan.ok()) return plan.status();
+  if (dst_bytes != Bytes(plan.value().bits, n.value()))
+    return Invalid(name, fmt::format("destination has {} bytes, {} x {} needs {}", dst_bytes, n.value(),
+                                     DTypeName(enc.dtype), Bytes(plan.value().bits, n.value())));
+  return Status::Ok();
+}
+
 Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, DType src_dtype, const void* src,
                                             const std::vector<int64_t>& dims, const Encoding& enc,
                                             const QuantizeOptions& options) {

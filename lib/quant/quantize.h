@@ -83,6 +83,21 @@ Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, const StaticD
 Status QuantizeTensor(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
                       const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options = {});
 
+// The checks QuantizeTensor makes before reading any value (shape, source
+// type, encoding tables, destination size): when they pass, quantizing
+// finite values of that layout cannot fail.
+Status CheckQuantizable(std::string_view name, DType src_dtype, const std::vector<int64_t>& dims, const Encoding& enc,
+                        size_t dst_bytes);
+
+// `data` quantized to `enc` (dst_bytes bytes) as StaticData::Deferred: the
+// bytes are made when a writer asks for them. Only when holding on to the
+// source costs nothing and quantizing cannot fail: the float32 source is
+// mapped from a file, known finite (StaticData::known_finite) and passes
+// CheckQuantizable. Null otherwise: quantize now.
+std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::shared_ptr<const StaticData> data,
+                                                    const std::vector<int64_t>& dims, const Encoding& enc,
+                                                    size_t dst_bytes);
+
 // int32 bias with scale input_scale x weight scale (per tensor or per channel
 // of `weight_enc`, which must have one scale or `n` scales), offset 0.
 Status QuantizeBias(std::string_view name, const float* bias, size_t n, float input_scale, const Encoding& weight_enc,

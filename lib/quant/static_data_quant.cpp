@@ -120,10 +120,9 @@ size_t StorageBytesOf(const Encoding& enc, int64_t count) {
   return static_cast<size_t>(StorageBytes(enc.dtype, static_cast<uint64_t>(std::max<int64_t>(count, 0))).value_or(0));
 }
 
-}  // namespace
-
-Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
-                                 const EncodingRequest& req, const QuantizeOptions& options) {
+// ComputeEncoding's work (it records what it learned about the values).
+Result<Encoding> EncodingOf(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
+                           const EncodingRequest& req, const QuantizeOptions& options) {
   const StaticTransposition* t = FloatView(data, dims);
   auto plain = [&] { return ComputeEncoding(name, reinterpret_cast<const float*>(data.data()), dims, req, options); };
   if (t && req.kind == EncodingKind::kPerTensor) {
@@ -185,6 +184,31 @@ Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, 
   if (!enc.ok()) return plain();
   if (blocks) enc.value().block_sizes = req.block_sizes;
   return enc;
+}
+
+}  // namespace
+
+Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
+                                 const EncodingRequest& req, const QuantizeOptions& options) {
+  Result<Encoding> enc = EncodingOf(name, data, dims, req, options);
+  // Every value was read, and NaN or Inf would have been refused.
+  if (enc.ok() && options.nonfinite == NonFinitePolicy::kError) data.MarkFinite();
+  return enc;
+}
+
+std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::shared_ptr<const StaticData> data,
+                                                    const std::vector<int64_t>& dims, const Encoding& enc,
+                                                    size_t dst_bytes) {
+  if (!data || !data->mapped() || !data->known_finite()) return nullptr;
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  if (count < 0 || data->size() != static_cast<size_t>(count) * sizeof(float)) return nullptr;
+  if (!CheckQuantizable(name, DType::kFloat32, dims, enc, dst_bytes).ok()) return nullptr;
+  return StaticData::Deferred(dst_bytes, [name = std::string(name), data, dims, enc, dst_bytes](uint8_t* out) {
+    // Cannot fail (finite values, checked layout); zeros rather than
+    // uninitialized bytes if it ever did.
+    if (!QuantizeTensor(name, *data, dims, enc, out, dst_bytes, {}).ok()) std::memset(out, 0, dst_bytes);
+  });
 }
 
 Status QuantizeTensor(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,

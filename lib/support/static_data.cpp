@@ -65,21 +65,38 @@ std::shared_ptr<const StaticData> StaticData::TransposeOf(
   const size_t size = source->size();
   auto view = std::make_shared<StaticData>(nullptr, size, StaticDataOrigin::kOwned, nullptr);
   view->lazy_ = std::make_unique<Lazy>();
-  view->lazy_->view = StaticTransposition{std::move(source), elem, rows, cols};
-  view->lazy_->transpose = std::move(transpose);
+  view->lazy_->view = std::make_unique<StaticTransposition>(StaticTransposition{source, elem, rows, cols});
+  // The function holds the source through the view it belongs to.
+  const StaticData* src = source.get();
+  view->lazy_->fill = [src, transpose = std::move(transpose)](uint8_t* out) { transpose(src->data(), out); };
   return view;
+}
+
+std::shared_ptr<const StaticData> StaticData::Deferred(size_t size, std::function<void(uint8_t* out)> fill) {
+  auto data = std::make_shared<StaticData>(nullptr, size, StaticDataOrigin::kOwned, nullptr);
+  data->lazy_ = std::make_unique<Lazy>();
+  data->lazy_->fill = std::move(fill);
+  return data;
 }
 
 const uint8_t* StaticData::Materialized() const {
   std::call_once(lazy_->once, [this] {
     uint8_t* out = nullptr;
     auto bytes = Uninitialized(size_, &out);
-    lazy_->transpose(lazy_->view.source->data(), out);
+    lazy_->fill(out);
     data_ = out;
     keepalive_ = std::const_pointer_cast<StaticData>(bytes);
     lazy_->done.store(true, std::memory_order_release);
   });
   return data_;
+}
+
+void StaticData::CopyTo(uint8_t* out) const {
+  if (lazy_ && !materialized()) {
+    lazy_->fill(out);
+    return;
+  }
+  if (size_ != 0) std::memcpy(out, data(), size_);
 }
 
 std::shared_ptr<const StaticData> StaticData::Borrow(const void* data, size_t size) {

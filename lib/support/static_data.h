@@ -56,14 +56,37 @@ class StaticData {
   static std::shared_ptr<const StaticData> TransposeOf(
       std::shared_ptr<const StaticData> source, size_t elem, int64_t rows, int64_t cols,
       std::function<void(const uint8_t* in, uint8_t* out)> transpose);
+  // `size` bytes made by `fill(out)`: into fresh memory, kept, the first time
+  // data() is asked for; into the caller's buffer, not kept, by CopyTo. A
+  // weight quantized from a mapped float source is this: a writer that
+  // streams the model (the container) makes each tensor's bytes when it
+  // writes them, so the quantized model is never held whole. `fill` must
+  // not fail: its creator checks everything that could make it fail.
+  static std::shared_ptr<const StaticData> Deferred(size_t size, std::function<void(uint8_t* out)> fill);
 
-  // Thread-safe; a transposed view is materialized once, on first call.
+  // Thread-safe; a transposed view or deferred data is materialized once, on
+  // first call.
   const uint8_t* data() const { return lazy_ ? Materialized() : data_; }
+  // Copies the size() bytes to `out`; bytes not made yet are made there
+  // (and not kept).
+  void CopyTo(uint8_t* out) const;
   // Non-null for a view made by TransposeOf (whether or not data() has
   // materialized it yet).
-  const StaticTransposition* transposition() const { return lazy_ ? &lazy_->view : nullptr; }
-  // A transposed view whose bytes have been made (by a data() call).
+  const StaticTransposition* transposition() const { return lazy_ ? lazy_->view.get() : nullptr; }
+  // Made by TransposeOf or Deferred: its bytes exist once data() was called.
+  bool lazy() const { return lazy_ != nullptr; }
+  // A lazy view whose bytes have been made (by a data() call).
   bool materialized() const { return lazy_ && lazy_->done.load(std::memory_order_acquire); }
+  // The bytes (or, for a view, the source's bytes) are memory-mapped from a
+  // file: keeping them alive costs no anonymous memory.
+  bool mapped() const {
+    return origin_ == StaticDataOrigin::kMapped || (lazy_ && lazy_->view && lazy_->view->source->mapped());
+  }
+  // Every float32 value is finite: recorded by a scan that refuses NaN and
+  // Inf (an encoding computed from the values), so later readers can rely
+  // on it without a pass of their own.
+  void MarkFinite() const { finite_.store(true, std::memory_order_release); }
+  bool known_finite() const { return finite_.load(std::memory_order_acquire); }
   size_t size() const { return size_; }
   StaticDataOrigin origin() const { return origin_; }
   bool owned() const { return origin_ == StaticDataOrigin::kOwned; }
@@ -73,8 +96,8 @@ class StaticData {
 
  private:
   struct Lazy {
-    StaticTransposition view;
-    std::function<void(const uint8_t*, uint8_t*)> transpose;
+    std::unique_ptr<StaticTransposition> view;  // TransposeOf only
+    std::function<void(uint8_t*)> fill;
     std::once_flag once;
     std::atomic<bool> done{false};
   };
@@ -85,6 +108,7 @@ class StaticData {
   size_t size_;
   StaticDataOrigin origin_;
   mutable std::shared_ptr<void> keepalive_;  // owned vector or mapping; null when borrowed
+  mutable std::atomic<bool> finite_{false};
 };
 
 }  // namespace qairt
