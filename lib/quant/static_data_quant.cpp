@@ -1,13 +1,15 @@
 // Encodings and quantization of a static tensor's StaticData. Plain data
 // goes straight to ComputeEncoding / QuantizeTensor. A transposed view
 // (StaticData::TransposeOf: a MatMul weight the rewrite turned into a
-// FullyConnected [N, K]) is read from its [K, N] source in bands of source
-// rows, each transposed through a small buffer, whenever the encoding is
-// row-local; the float transpose is never materialized. Bands, not panels
-// of source columns: a band is contiguous memory, read once in order, while
-// a column panel touches one page per source row (a TLB miss each, and no
-// prefetch across pages). That is the difference between one sequential
-// pass over an LLM's weights and a second copy of the model.
+// FullyConnected [N, K]) is read from its [K, N] source whenever the
+// encoding is row-local, and its float transpose is never materialized:
+// its ranges are reduced down the source's rows (a grid over columns), its
+// quantization goes through bands of source rows, each transposed through
+// a small buffer. Bands, not panels of source columns: a band is contiguous
+// memory, read once in order, while a column panel touches one page per
+// source row (a TLB miss each, and no prefetch across pages). That is the
+// difference between one sequential pass over an LLM's weights and a second
+// copy of the model.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -134,48 +136,33 @@ Result<Encoding> EncodingOf(std::string_view name, const StaticData& data, const
   const int64_t n = dims[0], k = dims[1];
   const bool blocks = req.kind == EncodingKind::kPerBlock || req.kind == EncodingKind::kLpbq;
   const int64_t bs = blocks ? req.block_sizes[1] : 1;
-  if (k % 8 != 0 || bs < 1 || k % bs != 0) return plain();  // its message, or a shape bands do not fit
+  if (bs < 1 || k % bs != 0) return plain();  // its message
   const int64_t cells = blocks ? k / bs : 1;  // ranges per row
-  // Per-row ranges (per channel) accumulate over bands, one table per
-  // worker; block ranges are each written by one band.
-  const size_t workers = options.pool ? options.pool->size() : 1;
-  const size_t tables = blocks ? 1 : workers;
+  // The view's row r is the source's column r, and its block j the source
+  // rows [j bs, (j + 1) bs) of that column: in the source's own layout these
+  // ranges are a grid per column (per channel on axis 1) or of bs x 1
+  // blocks, which the min/max kernel reduces down the rows, reading the
+  // source once, in order, without transposing anything.
+  const auto* src = reinterpret_cast<const float*>(t->source->data());
+  const kernels::Grid grid =
+      blocks ? kernels::Grid::PerBlock({k, n}, {bs, 1}) : kernels::Grid::PerChannel({k, n}, 1);
   const size_t nc = static_cast<size_t>(n * cells);
-  std::vector<std::vector<float>> mins(tables, std::vector<float>(nc, std::numeric_limits<float>::infinity()));
-  std::vector<std::vector<float>> maxs(tables, std::vector<float>(nc, -std::numeric_limits<float>::infinity()));
-  std::vector<size_t> nonfinite(workers, 0);
-  ForEachBand(*t, BandRows(bs, n), options.pool, [&](const float* band, int64_t k0, int64_t k1, size_t w) {
-    const int64_t h = k1 - k0, nb = blocks ? h / bs : 1;
-    std::vector<float> lo(static_cast<size_t>(n * nb)), hi(lo.size());
-    const kernels::Grid grid = blocks ? kernels::Grid::PerBlock({n, h}, {1, bs}) : kernels::Grid::PerChannel({n, h}, 0);
-    size_t bad = 0;
-    kernels::MinMaxGrid(band, grid, lo.data(), hi.data(), {}, &bad);
-    nonfinite[w] += bad;
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < nb; ++j) {
-        const size_t from = static_cast<size_t>(r * nb + j);
-        const size_t to = static_cast<size_t>(r * cells + (blocks ? k0 / bs + j : 0));
-        std::vector<float>& mn = mins[blocks ? 0 : w];
-        std::vector<float>& mx = maxs[blocks ? 0 : w];
-        mn[to] = std::min(mn[to], lo[from]);
-        mx[to] = std::max(mx[to], hi[from]);
-      }
-    return true;
-  });
+  std::vector<float> lo(nc), hi(nc);  // [cells, n]: cell j of view row r at j n + r
+  kernels::ExecOptions eo;
+  eo.pool = options.pool;
+  size_t nonfinite = 0;
+  kernels::MinMaxGrid(src, grid, lo.data(), hi.data(), eo, &nonfinite);
   // NaN or Inf: the plain path's report (indices, policy).
-  if (std::any_of(nonfinite.begin(), nonfinite.end(), [](size_t c) { return c != 0; })) return plain();
-  for (size_t w = 1; w < tables; ++w)
-    for (size_t i = 0; i < nc; ++i) {
-      mins[0][i] = std::min(mins[0][i], mins[w][i]);
-      maxs[0][i] = std::max(maxs[0][i], maxs[w][i]);
-    }
+  if (nonfinite) return plain();
   // A [n, 2 x cells] table of (min, max) pairs in cells of 2 has the same
   // ranges, so ComputeEncoding turns them into the same encoding.
   std::vector<float> table(2 * nc);
-  for (size_t i = 0; i < nc; ++i) {
-    table[2 * i] = mins[0][i];
-    table[2 * i + 1] = maxs[0][i];
-  }
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < cells; ++j) {
+      const size_t from = static_cast<size_t>(j * n + r), to = static_cast<size_t>(r * cells + j);
+      table[2 * to] = lo[from];
+      table[2 * to + 1] = hi[from];
+    }
   EncodingRequest pairs = req;
   if (blocks) pairs.block_sizes = {1, 2};
   QuantizeOptions single = options;
