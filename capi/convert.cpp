@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -331,11 +332,16 @@ bool Pipeline::Calibrate() {
     return true;
   }
   qairt_calibration_report_t* cr = nullptr;
+  const auto start = std::chrono::steady_clock::now();
   if (std::string e = Consume(qairt_calibrate_input_list(graph_, o_.input_list, &c, &cr)); !e.empty())
     return Fail("calibration", e);
-  r_->summary += fmt::format("calibration: {} samples, {} activation and {} parameter encodings computed\n",
-                             qairt_calibration_report_samples(cr), qairt_calibration_report_activation_count(cr),
-                             qairt_calibration_report_param_count(cr));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const size_t samples = qairt_calibration_report_samples(cr);
+  r_->summary += fmt::format("calibration: {} samples, {} activation and {} parameter encodings computed\n", samples,
+                             qairt_calibration_report_activation_count(cr), qairt_calibration_report_param_count(cr));
+  // What a sample costs is what decides how many a user can afford.
+  r_->summary += fmt::format("calibration time: {:.2f} s, {:.3f} s per sample (parameter encodings included)\n",
+                             seconds, samples ? seconds / static_cast<double>(samples) : 0.0);
   for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
     r_->AddWarning("calibration", qairt_calibration_report_warning(cr, i));
   qairt_calibration_report_destroy(cr);

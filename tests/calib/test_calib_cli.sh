@@ -51,6 +51,7 @@ PY
 convert w8a16 --act_bitwidth 16 --weights_bitwidth 8 --bias_bitwidth 32 --use_per_channel_quantization \
   --export_qdq_onnx "$tmp/w8a16_qdq.onnx" --qdq_external_data --no_progress
 contains "calibration line" "$tmp/w8a16.log" "^calibration: 32 samples, [0-9]+ activation and [0-9]+ parameter encodings computed"
+contains "calibration time line" "$tmp/w8a16.log" "^calibration time: [0-9.]+ s, [0-9.]+ s per sample \(parameter encodings included\)$"
 contains "accuracy line" "$tmp/w8a16.log" "^accuracy on 32 samples: softmax_0.tmp_0 SQNR"
 read -r s16 a16 <<< "$(sqnr_of w8a16)"
 echo "W8A16 per-channel, bias 32, htp_v73: output SQNR $s16 dB, class agreement $a16/32"
