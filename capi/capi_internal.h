@@ -69,6 +69,16 @@ qairt_status_t* FillString(const std::string& s, char* buf, size_t capacity, siz
 
 }  // namespace qairt::capi
 
+struct qairt_encodings_t;
+namespace qairt::capi {
+// qairt_encodings_apply with default options, moving the encodings' values
+// into the graph instead of copying them, for a caller that destroys
+// `encodings` next (convert's overrides: an LLM file's block tables are tens
+// of MB). `encodings` keeps its entry names and count.
+qairt_status_t* ApplyEncodingsAndRelease(qairt_encodings_t* encodings, qairt_graph_t* graph,
+                                         qairt_diagnostics_t* diagnostics);
+}  // namespace qairt::capi
+
 struct qairt_target_t;
 namespace qairt::target {
 struct Target;

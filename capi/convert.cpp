@@ -212,7 +212,7 @@ bool Pipeline::ApplyOverrides() {
     return Fail("quantization overrides", e);
   qairt_encodings_t* enc = nullptr;
   qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
-  if (enc) qairt_status_free(qairt_encodings_apply(enc, graph_, nullptr, diags));
+  if (enc) qairt_status_free(qairt::capi::ApplyEncodingsAndRelease(enc, graph_, diags));
   const size_t errors = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_ERROR);
   const std::string text = QueryThenFill([&](char* b, size_t c, size_t* l) {
     return qairt_encodings_diagnostics_render(diags, QAIRT_REPORT_TEXT, b, c, l);

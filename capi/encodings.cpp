@@ -76,6 +76,17 @@ qairt_status_t* ReadWriteOptions(const qairt_encodings_write_options* in, enc::W
 
 }  // namespace
 
+qairt_status_t* qairt::capi::ApplyEncodingsAndRelease(qairt_encodings_t* encodings, qairt_graph_t* graph,
+                                                      qairt_diagnostics_t* diagnostics) {
+  QAIRT_CAPI_BEGIN
+  if (!encodings || !graph) return InvalidArg("ApplyEncodingsAndRelease: encodings and graph must not be NULL");
+  enc::Diags local;
+  auto r = enc::ApplyEncodings(std::move(encodings->file), &graph->graph, enc::ApplyOptions{},
+                               Sink(diagnostics, &local));
+  return r.ok() ? nullptr : capi::FromStatus(r.status());
+  QAIRT_CAPI_END
+}
+
 extern "C" {
 
 // The collector is the one list type: these are the 1.2 spellings of the

@@ -71,7 +71,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     encodings::ApplyOptions ao;
-    auto stats = encodings::ApplyEncodings(file.value(), &g, ao, &diags);
+    // As the CLI applies an overrides file: the encodings are moved into the
+    // graph (the file is not used afterwards).
+    auto stats = encodings::ApplyEncodings(std::move(file.value()), &g, ao, &diags);
     const auto t2 = std::chrono::steady_clock::now();
     std::printf("repeat %d: parse %.3f s (%s), apply %.3f s (%s)\n", r, std::chrono::duration<double>(t1 - t0).count(),
                 parse_sys.c_str(), std::chrono::duration<double>(t2 - t1).count(), apply_usage.Since().c_str());

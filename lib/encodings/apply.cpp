@@ -104,9 +104,11 @@ namespace {
 class Resolver {
  public:
   Resolver(const File& file, const Entry& entry, const Graph& graph, TensorId tid, Diags* diags)
-      : file_(file), entry_(entry), graph_(graph), tid_(tid), t_(graph.tensor(tid)), diags_(diags) {}
+      : file_(file), entry_(entry), graph_(graph), tid_(tid), t_(graph.tensor(tid)), diags_(diags),
+        kind_(entry.encoding.kind) {}
 
-  std::optional<Encoding> Run();
+  // `enc` is the entry's encoding (a copy, or the entry's own moved out).
+  std::optional<Encoding> Run(Encoding enc);
 
  private:
   template <typename... Args>
@@ -135,6 +137,7 @@ class Resolver {
   TensorId tid_;
   const Tensor& t_;
   Diags* diags_;
+  EncodingKind kind_;  // the entry's, kept: Run may be given the entry's encoding moved out
   bool ok_ = true;
 };
 
@@ -180,7 +183,7 @@ std::optional<int32_t> Resolver::ChannelAxis(size_t count, int32_t written) {
   for (int32_t i = 0; i < rank; ++i)
     if (s[static_cast<size_t>(i)].known() && static_cast<size_t>(s[static_cast<size_t>(i)].value) == count)
       match = i, ++matches;
-  if (matches == 1 && entry_.encoding.kind != EncodingKind::kArrayOf) {
+  if (matches == 1 && kind_ != EncodingKind::kArrayOf) {
     Add(Severity::kWarning, "axis-inference", FieldOff("scales"), "axis",
         "{} scales do not match axis {} ({}) of shape {}; using axis {}, the only dim of that size", count, axis, why,
         ShapeString(s), match);
@@ -295,8 +298,7 @@ bool Resolver::ResolveBlocks(Encoding* enc) {
   return true;
 }
 
-std::optional<Encoding> Resolver::Run() {
-  Encoding enc = entry_.encoding;
+std::optional<Encoding> Resolver::Run(Encoding enc) {
   enc.overridden = true;
   const DType td = t_.dtype;
   if (enc.kind != EncodingKind::kFloat && (IsInteger(td) || td == DType::kBool)) {
@@ -368,10 +370,14 @@ std::optional<Encoding> ResolveEntry(const File& file, const Entry& entry, const
                                      Diags* diags) {
   Diags local;
   Resolver r(file, entry, graph, tensor, diags ? diags : &local);
-  return r.Run();
+  return r.Run(entry.encoding);
 }
 
-Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOptions& options, Diags* diags) {
+namespace {
+
+// ApplyEncodings; `movable` is `file` itself when its encodings may be moved
+// out, null when they are copied.
+Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const ApplyOptions& options, Diags* diags) {
   Diags local;
   if (!diags) diags = &local;
   if (!graph) return InvalidArgument("ApplyEncodings: graph is NULL");
@@ -391,7 +397,8 @@ Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOpt
       unmatched.push_back(&e);
       continue;
     }
-    if (auto enc = ResolveEntry(file, e, *graph, id, diags)) {
+    Resolver r(file, e, *graph, id, diags);
+    if (auto enc = r.Run(movable ? std::move(movable->entries[i].encoding) : e.encoding)) {
       pending.emplace_back(id, std::move(*enc));
     } else {
       ++stats.failed;
@@ -501,6 +508,16 @@ Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOpt
     return Status(StatusCode::kValidationFailed, msg);
   }
   return stats;
+}
+
+}  // namespace
+
+Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOptions& options, Diags* diags) {
+  return Apply(file, nullptr, graph, options, diags);
+}
+
+Result<ApplyStats> ApplyEncodings(File&& file, Graph* graph, const ApplyOptions& options, Diags* diags) {
+  return Apply(file, &file, graph, options, diags);
 }
 
 }  // namespace qairt::encodings

@@ -213,6 +213,11 @@ std::optional<Encoding> ResolveEntry(const File& file, const Entry& entry, const
 // is left unchanged when any entry fails. Fails (Status) when an error
 // diagnostic was added.
 Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOptions& options, Diags* diags);
+// The same, moving each entry's encoding into the graph instead of copying
+// it (an LLM file's block tables are tens of MB): for a caller that is done
+// with `file` afterwards. Its names, offsets and source stay for messages;
+// its entries' encodings are left empty.
+Result<ApplyStats> ApplyEncodings(File&& file, Graph* graph, const ApplyOptions& options, Diags* diags);
 
 // Closest names to `name` among `candidates` by edit distance (at most
 // max(2, |name|/3) edits), best first.

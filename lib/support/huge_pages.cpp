@@ -22,4 +22,16 @@ void* MapHugePages(size_t capacity) {
   return reinterpret_cast<void*>(aligned);
 }
 
+void AdviseHugePages(void* p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (start + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  const uintptr_t last = (start + bytes) & ~(kHugePageBytes - 1);
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 }  // namespace qairt

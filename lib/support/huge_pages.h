@@ -17,4 +17,10 @@ inline size_t RoundUpToHugePages(size_t bytes) { return (bytes + kHugePageBytes 
 // Release with munmap(p, capacity).
 void* MapHugePages(size_t capacity);
 
+// Requests huge pages for the whole huge pages inside [p, p + bytes) of an
+// allocation the caller owns and has not touched yet (a reserved vector):
+// its first writes then fault 2 MiB at a time. A hint: nothing happens for
+// small ranges or where the kernel declines.
+void AdviseHugePages(void* p, size_t bytes);
+
 }  // namespace qairt

@@ -123,6 +123,43 @@ TEST_CASE("1.0.0 blockwise and LPBQ resolve against the tensor", "[encodings][ap
   CHECK(T(g2, "x").encoding->kind == EncodingKind::kFloat);
 }
 
+TEST_CASE("applying a file it is done with moves the encodings instead of copying them", "[encodings][apply]") {
+  // The same graph as the copying apply, diagnostics included; the file
+  // keeps its names (for messages) and gives up its encodings' tables.
+  for (const char* name : {"aimet_1.0.0__fastforward_test_export_schemas_TRANSCRIBED.json",
+                           "aimet_1.0.0_lpbq_float16__aimet_onnx_encoding_py_SHAPE_SYNTHETIC.json"}) {
+    INFO(name);
+    File copied = ReadFileOk(DataFile(name));
+    File moved = ReadFileOk(DataFile(name));
+    const size_t entries = moved.entries.size();
+    size_t tables = 0;
+    for (const Entry& e : moved.entries) tables += e.encoding.scales.size() + e.encoding.block_int_scales.size();
+    REQUIRE(tables > 0);
+    Graph want = SmallGraph(), got = SmallGraph();
+    ApplyOptions o;
+    o.allow_unmatched = true;
+    Diags dw, dg;
+    auto rw = ApplyEncodings(copied, &want, o, &dw);
+    auto rg = ApplyEncodings(std::move(moved), &got, o, &dg);
+    REQUIRE(rw.ok());
+    REQUIRE(rg.ok());
+    CHECK(rg.value().applied == rw.value().applied);
+    CHECK(RenderDiagnostics(dg, ReportFormat::kText) == RenderDiagnostics(dw, ReportFormat::kText));
+    for (TensorId id = 0; id < want.tensor_count(); ++id) {
+      INFO(want.tensor(id).name);
+      CHECK(got.tensor(id).encoding == want.tensor(id).encoding);
+    }
+    // NOLINTNEXTLINE(bugprone-use-after-move): what the move left is the point
+    REQUIRE(moved.entries.size() == entries);
+    size_t left = 0;
+    for (const Entry& e : moved.entries) {
+      CHECK_FALSE(e.name.empty());
+      if (want.FindTensor(e.name)) left += e.encoding.scales.size() + e.encoding.block_int_scales.size();
+    }
+    CHECK(left == 0);  // every applied entry's tables went to the graph
+  }
+}
+
 TEST_CASE("1.0.0 blockwise arrays of MatMul weights are reordered", "[encodings][apply]") {
   // AIMET writes (out_channels, in_blocks); the IR grid of a [K=6, N=8] weight is [K/2, N].
   Graph g = SmallGraph();
