@@ -13,8 +13,8 @@ constexpr size_t kMaxEncodingValues = size_t{1} << 31;
 
 bool ValidKind(uint32_t k) { return k >= 1 && k <= 6; }
 
-template <typename T>
-qairt_status_t* SetArray(qairt_encoding_t* e, const T* values, size_t count, std::vector<T>* field, const char* fn) {
+template <typename T, typename V>  // V: std::vector<T> or CowVector<T>
+qairt_status_t* SetArray(qairt_encoding_t* e, const T* values, size_t count, V* field, const char* fn) {
   if (!e) return InvalidArg("{}: encoding must not be NULL", fn);
   if (count && !values) return InvalidArg("{}: values is NULL but count is {}", fn, count);
   if (count > kMaxEncodingValues) return InvalidArg("{}: count {} is too large", fn, count);
@@ -22,8 +22,8 @@ qairt_status_t* SetArray(qairt_encoding_t* e, const T* values, size_t count, std
   return nullptr;
 }
 
-template <typename T>
-void GetArray(const std::vector<T>* v, const T** out, size_t* out_count) {
+template <typename T, typename V>
+void GetArray(const V* v, const T** out, size_t* out_count) {
   if (out) *out = v && !v->empty() ? v->data() : nullptr;
   if (out_count) *out_count = v ? v->size() : 0;
 }

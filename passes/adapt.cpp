@@ -67,7 +67,7 @@ std::optional<Encoding> AdaptEncoding(const Encoding& e, DType to) {
   if (b2 == b1) {
     // Same grid, shifted: real = (q + o) * s with q' = q -/+ 2^(b-1).
     const int64_t shift = s2 ? (int64_t{1} << (b1 - 1)) : -(int64_t{1} << (b1 - 1));
-    for (auto& o : r.offsets) o = static_cast<int32_t>(o + shift);
+    for (auto& o : r.offsets.mut()) o = static_cast<int32_t>(o + shift);
     if (r.symmetry == Symmetry::kUnsignedSymmetric) r.symmetry = Symmetry::kAsymmetric;
     return r;
   }
@@ -76,17 +76,17 @@ std::optional<Encoding> AdaptEncoding(const Encoding& e, DType to) {
   if (symmetric_signed) {
     // Zero stays at the centre: scale / 2^(b2-b1), old q maps to q * 2^(b2-b1).
     const double k = std::ldexp(1.0, static_cast<int>(b2 - b1));
-    for (auto& s : r.scales) s = static_cast<float>(s / k);
+    for (auto& s : r.scales.mut()) s = static_cast<float>(s / k);
     const int64_t centre = s2 ? 0 : -(int64_t{1} << (b2 - 1));
-    for (auto& o : r.offsets) o = static_cast<int32_t>(centre);
+    for (auto& o : r.offsets.mut()) o = static_cast<int32_t>(centre);
     return r;
   }
   // Asymmetric: k = (2^b2 - 1) / (2^b1 - 1) is an integer when b1 divides b2.
   const uint64_t n1 = (uint64_t{1} << b1) - 1, n2 = (uint64_t{1} << b2) - 1;
   if (n2 % n1 != 0) return std::nullopt;
   const int64_t k = static_cast<int64_t>(n2 / n1);
-  for (auto& s : r.scales) s = static_cast<float>(s / static_cast<double>(k));
-  for (auto& o : r.offsets) {
+  for (auto& s : r.scales.mut()) s = static_cast<float>(s / static_cast<double>(k));
+  for (auto& o : r.offsets.mut()) {
     const int64_t no = k * (g1.qmin + o) - g2.qmin;
     if (no < INT32_MIN || no > INT32_MAX) return std::nullopt;
     o = static_cast<int32_t>(no);

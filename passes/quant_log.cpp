@@ -14,15 +14,15 @@ namespace {
 
 constexpr size_t kMaxLoggedValues = 5;
 
-template <typename T>
-std::string JoinValues(const std::vector<T>& v, std::string_view sep) {
+template <typename V>  // std::vector or CowVector
+std::string JoinValues(const V& v, std::string_view sep) {
   std::string s;
   for (size_t i = 0; i < v.size() && i < kMaxLoggedValues; ++i) s += fmt::format("{}{}", i ? sep : "", v[i]);
   return s;
 }
 
-template <typename T>
-std::string ListValues(const std::vector<T>& v) {
+template <typename V>
+std::string ListValues(const V& v) {
   std::string s = "[" + JoinValues(v, ", ");
   if (v.size() > kMaxLoggedValues) s += fmt::format(", ... ({} values)", v.size());
   return s + "]";

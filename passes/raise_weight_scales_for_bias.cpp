@@ -83,7 +83,7 @@ Status RaiseWeightScalesForBias(Session& s) {
     double largest = 1;
     for (size_t c = 0; c < channels; ++c) {
       const float before = raised.scales[c];
-      raised.scales[c] = ScaleForBias(before, in->scales[0], need[c], qmax);
+      raised.scales.mut()[c] = ScaleForBias(before, in->scales[0], need[c], qmax);
       if (raised.scales[c] != before) {
         ++changed;
         largest = std::max(largest, static_cast<double>(raised.scales[c]) / before);

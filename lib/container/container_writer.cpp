@@ -84,10 +84,10 @@ class Writer {
     std::vector<Offset<fbc::Encoding>> subs;
     for (const Encoding& s : e.sub_encodings) subs.push_back(WriteEncoding(s));
     auto block_sizes = e.block_sizes.empty() ? 0 : b_.CreateVector(e.block_sizes);
-    auto scales = e.scales.empty() ? 0 : b_.CreateVector(e.scales);
-    auto offsets = e.offsets.empty() ? 0 : b_.CreateVector(e.offsets);
-    auto float_offsets = e.float_offsets.empty() ? 0 : b_.CreateVector(e.float_offsets);
-    auto int_scales = e.block_int_scales.empty() ? 0 : b_.CreateVector(e.block_int_scales);
+    auto scales = e.scales.empty() ? 0 : b_.CreateVector(e.scales.vec());
+    auto offsets = e.offsets.empty() ? 0 : b_.CreateVector(e.offsets.vec());
+    auto float_offsets = e.float_offsets.empty() ? 0 : b_.CreateVector(e.float_offsets.vec());
+    auto int_scales = e.block_int_scales.empty() ? 0 : b_.CreateVector(e.block_int_scales.vec());
     auto index = e.index_tensor.empty() ? 0 : b_.CreateString(e.index_tensor);
     auto sub_vec = subs.empty() ? 0 : b_.CreateVector(subs);
     fbc::EncodingBuilder eb(b_);

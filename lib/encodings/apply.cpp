@@ -289,10 +289,10 @@ bool Resolver::ResolveBlocks(Encoding* enc) {
   // row-major grid is the transpose.
   if (rank == 2 && ca == 1) {
     if (enc->kind == EncodingKind::kLpbq) {
-      enc->block_int_scales = Transpose2d(enc->block_int_scales, channels, blocks);
+      enc->block_int_scales = Transpose2d(enc->block_int_scales.vec(), channels, blocks);
     } else {
-      enc->scales = Transpose2d(enc->scales, channels, blocks);
-      if (!enc->offsets.empty()) enc->offsets = Transpose2d(enc->offsets, channels, blocks);
+      enc->scales = Transpose2d(enc->scales.vec(), channels, blocks);
+      if (!enc->offsets.empty()) enc->offsets = Transpose2d(enc->offsets.vec(), channels, blocks);
     }
   }
   return true;

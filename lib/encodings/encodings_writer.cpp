@@ -123,6 +123,10 @@ class Writer {
 
   // Appends a nested array of `values` with `shape` (row-major).
   template <typename T, typename F>
+  void Nested(std::string* out, const CowVector<T>& values, const std::vector<int64_t>& shape, F fmt_value) {
+    Nested(out, values.vec(), shape, fmt_value);
+  }
+  template <typename T, typename F>
   void Nested(std::string* out, const std::vector<T>& values, const std::vector<int64_t>& shape, F fmt_value) {
     size_t pos = 0;
     NestedRec(out, values, shape, 0, &pos, fmt_value);
@@ -141,6 +145,10 @@ class Writer {
       }
     }
     out->push_back(']');
+  }
+  template <typename T, typename F>
+  static std::string Flat(const CowVector<T>& v, F fmt_value) {
+    return Flat(v.vec(), fmt_value);
   }
   template <typename T, typename F>
   static std::string Flat(const std::vector<T>& v, F fmt_value) {
@@ -183,6 +191,10 @@ class Writer {
     return {is_signed ? int64_t{offset} - half : int64_t{offset}, false};
   }
   // Channel-major flat order for 1.0.0 blockwise arrays.
+  template <typename T>
+  bool ChannelMajor(const Entry& e, const CowVector<T>& grid_values, std::vector<T>* out, const char* field) {
+    return ChannelMajor(e, grid_values.vec(), out, field);
+  }
   template <typename T>
   bool ChannelMajor(const Entry& e, const std::vector<T>& grid_values, std::vector<T>* out, const char* field) {
     *out = grid_values;

@@ -190,7 +190,7 @@ void Reader::ReadV2Entry(od::value& v) {
   const QuantRange range = QuantRangeOf(*dtype, DTypeBits(*dtype));
   // Zero points: integers on the output_dtype grid (floats only for blockwise).
   auto zero_points_to_offsets = [&](const Nums& zp, const char* what, bool allow_float,
-                                    std::vector<int32_t>* offsets, std::vector<float>* float_offsets) -> bool {
+                                    auto* offsets, auto* float_offsets) -> bool {  // std::vector or CowVector
     if (zp.any_float_literal && allow_float) {
       for (size_t i = 0; i < zp.values.size(); ++i) {
         if (!std::isfinite(zp.values[i]) || std::fabs(zp.values[i]) > 1e9) {

@@ -37,8 +37,8 @@ bool FloatsBitEqual(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
-template <typename T>
-std::string Preview(const std::vector<T>& v) {
+template <typename V>  // std::vector or CowVector
+std::string Preview(const V& v) {
   constexpr size_t kMax = 5;  // the spec's INFO CSV also shows at most five values
   std::string s = "[";
   for (size_t i = 0; i < v.size() && i < kMax; ++i) s += (i ? ", " : "") + fmt::format("{}", v[i]);

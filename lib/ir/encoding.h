@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/diagnostic.h"
+#include "ir/cow_vector.h"
 #include "ir/dtype.h"
 #include "ir/shape.h"
 
@@ -31,10 +32,12 @@ struct Encoding {
 
   int32_t axis = -1;                     // per-channel axis, or block axis (per-block/LPBQ)
   std::vector<int64_t> block_sizes;      // per-block/LPBQ: one per tensor dim
-  std::vector<float> scales;             // LPBQ: per-channel float scales
-  std::vector<int32_t> offsets;          // integer offsets (QNN sign convention)
-  std::vector<float> float_offsets;      // per-block float offsets (alternative to offsets)
-  std::vector<int32_t> block_int_scales; // LPBQ per-block integer scales
+  // The tables are shared between copies of an encoding until one is changed
+  // (CowVector): one entry per block is tens of MB for an LLM.
+  CowVector<float> scales;               // LPBQ: per-channel float scales
+  CowVector<int32_t> offsets;            // integer offsets (QNN sign convention)
+  CowVector<float> float_offsets;        // per-block float offsets (alternative to offsets)
+  CowVector<int32_t> block_int_scales;   // LPBQ per-block integer scales
   uint32_t decompressed_bitwidth = 0;    // LPBQ
   std::string index_tensor;              // Array-Of selector
   std::vector<Encoding> sub_encodings;   // Array-Of

@@ -27,12 +27,12 @@ void WriteShapeJson(JsonWriter& w, const Shape& shape) {
 
 namespace {
 
-template <typename T>
-void WriteNumbers(JsonWriter& w, const char* key, const std::vector<T>& v) {
+template <typename V>  // std::vector or CowVector
+void WriteNumbers(JsonWriter& w, const char* key, const V& v) {
   if (v.empty()) return;
   w.Key(key).BeginArray();
-  for (const T& x : v) {
-    if constexpr (std::is_floating_point_v<T>)
+  for (const typename V::value_type& x : v) {
+    if constexpr (std::is_floating_point_v<typename V::value_type>)
       w.Double(x);
     else
       w.Int(static_cast<int64_t>(x));

@@ -381,19 +381,21 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
     enc.block_int_scales.resize(ns);
     std::vector<float> eff(ns);
     k::ComputeLpbq(ns, mins.data(), maxs.data(), block_channel.data(), nch, bw, req.decompressed_bitwidth,
-                   options.min_range, enc.scales.data(), enc.block_int_scales.data(), eff.data(), e);
+                   options.min_range, enc.scales.mut().data(), enc.block_int_scales.mut().data(), eff.data(), e);
     enc.decompressed_bitwidth = req.decompressed_bitwidth;
     enc.offsets.assign(nch, 0);
     return enc;
   }
   const auto schema = static_cast<k::Schema>(static_cast<uint32_t>(req.symmetry));
-  enc.scales.resize(ns);
-  enc.offsets.resize(ns);
+  std::vector<float> scales(ns);
+  std::vector<int32_t> offsets(ns);
   for (size_t i = 0; i < ns; ++i) {
     const k::GridParams g = k::ComputeGrid(mins[i], maxs[i], bw, is_signed, schema, options.min_range);
-    enc.scales[i] = g.scale;
-    enc.offsets[i] = g.offset;
+    scales[i] = g.scale;
+    offsets[i] = g.offset;
   }
+  enc.scales = std::move(scales);
+  enc.offsets = std::move(offsets);
   return enc;
 }
 

@@ -140,7 +140,7 @@ void BuildLstmCell(ModelBuilder& b) {
   lpbq.block_sizes = {16, 1};
   lpbq.scales.assign(4 * kHidden, 0.002f);
   lpbq.block_int_scales.resize(2 * 4 * kHidden);
-  for (size_t n = 0; n < lpbq.block_int_scales.size(); ++n) lpbq.block_int_scales[n] = static_cast<int32_t>(1 + n % 16);
+  for (size_t n = 0; n < lpbq.block_int_scales.size(); ++n) lpbq.block_int_scales.mut()[n] = static_cast<int32_t>(1 + n % 16);
   lpbq.decompressed_bitwidth = 8;
   b.SetEncoding(w, lpbq);
 }

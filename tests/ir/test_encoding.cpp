@@ -193,9 +193,9 @@ TEST_CASE("invalid encodings are rejected with tensor and field named", "[encodi
   }
   SECTION("non-finite scale") {
     Encoding e = PerChannel();
-    e.scales[1] = nan;
+    e.scales.mut()[1] = nan;
     ExpectRejected(e, Shape{3, 2}, "scales[1]");
-    e.scales[1] = inf;
+    e.scales.mut()[1] = inf;
     ExpectRejected(e, Shape{3, 2}, "scales[1]");
   }
   SECTION("zero point outside the dtype range") {
@@ -206,7 +206,7 @@ TEST_CASE("invalid encodings are rejected with tensor and field named", "[encodi
     ExpectRejected(e, Shape{4}, "offsets[0]");
     Encoding s4 = Blockwise();
     s4.symmetry = Symmetry::kAsymmetric;
-    s4.offsets[2] = 9;  // int4 zero point -9
+    s4.offsets.mut()[2] = 9;  // int4 zero point -9
     ExpectRejected(s4, Shape{3, 64}, "offsets[2]");
   }
   SECTION("symmetric encoding with a non-centred offset") {
@@ -239,7 +239,7 @@ TEST_CASE("invalid encodings are rejected with tensor and field named", "[encodi
   }
   SECTION("LPBQ integer scale out of range") {
     Encoding e = Lpbq();
-    e.block_int_scales[4] = 17;
+    e.block_int_scales.mut()[4] = 17;
     ExpectRejected(e, Shape{3, 48}, "block_int_scales[4]");
     e = Lpbq();
     e.decompressed_bitwidth = 4;
