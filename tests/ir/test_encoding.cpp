@@ -285,5 +285,41 @@ TEST_CASE("quant ranges follow the dtype and bitwidth", "[encoding]") {
   CHECK(QuantRangeOf(DType::kUFixed8, 4).qmax == 15);  // 4 bits in an 8-bit container
 }
 
+
+TEST_CASE("encoding tables are shared between copies until one is written", "[ir][encoding]") {
+  Encoding a;
+  a.kind = EncodingKind::kPerChannel;
+  a.dtype = DType::kSFixed8;
+  a.axis = 0;
+  a.scales = std::vector<float>{0.5f, 0.25f, 0.125f};
+  a.offsets = {0, 0, 0};
+  Encoding b = a;
+  CHECK(b.scales.data() == a.scales.data());  // shared, not copied
+  CHECK(b == a);
+  b.scales.mut()[1] = 2.0f;  // the writer gets its own copy first
+  CHECK(b.scales.data() != a.scales.data());
+  CHECK(a.scales[1] == 0.25f);
+  CHECK(b.scales[1] == 2.0f);
+  CHECK(b != a);
+  Encoding c = a;
+  c.offsets.push_back(4);
+  c.scales.resize(4, 1.0f);
+  CHECK(a.offsets.size() == 3);
+  CHECK(a.scales.size() == 3);
+  CHECK(c.scales.vec() == std::vector<float>{0.5f, 0.25f, 0.125f, 1.0f});
+  // An object that alone holds its elements writes them in place.
+  const float* own = b.scales.data();
+  b.scales.mut()[0] = 3.0f;
+  CHECK(b.scales.data() == own);
+  // Empty is one state, however reached.
+  Encoding d = a;
+  d.scales.clear();
+  d.offsets = std::vector<int32_t>{};
+  CHECK(d.scales.empty());
+  CHECK(d.scales.data() == nullptr);
+  CHECK(d.offsets.size() == 0);
+  CHECK(a.scales.size() == 3);
+}
+
 }  // namespace
 }  // namespace qairt
