@@ -398,7 +398,15 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
       continue;
     }
     Resolver r(file, e, *graph, id, diags);
-    if (auto enc = r.Run(movable ? std::move(movable->entries[i].encoding) : e.encoding)) {
+    // Not `movable ? std::move(a) : b`: with b a const lvalue the
+    // conditional is a const prvalue, copied (by some compilers) even from a.
+    Encoding start;
+    if (movable) {
+      start = std::move(movable->entries[i].encoding);
+    } else {
+      start = e.encoding;
+    }
+    if (auto enc = r.Run(std::move(start))) {
       pending.emplace_back(id, std::move(*enc));
     } else {
       ++stats.failed;
