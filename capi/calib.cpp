@@ -54,7 +54,7 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   *progress = ToProgress(c.progress, c.progress_user_data);
   if (c.flags & ~(QAIRT_CALIBRATION_PER_CHANNEL | QAIRT_CALIBRATION_PER_ROW | QAIRT_CALIBRATION_LPBQ))
     return InvalidArg("qairt_calibration_options.flags: unknown bits {:#x}", c.flags);
-  if (c.act_method > QAIRT_CALIBRATION_PERCENTILE || c.param_method > QAIRT_CALIBRATION_PERCENTILE)
+  if (c.act_method > QAIRT_CALIBRATION_SEQMSE || c.param_method > QAIRT_CALIBRATION_SEQMSE)
     return InvalidArg("qairt_calibration_options: unknown calibration method");
   if (c.act_schema > 3 || c.param_schema > 3) return InvalidArg("qairt_calibration_options: unknown schema");
   if (c.num_float_inputs && !c.float_inputs)
@@ -221,6 +221,10 @@ size_t qairt_calibration_report_warning_count(const qairt_calibration_report_t* 
 }
 const char* qairt_calibration_report_warning(const qairt_calibration_report_t* r, size_t i) {
   return r && i < r->report.warnings.size() ? r->report.warnings[i].c_str() : nullptr;
+}
+size_t qairt_calibration_report_note_count(const qairt_calibration_report_t* r) { return r ? r->report.notes.size() : 0; }
+const char* qairt_calibration_report_note(const qairt_calibration_report_t* r, size_t i) {
+  return r && i < r->report.notes.size() ? r->report.notes[i].c_str() : nullptr;
 }
 
 qairt_status_t* qairt_compare_input_list(const qairt_graph_t* float_graph, const qairt_graph_t* quantized,

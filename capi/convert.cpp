@@ -342,6 +342,8 @@ bool Pipeline::Calibrate() {
   // What a sample costs is what decides how many a user can afford.
   r_->summary += fmt::format("calibration time: {:.2f} s, {:.3f} s per sample (parameter encodings included)\n",
                              seconds, samples ? seconds / static_cast<double>(samples) : 0.0);
+  for (size_t i = 0; i < qairt_calibration_report_note_count(cr); ++i)
+    r_->summary += fmt::format("{}\n", qairt_calibration_report_note(cr, i));
   for (size_t i = 0; i < qairt_calibration_report_warning_count(cr); ++i)
     r_->AddWarning("calibration", qairt_calibration_report_warning(cr, i));
   qairt_calibration_report_destroy(cr);
@@ -436,14 +438,14 @@ std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() con
     // Calibrated from statistics: the list they were collected from, so a
     // sharded calibration records what the unsharded one does.
     const qairt_calibration_options c = CalibrationOptions();
-    static const char* const kMethods[] = {"min-max", "sqnr", "mse", "percentile"};
+    static const char* const kMethods[] = {"min-max", "sqnr", "mse", "percentile", "seqmse"};
     static const char* const kSchemas[] = {"asymmetric", "symmetric", "strictsymmetric", "unsignedsymmetric"};
     auto pick = [](const char* const* names, size_t n, uint32_t v) { return v < n ? names[v] : "?"; };
     auto flag = [&](uint32_t f) { return (c.flags & f) ? "true" : "false"; };
     out = {
         {"input_list", o_.input_list ? o_.input_list : stats_input_list_.c_str()},
-        {"act_quantizer_calibration", pick(kMethods, 4, c.act_method)},
-        {"param_quantizer_calibration", pick(kMethods, 4, c.param_method)},
+        {"act_quantizer_calibration", pick(kMethods, 5, c.act_method)},
+        {"param_quantizer_calibration", pick(kMethods, 5, c.param_method)},
         {"act_quantizer_schema", pick(kSchemas, 4, c.act_schema)},
         {"param_quantizer_schema", pick(kSchemas, 4, c.param_schema)},
         {"use_per_channel_quantization", flag(QAIRT_CALIBRATION_PER_CHANNEL)},

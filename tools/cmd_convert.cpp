@@ -333,12 +333,22 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
     const char* v = value();
     if (!v) return -1;
     const std::string m = v;
+    if (m == "seqmse" && arg == "--param_quantizer_calibration") {
+      *out = QAIRT_CALIBRATION_SEQMSE;
+      return 1;
+    }
+    if (m == "seqmse") {
+      std::fprintf(stderr, "qairt convert: %s seqmse: seqmse chooses weight encodings only; use it with "
+                           "--param_quantizer_calibration\n", arg.c_str());
+      return -1;
+    }
     if (m == "min-max" || m == "minmax") *out = QAIRT_CALIBRATION_MIN_MAX;
     else if (m == "sqnr") *out = QAIRT_CALIBRATION_SQNR;
     else if (m == "mse") *out = QAIRT_CALIBRATION_MSE;
     else if (m == "percentile") *out = QAIRT_CALIBRATION_PERCENTILE;
     else {
-      std::fprintf(stderr, "qairt convert: %s %s: must be min-max, sqnr, mse or percentile\n", arg.c_str(), v);
+      std::fprintf(stderr, "qairt convert: %s %s: must be min-max, sqnr, mse or percentile%s\n", arg.c_str(), v,
+                   arg == "--param_quantizer_calibration" ? " (or seqmse)" : "");
       return -1;
     }
     return 1;

@@ -93,8 +93,11 @@ const Option kNoBiasAwareWeightScales{
     "off: such a channel's weight scale is raised just enough"};
 const Option kActCalibration{"--act_quantizer_calibration", "min-max|sqnr|mse|percentile",
                              "how activation ranges are chosen from the observed values", "min-max"};
-const Option kParamCalibration{"--param_quantizer_calibration", "min-max|sqnr|mse|percentile",
-                               "how weight ranges are chosen", "min-max"};
+const Option kParamCalibration{"--param_quantizer_calibration", "min-max|sqnr|mse|percentile|seqmse",
+                               "how weight ranges are chosen; seqmse: by each FullyConnected, MatMul and convolution's "
+                               "output error on the samples, its quantized predecessors feeding it (needs --input_list; "
+                               "runs the samples once per level of weighted ops)",
+                               "min-max"};
 const Option kActSchema{"--act_quantizer_schema", "asymmetric|symmetric|unsignedsymmetric",
                         "the activation encodings' symmetry", "asymmetric"};
 const Option kParamSchema{"--param_quantizer_schema", "asymmetric|symmetric|unsignedsymmetric",

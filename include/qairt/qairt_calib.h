@@ -39,7 +39,15 @@ enum qairt_calibration_method {
   QAIRT_CALIBRATION_MIN_MAX = 0,
   QAIRT_CALIBRATION_SQNR = 1,       /* grid search over both ends, clipping penalised (TF-enhanced family) */
   QAIRT_CALIBRATION_MSE = 2,        /* clipping range minimising the quantization MSE */
-  QAIRT_CALIBRATION_PERCENTILE = 3  /* percentile / 100 - percentile of the observed values */
+  QAIRT_CALIBRATION_PERCENTILE = 3, /* percentile / 100 - percentile of the observed values */
+  /* since 1.13, param_method only: each FullyConnected, MatMul and convolution
+   * weight takes, among candidate grids (the min-max one and its range shrunk
+   * to as little as a quarter; for LPBQ every integer block scale), the one giving the least
+   * output error of its op on the samples, with the inputs the quantized
+   * model gives it (weights upstream chosen first). Runs the samples once per
+   * level of weighted ops; memory k x k per op input, not per sample. Needs
+   * samples: qairt_calibrate_params and qairt_calibrate_from_stats refuse it. */
+  QAIRT_CALIBRATION_SEQMSE = 4
 };
 
 #define QAIRT_CALIBRATION_PER_CHANNEL 1u /* conv weights per output channel */
@@ -106,6 +114,10 @@ QAIRT_API size_t qairt_calibration_report_param_count(const qairt_calibration_re
 QAIRT_API const char* qairt_calibration_report_tensor(const qairt_calibration_report_t* report, size_t index);
 QAIRT_API size_t qairt_calibration_report_warning_count(const qairt_calibration_report_t* report);
 QAIRT_API const char* qairt_calibration_report_warning(const qairt_calibration_report_t* report, size_t index);
+/* since 1.13: what calibration decided and why, one line each (the
+ * sequential MSE summary: weights, levels, output error against min-max). */
+QAIRT_API size_t qairt_calibration_report_note_count(const qairt_calibration_report_t* report);
+QAIRT_API const char* qairt_calibration_report_note(const qairt_calibration_report_t* report, size_t index);
 
 /*---------------------------------------------------------------------------
  * Calibration statistics (since ABI 1.10): calibration split over processes

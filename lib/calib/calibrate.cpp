@@ -1,5 +1,6 @@
 #include "calib/calibrate.h"
 
+#include "calib/seqmse.h"
 #include "calib/stats.h"
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@ std::string_view MethodName(Method m) {
     case Method::kSqnr: return "sqnr";
     case Method::kMse: return "mse";
     case Method::kPercentile: return "percentile";
+    case Method::kSeqMse: return "seqmse";
   }
   return "?";
 }
@@ -32,6 +34,7 @@ bool ParseMethod(std::string_view s, Method* out) {
   else if (s == "sqnr" || s == "enhanced" || s == "tf_enhanced") *out = Method::kSqnr;
   else if (s == "mse") *out = Method::kMse;
   else if (s == "percentile") *out = Method::kPercentile;
+  else if (s == "seqmse") *out = Method::kSeqMse;
   else return false;
   return true;
 }
@@ -402,9 +405,21 @@ Status ValidateOptions(const Options& o) {
     return InvalidArgument("--weights_bitwidth {}: must be 4, 8 or 16", o.weights_bitwidth);
   if (o.lpbq && (o.block_size == 0 || o.weights_bitwidth != 4))
     return InvalidArgument("--use_lpbq needs --weights_block_size N and --weights_bitwidth 4");
+  if (o.act_method == Method::kSeqMse)
+    return InvalidArgument("--act_quantizer_calibration seqmse: seqmse chooses weight encodings only "
+                           "(--param_quantizer_calibration seqmse); activations take min-max, sqnr, mse or percentile");
   if (o.histogram_bins < 16 || o.histogram_bins > (1u << 16))
     return InvalidArgument("histogram bins {}: must be in [16, 65536]", o.histogram_bins);
   return Status::Ok();
+}
+
+// Sequential MSE runs the model level by level: statistics or weight values
+// alone cannot choose its encodings.
+Status NeedsSamples(const Options& o) {
+  if (o.param_method != Method::kSeqMse) return Status::Ok();
+  return InvalidArgument("--param_quantizer_calibration seqmse runs the samples once per level of weighted ops, so it "
+                         "needs them here (--input_list); statistics or weight values alone cannot choose its "
+                         "encodings: use min-max, sqnr, mse or percentile for the weights");
 }
 
 std::vector<TensorId> ObservedActivations(const Graph& g, const Options& o, size_t* kept) {
@@ -446,6 +461,20 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
   if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
   *report = Report{};
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  if (o.param_method == Method::kSeqMse) {
+    // Min-max encodings everywhere first (the search's starting point and
+    // its candidate 0), then the weights re-chosen on a copy, committed
+    // together: an error leaves the graph as it was.
+    Options base = o;
+    base.param_method = Method::kMinMax;
+    Graph work = *graph;
+    QAIRT_RETURN_IF_ERROR(Calibrate(&work, samples, base, report, progress));
+    SeqMseReport seq;
+    QAIRT_RETURN_IF_ERROR(SequentialMse(&work, samples, report->params, o.num_threads, &seq, progress));
+    report->notes.push_back(SeqMseSummary(seq));
+    *graph = std::move(work);
+    return Status::Ok();
+  }
   // Statistics that never leave this call need no model fingerprint (0):
   // hashing every weight three times would be work on every convert.
   Stats ranges;
@@ -714,6 +743,7 @@ Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stat
   if (!graph || !report) return InvalidArgument("CalibrateFromStats: graph and report must not be NULL");
   *report = Report{};
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  QAIRT_RETURN_IF_ERROR(NeedsSamples(o));
   QAIRT_RETURN_IF_ERROR(CheckFloatInputs(*graph, o));
   const Graph& g = *graph;
   Stats expect;
@@ -776,6 +806,7 @@ Status CalibrateParams(Graph* graph, const Options& o, Report* report) {
   if (!graph || !report) return InvalidArgument("CalibrateParams: graph and report must not be NULL");
   *report = Report{};
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  QAIRT_RETURN_IF_ERROR(NeedsSamples(o));
   Graph out = *graph;  // an error leaves the graph as it was
   std::vector<std::string> masked;
   QAIRT_RETURN_IF_ERROR(EncodeParams(*graph, o, &out, report, &masked));

@@ -22,9 +22,11 @@
 
 namespace qairt::calib {
 
-// Values equal enum qairt_calibration_method.
-enum class Method : uint32_t { kMinMax = 0, kSqnr = 1, kMse = 2, kPercentile = 3 };
-std::string_view MethodName(Method m);  // "min-max", "sqnr", "mse", "percentile"
+// Values equal enum qairt_calibration_method. kSeqMse is a weight method
+// only: each weight's encoding chosen by its op's output error on the
+// samples, the quantized predecessors feeding it (calib/seqmse.h).
+enum class Method : uint32_t { kMinMax = 0, kSqnr = 1, kMse = 2, kPercentile = 3, kSeqMse = 4 };
+std::string_view MethodName(Method m);  // "min-max", "sqnr", "mse", "percentile", "seqmse"
 bool ParseMethod(std::string_view s, Method* out);
 // "asymmetric" | "symmetric" | "unsignedsymmetric" (also the legacy tf / enhanced / symmetric
 // spellings of --act_quantizer/--param_quantizer, which set the method too).
@@ -60,6 +62,7 @@ struct Report {
   std::vector<std::string> params;       // static tensors given computed encodings
   size_t kept = 0;                       // tensors that already had an encoding
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // what was decided and why (the sequential MSE summary), for logs
 };
 
 // Calibrates `graph` in place. Progress (done, total, phase) is reported per

@@ -567,6 +567,16 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
     }
     if (!s.ok()) return s;
   }
+  auto observe = [&](TensorId id) -> Status {
+    const TensorRt& rt = m.t[id];
+    ObservedTensor o{id, &g.tensor(id).name,
+                     rt.buf.store == Store::kF32 ? DType::kFloat32 : rt.buf.store == Store::kI64 ? DType::kInt64 : DType::kBool,
+                     &rt.buf.dims, rt.buf.data, rt.buf.bytes()};
+    return (*observer)(o);
+  };
+  if (observer && *observer && m.options.observe_inputs)
+    for (TensorId id : g.inputs())
+      if (Status s = observe(id); !s.ok()) return s;
   SetGemmThreads(m.options.num_threads);
   for (size_t pos = 0; pos < m.order.size(); ++pos) {
     const Op& op = g.op(m.order[pos]);
@@ -586,11 +596,7 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
       s = m.Simulate(id);
       if (!s.ok()) return s;
       if (observer && *observer) {
-        const TensorRt& rt = m.t[id];
-        ObservedTensor o{id, &g.tensor(id).name,
-                         rt.buf.store == Store::kF32 ? DType::kFloat32 : rt.buf.store == Store::kI64 ? DType::kInt64 : DType::kBool,
-                         &rt.buf.dims, rt.buf.data, rt.buf.bytes()};
-        s = (*observer)(o);
+        s = observe(id);
         if (!s.ok()) return s;
       }
     }

@@ -27,6 +27,9 @@ namespace qairt::exec {
 struct Options {
   uint32_t num_threads = 1;           // 1: single-threaded (reproducible); 0: hardware concurrency
   bool simulate_quantization = true;  // quantize->dequantize at tensors with integer encodings
+  // The observer also sees every graph input, as the first op reads it
+  // (loaded, its quantization simulated), before any op runs.
+  bool observe_inputs = false;
 };
 
 // One tensor crossing the executor boundary. `dtype` is the external dtype:

@@ -14,9 +14,7 @@
 #include "exec/spatial.h"
 
 namespace qairt::exec {
-namespace {
 
-// col[(c, kd, kh, kw), (od, oh, ow)] for `channels` channels of x.
 void Im2Col(const float* x, int64_t channels, const Geo& g, float* col) {
   const int64_t osz = g.out_size();
   for (int64_t ch = 0; ch < channels; ++ch) {
@@ -54,6 +52,8 @@ void Im2Col(const float* x, int64_t channels, const Geo& g, float* col) {
         }
   }
 }
+
+namespace {
 
 void AddBias(float* y, int64_t channels, int64_t inner, const float* bias) {
   if (!bias) return;

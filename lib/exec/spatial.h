@@ -51,6 +51,10 @@ inline Result<Geo> MakeGeo(Ctx& c, const Buf& x, const Buf& y, const Ints& kerne
   return g;
 }
 
+// col[(c, kd, kh, kw), (od, oh, ow)] for `channels` channels of x: the
+// patches a convolution multiplies its weight rows with (ops_conv.cpp).
+void Im2Col(const float* x, int64_t channels, const Geo& g, float* col);
+
 template <typename F>
 inline void ParallelOver(Ctx& c, int64_t n, F&& f) {
   if (c.pool() && n > 1) {

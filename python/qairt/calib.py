@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover
     np = None
 
 _P = POINTER
-METHODS = {"min-max": 0, "sqnr": 1, "mse": 2, "percentile": 3}
+METHODS = {"min-max": 0, "sqnr": 1, "mse": 2, "percentile": 3, "seqmse": 4}
 SCHEMAS = {"asymmetric": 0, "symmetric": 1, "unsignedsymmetric": 3}
 PER_CHANNEL, PER_ROW, LPBQ = 1, 2, 4
 COMPARE_PER_LAYER = 1
@@ -99,14 +99,18 @@ _DECLS = [
 # header and capi/calib.exports).
 _DECLS_1_9 = [("qairt_compare_report_samples", c_size_t, [CompareP])]
 _DECLS_1_11 = [("qairt_calibrate_params", _ffi.StatusP, [_ffi.GraphP, _P(CalibrationOptions), _P(ReportP)])]
+_DECLS_1_13 = [("qairt_calibration_report_note_count", c_size_t, [ReportP]),
+               ("qairt_calibration_report_note", c_char_p, [ReportP, c_size_t])]
 from .stats import DECLARED as _STATS_DECLARED  # noqa: E402 (qairt_calib.h's statistics functions, ABI 1.10)
 
-DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_9 + _DECLS_1_11) + _STATS_DECLARED
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_9 + _DECLS_1_11 + _DECLS_1_13) + _STATS_DECLARED
 
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
     if (_ffi.qairt_abi_version() & 0xFFFF) >= 9:
         _fn.update({name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS_1_9})
+    if (_ffi.qairt_abi_version() & 0xFFFF) >= 13:
+        _fn.update({name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS_1_13})
 except AttributeError as _e:
     raise ImportError("qairt: %s does not export the calibration API of qairt_calib.h (ABI 1.4): %s"
                       % (_ffi.library_path, _e)) from None
@@ -120,6 +124,7 @@ class CalibrationReport:
     activations: List[str] = field(default_factory=list)
     params: List[str] = field(default_factory=list)
     warnings: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)  # decisions (the seqmse summary); ABI >= 1.13
 
 
 @dataclass
@@ -177,6 +182,9 @@ def _report(h) -> CalibrationReport:
         r.activations, r.params = names[:na], names[na:]
         r.warnings = [_dec(_fn["qairt_calibration_report_warning"](h, i))
                       for i in range(_fn["qairt_calibration_report_warning_count"](h))]
+        if "qairt_calibration_report_note" in _fn:
+            r.notes = [_dec(_fn["qairt_calibration_report_note"](h, i))
+                       for i in range(_fn["qairt_calibration_report_note_count"](h))]
         return r
     finally:
         _fn["qairt_calibration_report_destroy"](h)

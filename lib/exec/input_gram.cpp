@@ -1,0 +1,117 @@
+#include "exec/input_gram.h"
+
+#include <algorithm>
+#include <string>
+
+#include "exec/kernel.h"
+#include "exec/spatial.h"
+
+namespace qairt::exec {
+namespace {
+
+bool IsConv(const std::string& type) {
+  return type == "Conv1d" || type == "Conv2d" || type == "Conv3d" || type == "DepthWiseConv2d";
+}
+
+Status Unsupported(const Op& op, const std::string& why) {
+  return Status(StatusCode::kUnsupported, fmt::format("op '{}' ({}): {}", op.name, op.type, why));
+}
+
+int64_t AttrInt(const Op& op, const char* name) {
+  auto it = op.attrs.find(name);
+  return it != op.attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : 0;
+}
+
+}  // namespace
+
+Result<WeightRows> WeightRowsOf(const Graph& g, OpId id) {
+  const Op& op = g.op(id);
+  const bool fc = op.type == "FullyConnected", matmul = op.type == "MatMul", conv = IsConv(op.type);
+  if (!fc && !matmul && !conv) return Unsupported(op, "not a FullyConnected, MatMul or convolution");
+  if (op.inputs.size() < 2 || op.inputs[0] == kInvalidId || op.inputs[1] == kInvalidId)
+    return Unsupported(op, "needs an input and a weight");
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const Tensor& w = g.tensor(op.inputs[1]);
+  if (w.kind != TensorKind::kStatic) return Unsupported(op, "its weight is not static");
+  if (x.kind == TensorKind::kStatic) return Unsupported(op, "its input is static");
+  if (!x.shape.fully_known() || !w.shape.fully_known()) return Unsupported(op, "shapes are not static");
+  const std::vector<int64_t> wd = w.shape.extents();
+  const std::vector<int64_t> xd = x.shape.extents();
+  WeightRows r;
+  if (fc || matmul) {
+    if (wd.size() != 2) return Unsupported(op, fmt::format("weight of rank {} (a batched weight)", wd.size()));
+    if (matmul && AttrInt(op, "transpose_in0")) return Unsupported(op, "its input is transposed");
+    const bool n_first = fc || AttrInt(op, "transpose_in1");
+    r.rows_per_group = n_first ? wd[0] : wd[1];
+    r.k = n_first ? wd[1] : wd[0];
+    r.columns = !n_first;
+    if (xd.empty() || xd.back() != r.k) return Unsupported(op, "input's last dim is not the weight's K");
+    return r;
+  }
+  if (wd.size() < 3 || xd.size() != wd.size()) return Unsupported(op, "weight and input ranks differ");
+  const int64_t cin = xd[1], cout = wd[0];
+  const int64_t group = op.type == "DepthWiseConv2d" ? cin : std::max<int64_t>(1, AttrInt(op, "group"));
+  if (cin % group || cout % group || wd[1] * group != cin) return Unsupported(op, "group does not divide channels");
+  r.groups = group;
+  r.rows_per_group = cout / group;
+  r.k = wd[1];
+  for (size_t d = 2; d < wd.size(); ++d) r.k *= wd[d];
+  return r;
+}
+
+Result<InputGram> InputGram::For(const Graph& g, OpId id) {
+  auto rows = WeightRowsOf(g, id);
+  if (!rows.ok()) return rows.status();
+  InputGram m;
+  m.op_ = &g.op(id);
+  m.rows_ = rows.value();
+  m.in_dims_ = g.tensor(m.op_->inputs[0]).shape.extents();
+  const TensorId y = m.op_->outputs.empty() ? kInvalidId : m.op_->outputs[0];
+  if (y == kInvalidId || !g.tensor(y).shape.fully_known()) return Unsupported(*m.op_, "output shape is not static");
+  m.out_dims_ = g.tensor(y).shape.extents();
+  const std::vector<int64_t> wd = g.tensor(m.op_->inputs[1]).shape.extents();
+  m.kernel_.assign(wd.begin() + 2, wd.end());
+  const int64_t k = m.rows_.k;
+  // Bounded by the weight's own size squared over its rows, not by the data.
+  m.h_.assign(static_cast<size_t>(m.rows_.groups * k * k), 0.0);
+  m.prod_.resize(static_cast<size_t>(k * k));
+  return m;
+}
+
+Status InputGram::Add(const float* x, size_t count) {
+  int64_t expect = 1;
+  for (int64_t d : in_dims_) expect *= d;
+  if (static_cast<int64_t>(count) != expect)
+    return InvalidArgument("op '{}': input has {} values, its shape holds {}", op_->name, count, expect);
+  const int64_t k = rows_.k;
+  auto accumulate = [&](double* h) {
+    for (int64_t i = 0; i < k * k; ++i) h[i] += prod_[static_cast<size_t>(i)];
+  };
+  if (!IsConv(op_->type)) {
+    const int64_t m = expect / k;
+    Gemm(true, false, k, k, m, 1.0f, x, k, x, k, 0.0f, prod_.data(), k);
+    accumulate(h_.data());
+    vectors_ += static_cast<uint64_t>(m);
+    return Status::Ok();
+  }
+  Buf xb, yb;
+  xb.dims = in_dims_;
+  yb.dims = out_dims_;
+  Ctx ctx(*op_, {&xb}, {&yb}, 1, nullptr);
+  Result<Geo> geo = MakeGeo(ctx, xb, yb, kernel_);
+  if (!geo.ok()) return geo.status();
+  const Geo& gm = geo.value();
+  const int64_t osz = gm.out_size(), cin = in_dims_[1], cg = cin / rows_.groups;
+  col_.resize(static_cast<size_t>(k * osz));
+  for (int64_t n = 0; n < in_dims_[0]; ++n) {
+    for (int64_t gi = 0; gi < rows_.groups; ++gi) {
+      Im2Col(x + (n * cin + gi * cg) * gm.in_size(), cg, gm, col_.data());
+      Gemm(false, true, k, k, osz, 1.0f, col_.data(), osz, col_.data(), osz, 0.0f, prod_.data(), k);
+      accumulate(h_.data() + gi * k * k);
+    }
+    vectors_ += static_cast<uint64_t>(osz);
+  }
+  return Status::Ok();
+}
+
+}  // namespace qairt::exec

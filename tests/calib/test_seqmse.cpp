@@ -1,0 +1,287 @@
+// Sequential MSE weight encodings: the input second moment H (e^T H e is
+// the output error the executor computes), the per-weight search (never
+// worse than min-max, its reported error the error of the encoding it
+// returns, in the weight's own layout), and the calibration that uses them
+// (levels, outlier channels, W4 and W8, bad option combinations).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "calib/calib_test_models.h"
+#include "calib/calibrate.h"
+#include "calib/seqmse.h"
+#include "calib/weight_search.h"
+#include "exec/executor.h"
+#include "exec/input_gram.h"
+#include "quant/quantize.h"
+
+using namespace qairt;
+using namespace qairt::calib;
+using testing::Floats;
+
+namespace {
+
+std::vector<float> Normal(size_t n, float sd, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, sd);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<uint8_t> Bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+std::vector<float> Run(const Graph& g, const std::vector<float>& x, bool simulate) {
+  auto ex = exec::Executor::Create(g, exec::Options{1, simulate});
+  REQUIRE(ex.ok());
+  const std::vector<uint8_t> b = Bytes(x);
+  auto out = ex.value()->Run({b.data()}, {b.size()});
+  REQUIRE(out.ok());
+  std::vector<float> y(out.value()[0].bytes.size() / 4);
+  std::memcpy(y.data(), out.value()[0].bytes.data(), y.size() * 4);
+  return y;
+}
+
+// sum over rows n of e_n^T H_g e_n, rows read as WeightRows describes.
+double GramError(const exec::InputGram& h, const std::vector<float>& e) {
+  const exec::WeightRows& r = h.rows();
+  double total = 0;
+  for (int64_t n = 0; n < r.rows(); ++n) {
+    const double* H = h.group(n / r.rows_per_group);
+    auto at = [&](int64_t i) { return r.columns ? e[i * r.rows() + n] : e[n * r.k + i]; };
+    for (int64_t i = 0; i < r.k; ++i)
+      for (int64_t j = 0; j < r.k; ++j) total += at(i) * H[i * r.k + j] * at(j);
+  }
+  return total;
+}
+
+double SumSquares(const std::vector<float>& v) {
+  double s = 0;
+  for (float x : v) s += static_cast<double>(x) * x;
+  return s;
+}
+
+double SqnrDb(const std::vector<float>& ref, const std::vector<float>& got) {
+  double s = 0, n = 0;
+  for (size_t i = 0; i < ref.size(); ++i) s += double(ref[i]) * ref[i], n += double(ref[i] - got[i]) * (ref[i] - got[i]);
+  return 10 * std::log10(s / n);
+}
+
+// x -> op(weight E) -> y: the executor's sum of y^2 is sum_n e_n^T H e_n.
+void CheckGram(const std::string& type, Shape x_shape, Shape w_shape, AttributeMap attrs) {
+  Graph g("gram");
+  const TensorId x = g.AddInput("x", DType::kFloat32, x_shape).value();
+  const auto wn = static_cast<size_t>(*w_shape.element_count());
+  const std::vector<float> e = Normal(wn, 1.f, 7);
+  const TensorId w = g.AddConstant("w", DType::kFloat32, w_shape, Floats(e)).value();
+  const OpId op = g.AddOp(type, "op", {x, w}, {"y"}, attrs).value();
+  REQUIRE(g.MarkOutput(g.op(op).outputs[0]).ok());
+  auto h = exec::InputGram::For(g, op);
+  REQUIRE(h.ok());
+  double direct = 0;
+  for (uint32_t s = 0; s < 3; ++s) {
+    const std::vector<float> xv = Normal(static_cast<size_t>(*x_shape.element_count()), 1.f, 100 + s);
+    REQUIRE(h.value().Add(xv.data(), xv.size()).ok());
+    direct += SumSquares(Run(g, xv, false));
+  }
+  INFO(type);
+  CHECK(GramError(h.value(), e) == Approx(direct).epsilon(1e-4));
+}
+
+}  // namespace
+
+TEST_CASE("InputGram: e^T H e is the output error the executor computes", "[calib][seqmse]") {
+  CheckGram("FullyConnected", Shape{2, 3, 8}, Shape{5, 8}, {});
+  CheckGram("MatMul", Shape{2, 4, 8}, Shape{8, 5}, {});
+  CheckGram("MatMul", Shape{4, 8}, Shape{5, 8}, {{"transpose_in1", int64_t{1}}});
+  CheckGram("Conv2d", Shape{2, 4, 9, 7}, Shape{6, 2, 3, 3},
+            {{"strides", std::vector<int64_t>{2, 1}}, {"pads", std::vector<int64_t>{1, 0, 1, 2}},
+             {"dilations", std::vector<int64_t>{1, 2}}, {"group", int64_t{2}}});
+  CheckGram("DepthWiseConv2d", Shape{1, 3, 6, 6}, Shape{3, 1, 3, 3}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  CheckGram("Conv1d", Shape{1, 3, 11}, Shape{4, 3, 3}, {{"strides", std::vector<int64_t>{2}}});
+}
+
+namespace {
+
+// An FC [n, k] or MatMul [k, n] weight whose input feature 0 is an outlier
+// the data barely multiplies.
+struct FcCase {
+  Graph g{"fc"};
+  OpId op = kInvalidId;
+  std::vector<float> w;
+};
+
+FcCase MakeFc(int64_t n, int64_t k, bool columns) {
+  FcCase c;
+  const TensorId x = c.g.AddInput("x", DType::kFloat32, Shape{16, k}).value();
+  c.w = Normal(static_cast<size_t>(n * k), 0.1f, 3);
+  // Input feature 0's weights are outliers (and its input is tiny).
+  for (int64_t j = 0; j < n; ++j) c.w[static_cast<size_t>(columns ? j : j * k)] = j % 2 ? 2.f : -2.f;
+  const Shape ws = columns ? Shape{k, n} : Shape{n, k};
+  const TensorId w = c.g.AddConstant("w", DType::kFloat32, ws, Floats(c.w)).value();
+  c.op = c.g.AddOp(columns ? "MatMul" : "FullyConnected", "op", {x, w}, {"y"}).value();
+  REQUIRE(c.g.MarkOutput(c.g.op(c.op).outputs[0]).ok());
+  return c;
+}
+
+void CheckSearch(const std::string& what, int64_t n, int64_t k, bool columns, quant::EncodingRequest req) {
+  INFO(what);
+  FcCase c = MakeFc(n, k, columns);
+  auto h = exec::InputGram::For(c.g, c.op);
+  REQUIRE(h.ok());
+  for (uint32_t s = 0; s < 4; ++s) {
+    std::vector<float> xv = Normal(static_cast<size_t>(16 * k), 1.f, 200 + s);
+    for (int64_t r = 0; r < 16; ++r) xv[static_cast<size_t>(r * k)] *= 0.01f;  // feature 0 barely used
+    REQUIRE(h.value().Add(xv.data(), xv.size()).ok());
+  }
+  const std::vector<int64_t> dims = columns ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k};
+  auto base = quant::ComputeEncoding("w", c.w.data(), dims, req);
+  REQUIRE(base.ok());
+  std::vector<const double*> grams{h.value().group(0)};
+  auto found = SearchWeightEncoding("w", c.w.data(), false, dims, h.value().rows(), base.value(), grams);
+  REQUIRE(found.ok());
+  const WeightSearchResult& r = found.value();
+  CHECK(r.error <= r.base_error);
+  // Both figures are the output errors of the encodings they name.
+  auto err_of = [&](const Encoding& e) {
+    Diagnostics d;
+    REQUIRE(ValidateEncoding(e, "w", Shape::FromExtents(dims), 0, &d));
+    auto q = quant::QuantizeTensor("w", DType::kFloat32, c.w.data(), dims, e);
+    REQUIRE(q.ok());
+    std::vector<float> deq(c.w.size());
+    REQUIRE(quant::DequantizeTensor("w", q.value().data(), q.value().size(), dims, e, deq.data()).ok());
+    for (size_t i = 0; i < deq.size(); ++i) deq[i] -= c.w[i];
+    return GramError(h.value(), deq);
+  };
+  CHECK(err_of(base.value()) == Approx(r.base_error).epsilon(1e-3));
+  CHECK(err_of(r.encoding) == Approx(r.error).epsilon(1e-3));
+  CHECK(r.cells_changed > 0);
+  CHECK(r.error < r.base_error);
+}
+
+}  // namespace
+
+TEST_CASE("weight search: never worse than min-max, errors of the encodings it returns", "[calib][seqmse]") {
+  quant::EncodingRequest pc;
+  pc.kind = EncodingKind::kPerChannel;
+  pc.dtype = DType::kSFixed8;
+  pc.symmetry = Symmetry::kSymmetric;
+  pc.axis = 0;
+  CheckSearch("per channel, FC [N, K]", 12, 32, false, pc);
+  pc.axis = 1;
+  CheckSearch("per channel, MatMul [K, N]", 12, 32, true, pc);
+  quant::EncodingRequest pt;
+  pt.dtype = DType::kUFixed8;
+  CheckSearch("per tensor, asymmetric", 12, 32, false, pt);
+  quant::EncodingRequest pb;
+  pb.kind = EncodingKind::kPerBlock;
+  pb.dtype = DType::kSFixed4;
+  pb.symmetry = Symmetry::kSymmetric;
+  pb.axis = 0;
+  pb.block_sizes = {16, 1};
+  CheckSearch("per block, MatMul [K, N]", 12, 64, true, pb);
+  quant::EncodingRequest lp = pb;
+  lp.kind = EncodingKind::kLpbq;
+  lp.axis = 1;
+  lp.block_sizes = {1, 16};
+  lp.decompressed_bitwidth = 8;
+  CheckSearch("LPBQ, FC [N, K]", 12, 64, false, lp);
+}
+
+namespace {
+
+// x[16, 64] (feature 0 tiny) -> FC(w1 [64, 64]) -> Relu -> FC(w2 [16, 64]) -> y.
+// Column 0 of w1 is an outlier: it sets every row's min-max range but
+// meets a near-zero input.
+Graph OutlierMlp() {
+  Graph g("outlier_mlp");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{16, 64}).value();
+  std::vector<float> w1 = Normal(64 * 64, 0.1f, 11);
+  for (int64_t r = 0; r < 64; ++r) w1[static_cast<size_t>(r * 64)] = r % 2 ? 3.f : -3.f;
+  const TensorId t1 = g.AddConstant("w1", DType::kFloat32, Shape{64, 64}, Floats(w1)).value();
+  const OpId fc1 = g.AddOp("FullyConnected", "fc1", {x, t1}, {"h"}).value();
+  const OpId relu = g.AddOp("Relu", "relu", {g.op(fc1).outputs[0]}, {"r"}).value();
+  const TensorId t2 = g.AddConstant("w2", DType::kFloat32, Shape{16, 64}, Floats(Normal(16 * 64, 0.1f, 12))).value();
+  const OpId fc2 = g.AddOp("FullyConnected", "fc2", {g.op(relu).outputs[0], t2}, {"y"}).value();
+  REQUIRE(g.MarkOutput(g.op(fc2).outputs[0]).ok());
+  return g;
+}
+
+std::vector<float> OutlierInput(size_t i) {
+  std::vector<float> v = Normal(16 * 64, 1.f, static_cast<uint32_t>(500 + i));
+  for (size_t r = 0; r < 16; ++r) v[r * 64] *= 0.01f;
+  return v;
+}
+
+SampleSource OutlierSamples(size_t n, size_t first) {
+  SampleSource s;
+  s.count = n;
+  s.load = [first](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    return std::vector<std::vector<uint8_t>>{Bytes(OutlierInput(first + i))};
+  };
+  return s;
+}
+
+// Median output SQNR of the quantized simulation on held-out samples.
+double HeldOutSqnr(const Graph& quantized, const Graph& fp) {
+  std::vector<double> v;
+  for (size_t i = 0; i < 8; ++i) {
+    const std::vector<float> x = OutlierInput(1000 + i);
+    v.push_back(SqnrDb(Run(fp, x, false), Run(quantized, x, true)));
+  }
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+TEST_CASE("seqmse beats min-max on a layer with an outlier channel, at W8 and W4", "[calib][seqmse]") {
+  for (uint32_t bits : {8u, 4u}) {
+    INFO("weights " << bits << "-bit");
+    const Graph fp = OutlierMlp();
+    Options o;
+    o.act_bitwidth = 16;
+    o.weights_bitwidth = bits;
+    o.per_row = true;
+    Graph minmax = fp, seq = fp;
+    Report rm, rs;
+    REQUIRE(Calibrate(&minmax, OutlierSamples(8, 0), o, &rm).ok());
+    o.param_method = Method::kSeqMse;
+    REQUIRE(Calibrate(&seq, OutlierSamples(8, 0), o, &rs).ok());
+    REQUIRE(rs.notes.size() == 1);
+    CHECK(rs.notes[0].find("sequential MSE: 2 weights in 2 levels") != std::string::npos);
+    // Activations are min-max in both; only the weights differ.
+    const TensorId h = *seq.FindTensor("h");
+    CHECK(*seq.tensor(h).encoding == *minmax.tensor(h).encoding);
+    CHECK(*seq.tensor(*seq.FindTensor("w1")).encoding != *minmax.tensor(*minmax.FindTensor("w1")).encoding);
+    const double a = HeldOutSqnr(minmax, fp), b = HeldOutSqnr(seq, fp);
+    INFO("min-max " << a << " dB, seqmse " << b << " dB");
+    CHECK(b > a + 3.0);
+  }
+}
+
+TEST_CASE("seqmse needs samples and is a weight method only", "[calib][seqmse]") {
+  Graph g = testing::SmallMlp();
+  Options o;
+  o.param_method = Method::kSeqMse;
+  Report r;
+  Status s = CalibrateParams(&g, o, &r);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message().find("seqmse") != std::string::npos);
+  CHECK_FALSE(g.tensor(*g.FindTensor("w")).encoding);  // unchanged
+  o.param_method = Method::kMinMax;
+  o.act_method = Method::kSeqMse;
+  s = Calibrate(&g, OutlierSamples(1, 0), o, &r);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message().find("weight encodings only") != std::string::npos);
+  Method m;
+  REQUIRE(ParseMethod("seqmse", &m));
+  CHECK(m == Method::kSeqMse);
+  CHECK(MethodName(m) == "seqmse");
+}
