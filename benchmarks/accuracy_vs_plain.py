@@ -18,7 +18,7 @@ dB); for the classifier the argmax agreement, for the recognizer the number
 of CTC-decoded strings identical to the float model's.
 
     /usr/bin/python3 benchmarks/accuracy_vs_plain.py [--qairt build/qairt] [--lines 48]
-        [--models cls,rec] [--precisions W8A16,W8A8] [--markdown]
+        [--models cls,rec] [--precisions W8A16,W8A8] [--variants per-row,seqmse]
 """
 import argparse
 import os
@@ -42,6 +42,13 @@ MODELS = {
     "rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", (1, 3, 48, 192), "ctc"),
 }
 PRECISIONS = {"W8A16": 16, "W8A8": 8}
+# qairt columns: name -> (heading, convert flags beyond the common ones).
+VARIANTS = {
+    "per-row": ("qairt, per-channel + per-row weights", ["--use_per_row_quantization"]),
+    "conv-only": ("qairt, per-channel (conv) weights only", []),
+    "seqmse": ("qairt, per-row + seqmse weights",
+               ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse"]),
+}
 
 
 def sqnr_db(ref, test):
@@ -91,6 +98,7 @@ def main():
     ap.add_argument("--lines", type=int, default=48, help="rendered text lines: half calibrate, half evaluate")
     ap.add_argument("--models", default="cls,rec")
     ap.add_argument("--precisions", default="W8A16,W8A8")
+    ap.add_argument("--variants", default="per-row,seqmse", help="qairt columns: " + ",".join(VARIANTS))
     args = ap.parse_args()
     import textlines
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,9 +106,9 @@ def main():
         half = args.lines // 2
         calib = textlines.prepare(os.path.join(tmp, "data"), pngs[:half], "calib_list.txt")
         evals = textlines.prepare(os.path.join(tmp, "data"), pngs[half:], "eval_list.txt")
-        print("| model | precision | plain min-max | qairt, per-channel + per-row weights | qairt, per-channel "
-              "(conv) weights only |")
-        print("|---|---|---|---|---|")
+        variants = args.variants.split(",")
+        print("| model | precision | plain min-max | %s |" % " | ".join(VARIANTS[v][0] for v in variants))
+        print("|---|---|---|%s" % ("---|" * len(variants)))
         for name in args.models.split(","):
             model, input_name, shape, metric = MODELS[name]
             shapes = {input_name: shape}
@@ -114,7 +122,7 @@ def main():
                 cells = []
                 plain = os.path.join(work, "plain.onnx")
                 plain_minmax.build(model, calib_samples, bits, plain, work)
-                candidates = [plain, ["--use_per_row_quantization"], []]
+                candidates = [plain] + [VARIANTS[v][1] for v in variants]
                 for k, path in enumerate(candidates):
                     if isinstance(path, list):
                         sub = os.path.join(work, "qairt%d" % k)

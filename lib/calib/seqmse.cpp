@@ -5,6 +5,9 @@
 #include <map>
 #include <unordered_map>
 #include <utility>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "calib/weight_search.h"
 #include "exec/executor.h"
@@ -31,6 +34,86 @@ std::pair<const float*, bool> WeightValues(const Tensor& t) {
   return {reinterpret_cast<const float*>(t.data->data()), false};
 }
 
+// Runs every sample up to the last op producing an input in
+// `grams_of_input` and adds each sample's x x^T to those grams. Samples run
+// on up to num_threads workers (0: all cores), each with its own executor;
+// their sums are added in sample order, so H does not depend on the thread
+// count.
+Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_threads,
+                    std::vector<exec::InputGram>* grams,
+                    const std::unordered_map<TensorId, std::vector<size_t>>& grams_of_input,
+                    const std::function<void()>& sample_done) {
+  const uint32_t workers = std::max<uint32_t>(
+      1, std::min<uint32_t>(num_threads ? num_threads : std::thread::hardware_concurrency(),
+                            static_cast<uint32_t>(samples.count)));
+  std::mutex mu;
+  std::condition_variable turn;
+  size_t next = 0;  // the sample whose sums are added next
+  bool failed = false;
+  std::vector<Status> errors(workers);
+  auto fail = [&](uint32_t w, Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    errors[w] = std::move(s);
+    failed = true;
+    turn.notify_all();
+  };
+  auto worker = [&](uint32_t w) {
+    exec::Options eo;
+    eo.num_threads = 1;
+    eo.simulate_quantization = true;
+    eo.observe_inputs = true;
+    auto ex = exec::Executor::Create(g, eo);
+    if (!ex.ok()) return fail(w, ex.status());
+    // Nothing after the last producer of an observed input matters here.
+    size_t ops = 0;
+    const std::vector<OpId>& order = ex.value()->order();
+    for (size_t pos = 0; pos < order.size(); ++pos)
+      for (TensorId out : g.op(order[pos]).outputs)
+        if (out != kInvalidId && grams_of_input.count(out)) ops = pos + 1;
+    std::vector<exec::InputGram::Sample> mine(grams->size());
+    std::vector<char> seen(grams->size());
+    exec::Observer observer = [&](const exec::ObservedTensor& t) -> Status {
+      auto it = grams_of_input.find(t.id);
+      if (it == grams_of_input.end() || t.storage_dtype != DType::kFloat32) return Status::Ok();
+      for (size_t k : it->second) {
+        QAIRT_RETURN_IF_ERROR((*grams)[k].Contribution(static_cast<const float*>(t.data), t.bytes / 4, &mine[k]));
+        seen[k] = 1;
+      }
+      return Status::Ok();
+    };
+    for (size_t s = w; s < samples.count; s += workers) {
+      auto sample = samples.load(s);
+      if (!sample.ok()) return fail(w, sample.status());
+      std::vector<const void*> ptrs;
+      std::vector<size_t> sizes;
+      for (const auto& b : sample.value()) {
+        ptrs.push_back(b.data());
+        sizes.push_back(b.size());
+      }
+      std::fill(seen.begin(), seen.end(), 0);
+      auto run = ex.value()->RunPrefix(ptrs, sizes, &observer, ops);
+      if (!run.ok())
+        return fail(w, Status(run.status().code(),
+                              fmt::format("sequential MSE, sample {}: {}", s, run.status().message())));
+      std::unique_lock<std::mutex> lock(mu);
+      turn.wait(lock, [&] { return next == s || failed; });
+      if (failed) return;
+      for (size_t k = 0; k < mine.size(); ++k)
+        if (seen[k]) (*grams)[k].Accumulate(mine[k]);
+      ++next;
+      sample_done();
+      turn.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (uint32_t w = 1; w < workers; ++w) threads.emplace_back(worker, w);
+  worker(0);
+  for (auto& t : threads) t.join();
+  for (const Status& e : errors)
+    if (!e.ok()) return e;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vector<std::string>& weights,
@@ -52,11 +135,14 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
         !t.encoding->is_fixed_point())
       continue;
     if (t.consumers.size() != 1) {
-      report->skipped.push_back(fmt::format("{}: read by {} ops (min-max kept)", name, t.consumers.size()));
+      report->skipped.push_back(fmt::format("{}: read by {} ops", name, t.consumers.size()));
       continue;
     }
     const Use u = t.consumers.front();
-    if (u.slot != 1) continue;  // not the weight of its op (a constant operand)
+    const std::string& type = work.op(u.op).type;
+    const bool weighted = type == "FullyConnected" || type == "MatMul" || type == "Conv1d" || type == "Conv2d" ||
+                          type == "Conv3d" || type == "DepthWiseConv2d";
+    if (u.slot != 1 || !weighted) continue;  // a constant operand or a normalization's scale: not searched
     auto rows = exec::WeightRowsOf(work, u.op);
     if (!rows.ok()) {
       if (rows.status().code() != StatusCode::kUnsupported) return rows.status();
@@ -114,33 +200,9 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       targets[i].gram = it->second;
     }
     if (mine.empty()) continue;
-    exec::Options eo;
-    eo.num_threads = num_threads;
-    eo.simulate_quantization = true;
-    eo.observe_inputs = true;
-    auto ex = exec::Executor::Create(work, eo);
-    if (!ex.ok()) return ex.status();
-    exec::Observer observer = [&](const exec::ObservedTensor& t) -> Status {
-      auto it = grams_of_input.find(t.id);
-      if (it == grams_of_input.end() || t.storage_dtype != DType::kFloat32) return Status::Ok();
-      for (size_t g : it->second) QAIRT_RETURN_IF_ERROR(grams[g].Add(static_cast<const float*>(t.data), t.bytes / 4));
-      return Status::Ok();
-    };
-    for (size_t s = 0; s < samples.count; ++s) {
-      auto sample = samples.load(s);
-      if (!sample.ok()) return sample.status();
-      std::vector<const void*> ptrs;
-      std::vector<size_t> sizes;
-      for (const auto& b : sample.value()) {
-        ptrs.push_back(b.data());
-        sizes.push_back(b.size());
-      }
-      auto run = ex.value()->Run(ptrs, sizes, &observer);
-      if (!run.ok())
-        return Status(run.status().code(), fmt::format("sequential MSE, sample {}: {}", s, run.status().message()));
+    QAIRT_RETURN_IF_ERROR(ObserveLevel(work, samples, num_threads, &grams, grams_of_input, [&] {
       if (progress) progress(++done, total, "seqmse");
-    }
-    ex.value().reset();
+    }));
     for (size_t i : mine) {
       const Target& tg = targets[i];
       const Tensor& t = work.tensor(tg.weight);

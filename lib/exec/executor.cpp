@@ -539,8 +539,16 @@ const std::vector<int64_t>& Executor::InputDims(size_t i) const { return impl_->
 const std::vector<int64_t>& Executor::OutputDims(size_t i) const { return impl_->out_dims.at(i); }
 const PlanStats& Executor::stats() const { return impl_->stats; }
 
+const std::vector<OpId>& Executor::order() const { return impl_->order; }
+
 Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& inputs,
                                               const std::vector<size_t>& input_bytes, const Observer* observer) {
+  return RunPrefix(inputs, input_bytes, observer, impl_->order.size());
+}
+
+Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void*>& inputs,
+                                                    const std::vector<size_t>& input_bytes, const Observer* observer,
+                                                    size_t ops) {
   Impl& m = *impl_;
   const Graph& g = m.graph;
   if (inputs.size() != g.inputs().size() || input_bytes.size() != inputs.size())
@@ -578,7 +586,8 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
     for (TensorId id : g.inputs())
       if (Status s = observe(id); !s.ok()) return s;
   SetGemmThreads(m.options.num_threads);
-  for (size_t pos = 0; pos < m.order.size(); ++pos) {
+  const size_t run_ops = std::min(ops, m.order.size());
+  for (size_t pos = 0; pos < run_ops; ++pos) {
     const Op& op = g.op(m.order[pos]);
     std::vector<const Buf*> in;
     std::vector<Buf*> out;
@@ -602,6 +611,7 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
     }
   }
   std::vector<HostTensor> outs;
+  if (run_ops < m.order.size()) return outs;
   for (size_t k = 0; k < g.outputs().size(); ++k) {
     const TensorId id = g.outputs()[k];
     const TensorRt& rt = m.t[id];

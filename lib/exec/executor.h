@@ -83,6 +83,15 @@ class Executor {
   // one Run at a time per executor.
   Result<std::vector<HostTensor>> Run(const std::vector<const void*>& inputs, const std::vector<size_t>& input_bytes,
                                       const Observer* observer = nullptr);
+  // The ops in the order Run executes them.
+  const std::vector<OpId>& order() const;
+  // Only the first `ops` ops of order() (all of them when ops >= their
+  // count): for an observer that needs the values of a prefix of the
+  // graph. Returns the graph outputs only when every op ran (otherwise an
+  // empty vector).
+  Result<std::vector<HostTensor>> RunPrefix(const std::vector<const void*>& inputs,
+                                            const std::vector<size_t>& input_bytes, const Observer* observer,
+                                            size_t ops);
 
  private:
   struct Impl;

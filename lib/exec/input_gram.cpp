@@ -74,24 +74,32 @@ Result<InputGram> InputGram::For(const Graph& g, OpId id) {
   const int64_t k = m.rows_.k;
   // Bounded by the weight's own size squared over its rows, not by the data.
   m.h_.assign(static_cast<size_t>(m.rows_.groups * k * k), 0.0);
-  m.prod_.resize(static_cast<size_t>(k * k));
   return m;
 }
 
 Status InputGram::Add(const float* x, size_t count) {
+  QAIRT_RETURN_IF_ERROR(Contribution(x, count, &own_));
+  Accumulate(own_);
+  return Status::Ok();
+}
+
+void InputGram::Accumulate(const Sample& s) {
+  for (size_t i = 0; i < h_.size(); ++i) h_[i] += s.h[i];
+  vectors_ += s.vectors;
+}
+
+Status InputGram::Contribution(const float* x, size_t count, Sample* out) const {
   int64_t expect = 1;
   for (int64_t d : in_dims_) expect *= d;
   if (static_cast<int64_t>(count) != expect)
     return InvalidArgument("op '{}': input has {} values, its shape holds {}", op_->name, count, expect);
   const int64_t k = rows_.k;
-  auto accumulate = [&](double* h) {
-    for (int64_t i = 0; i < k * k; ++i) h[i] += prod_[static_cast<size_t>(i)];
-  };
+  out->h.assign(h_.size(), 0.0f);
+  out->vectors = 0;
   if (!IsConv(op_->type)) {
     const int64_t m = expect / k;
-    Gemm(true, false, k, k, m, 1.0f, x, k, x, k, 0.0f, prod_.data(), k);
-    accumulate(h_.data());
-    vectors_ += static_cast<uint64_t>(m);
+    Gemm(true, false, k, k, m, 1.0f, x, k, x, k, 0.0f, out->h.data(), k);
+    out->vectors = static_cast<uint64_t>(m);
     return Status::Ok();
   }
   Buf xb, yb;
@@ -102,14 +110,15 @@ Status InputGram::Add(const float* x, size_t count) {
   if (!geo.ok()) return geo.status();
   const Geo& gm = geo.value();
   const int64_t osz = gm.out_size(), cin = in_dims_[1], cg = cin / rows_.groups;
-  col_.resize(static_cast<size_t>(k * osz));
+  out->col.resize(static_cast<size_t>(k * osz));
   for (int64_t n = 0; n < in_dims_[0]; ++n) {
     for (int64_t gi = 0; gi < rows_.groups; ++gi) {
-      Im2Col(x + (n * cin + gi * cg) * gm.in_size(), cg, gm, col_.data());
-      Gemm(false, true, k, k, osz, 1.0f, col_.data(), osz, col_.data(), osz, 0.0f, prod_.data(), k);
-      accumulate(h_.data() + gi * k * k);
+      Im2Col(x + (n * cin + gi * cg) * gm.in_size(), cg, gm, out->col.data());
+      // Batches after the first add to what the first wrote.
+      Gemm(false, true, k, k, osz, 1.0f, out->col.data(), osz, out->col.data(), osz, n ? 1.0f : 0.0f,
+           out->h.data() + gi * k * k, k);
     }
-    vectors_ += static_cast<uint64_t>(osz);
+    out->vectors += static_cast<uint64_t>(osz);
   }
   return Status::Ok();
 }

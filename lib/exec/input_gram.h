@@ -48,6 +48,18 @@ class InputGram {
   // graph's shape of that tensor).
   Status Add(const float* x, size_t count);
 
+  // The same in two steps, so samples can be observed on several threads
+  // and still summed in one fixed order: Contribution writes the sample's
+  // x x^T sums (float, groups x k x k) into `out`, touching nothing shared;
+  // Accumulate adds one to H.
+  struct Sample {
+    std::vector<float> h;
+    std::vector<float> col;
+    uint64_t vectors = 0;
+  };
+  Status Contribution(const float* x, size_t count, Sample* out) const;
+  void Accumulate(const Sample& s);
+
   const WeightRows& rows() const { return rows_; }
   // H of group gi, k x k row-major, summed in double.
   const double* group(int64_t gi) const { return h_.data() + gi * rows_.k * rows_.k; }
@@ -59,7 +71,7 @@ class InputGram {
   WeightRows rows_;
   std::vector<int64_t> in_dims_, out_dims_, kernel_;
   std::vector<double> h_;
-  std::vector<float> col_, prod_;
+  Sample own_;
   uint64_t vectors_ = 0;
 };
 

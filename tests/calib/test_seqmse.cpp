@@ -285,3 +285,19 @@ TEST_CASE("seqmse needs samples and is a weight method only", "[calib][seqmse]")
   CHECK(m == Method::kSeqMse);
   CHECK(MethodName(m) == "seqmse");
 }
+
+TEST_CASE("seqmse encodings do not depend on the thread count", "[calib][seqmse][threads]") {
+  Options o;
+  o.act_bitwidth = 16;
+  o.weights_bitwidth = 4;
+  o.per_row = true;
+  o.param_method = Method::kSeqMse;
+  Graph one = OutlierMlp(), two = OutlierMlp();
+  Report r1, r2;
+  o.num_threads = 1;
+  REQUIRE(Calibrate(&one, OutlierSamples(7, 0), o, &r1).ok());
+  o.num_threads = 3;
+  REQUIRE(Calibrate(&two, OutlierSamples(7, 0), o, &r2).ok());
+  for (const char* w : {"w1", "w2"}) CHECK(*one.tensor(*one.FindTensor(w)).encoding == *two.tensor(*two.FindTensor(w)).encoding);
+  CHECK(r1.notes == r2.notes);
+}
