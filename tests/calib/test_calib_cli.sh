@@ -149,6 +149,24 @@ done
 awk -v mm="${method_sqnr[min-max]}" -v a="${method_sqnr[mse]}" -v b="${method_sqnr[sqnr]}" \
   'BEGIN { exit !(a >= mm || b >= mm) }' || { echo "FAIL: neither mse nor sqnr reaches min-max's SQNR"; fail=1; }
 
+# Sequential MSE weights: the classifier at W8A8 (per-channel, rewrites on),
+# against the min-max weights of the w8a8 run above on the same samples.
+convert w8a8_seqmse --use_per_channel_quantization --param_quantizer_calibration seqmse --no_progress \
+  --export_qdq_onnx "$tmp/w8a8_seqmse_qdq.onnx"
+contains "seqmse summary" "$tmp/w8a8_seqmse.log" \
+  "^sequential MSE: [0-9]+ weights in [0-9]+ levels, output error -[0-9.]+ dB median against min-max"
+read -r sq aq <<< "$(sqnr_of w8a8_seqmse)"
+echo "W8A8 per-channel, --param_quantizer_calibration seqmse: output SQNR $sq dB, class agreement $aq/32 (min-max weights: $s8 dB)"
+awk -v a="$sq" -v b="$s8" 'BEGIN { exit !(a >= b + 2) }' || { echo "FAIL: seqmse $sq dB is not 2 dB above min-max's $s8 dB"; fail=1; }
+$py -c "
+import onnx, sys
+m = onnx.load('$tmp/w8a8_seqmse_qdq.onnx')
+meta = {p.key: p.value for p in m.metadata_props}
+sys.exit(meta.get('qairt.param_quantizer_calibration') != 'seqmse')" || { echo "FAIL: seqmse not recorded in the Q-DQ metadata"; fail=1; }
+check "seqmse is a weight method" 2 "$qairt" convert -i "$model" -d x 1,3,48,192 --target htp_v73 \
+  --input_list "$d/calib_list.txt" --act_quantizer_calibration seqmse -o "$tmp/bad.qairt"
+contains "seqmse activation message" "$tmp/err" "seqmse chooses weight encodings only"
+
 # Overrides and input_list together: the override wins, calibration fills the rest.
 echo '{"version": "2.0.0", "encodings": [{"name": "x", "output_dtype": "uint8", "y_scale": 0.0078125, "y_zero_point": 128}]}' > "$tmp/ov.json"
 check "overrides + input_list" 0 "$qairt" convert -i "$model" -d x 1,3,48,192 --target htp_v73 \

@@ -53,6 +53,18 @@ class CalibTest(unittest.TestCase):
             r2 = calib.calibrate(g2, input_list=os.path.join(d, "list.txt"), act_method="mse")
             self.assertEqual(r2.samples, 3)
 
+    def test_seqmse_weights(self):
+        """param_method="seqmse": the weights' encodings are searched (notes
+        carry the summary), never from values alone."""
+        g = mlp()
+        r = calib.calibrate(g, samples(6), act_bitwidth=16, weights_bitwidth=4, per_row=True, param_method="seqmse")
+        self.assertEqual(len(r.notes), 1)
+        self.assertTrue(r.notes[0].startswith("sequential MSE: 1 weight in 1 level"), r.notes)
+        self.assertIsNotNone(g.get_encoding("w"))
+        with self.assertRaises(qairt.QairtError) as e:
+            calib.calibrate_params(mlp(), param_method="seqmse")
+        self.assertIn("seqmse", str(e.exception))
+
     def test_calibrate_params_without_samples(self):
         full, g = mlp(), mlp()
         calib.calibrate(full, samples(4), per_row=True)
