@@ -18,7 +18,7 @@ dB); for the classifier the argmax agreement, for the recognizer the number
 of CTC-decoded strings identical to the float model's.
 
     /usr/bin/python3 benchmarks/accuracy_vs_plain.py [--qairt build/qairt] [--lines 48]
-        [--models cls,rec] [--precisions W8A16,W8A8] [--variants per-row,seqmse]
+        [--models cls,rec] [--precisions W8A16,W8A8] [--variants per-row,seqmse,seqmse-ar]
 """
 import argparse
 import os
@@ -48,6 +48,8 @@ VARIANTS = {
     "conv-only": ("qairt, per-channel (conv) weights only", []),
     "seqmse": ("qairt, per-row + seqmse weights",
                ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse"]),
+    "seqmse-ar": ("qairt, per-row + seqmse + adaptive rounding",
+                  ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse", "--adaptive_rounding"]),
 }
 
 
@@ -98,7 +100,7 @@ def main():
     ap.add_argument("--lines", type=int, default=48, help="rendered text lines: half calibrate, half evaluate")
     ap.add_argument("--models", default="cls,rec")
     ap.add_argument("--precisions", default="W8A16,W8A8")
-    ap.add_argument("--variants", default="per-row,seqmse", help="qairt columns: " + ",".join(VARIANTS))
+    ap.add_argument("--variants", default="per-row,seqmse,seqmse-ar", help="qairt columns: " + ",".join(VARIANTS))
     args = ap.parse_args()
     import textlines
     with tempfile.TemporaryDirectory() as tmp:

@@ -452,6 +452,7 @@ std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() con
         {"use_per_row_quantization", flag(QAIRT_CALIBRATION_PER_ROW)},
         {"weights_block_size", std::to_string(c.block_size)},
         {"use_lpbq", flag(QAIRT_CALIBRATION_LPBQ)},
+        {"adaptive_rounding", flag(QAIRT_CALIBRATION_ADAPTIVE_ROUNDING)},
     };
     if (c.act_method == QAIRT_CALIBRATION_PERCENTILE || c.param_method == QAIRT_CALIBRATION_PERCENTILE)
       out.emplace_back("percentile_calibration_value", std::to_string(c.percentile));

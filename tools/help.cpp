@@ -117,6 +117,11 @@ const Option kPerRow{"--use_per_row_quantization", "",
 const Option kBlockSize{"--weights_block_size", "N", "block-wise MatMul/FullyConnected weights, N >= 2 along the input dim",
                         "0; no blocks"};
 const Option kLpbq{"--use_lpbq", "", "low-power block quantization of the blocks (needs 4-bit weights)", "off"};
+const Option kAdaptiveRounding{"--adaptive_rounding", "",
+                               "round each FullyConnected, MatMul and convolution weight up or down as lowers its "
+                               "op's output error on the samples (needs --input_list; runs the samples once per "
+                               "level of weighted ops)",
+                               "off: to nearest"};
 const Option kInputEncoding{"--input_encoding", "NAME other",
                             "leave input NAME unquantized (only 'other' is supported); repeatable",
                             "every input quantized"};
@@ -244,7 +249,7 @@ std::vector<CommandHelp> MakeTable() {
                   kNoBiasAwareWeightScales}},
                 {"quantization (calibration)",
                  {kInputList, kEvalInputList, kCalibrationStats, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
-                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kInputEncoding,
+                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kInputEncoding,
                   kMixedPrecision, kNumThreads, kNoProgress}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
@@ -308,7 +313,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"quantization (calibration)",
                  {{kInputList.flags, kInputList.arg, "the samples the sensitivity is measured on", "required"},
                   kActBitwidth, kWeightsBitwidth, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
-                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kInputEncoding,
+                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kInputEncoding,
                   kNumThreads}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",

@@ -53,6 +53,11 @@ enum qairt_calibration_method {
 #define QAIRT_CALIBRATION_PER_CHANNEL 1u /* conv weights per output channel */
 #define QAIRT_CALIBRATION_PER_ROW 2u     /* FullyConnected / MatMul weights per output row */
 #define QAIRT_CALIBRATION_LPBQ 4u        /* with block_size: LPBQ weights (needs weights_bitwidth 4) */
+/* since 1.13: each FullyConnected, MatMul and convolution weight rounds up or
+ * down (to one of the two grid points around it) as lowers its op's output
+ * error on the samples, its quantized predecessors feeding it (the weight's
+ * values move onto the chosen points); any param_method; needs samples. */
+#define QAIRT_CALIBRATION_ADAPTIVE_ROUNDING 8u
 
 /* Progress of a long call: `phase` ("ranges", then "histograms" for the
  * searching calibration methods; "compare"), `done` of `total` samples of

@@ -416,6 +416,9 @@ Status ValidateOptions(const Options& o) {
 // Sequential MSE runs the model level by level: statistics or weight values
 // alone cannot choose its encodings.
 Status NeedsSamples(const Options& o) {
+  if (o.adaptive_rounding)
+    return InvalidArgument("--adaptive_rounding chooses each weight's rounding by its op's output error on the "
+                           "samples, so it needs them here (--input_list)");
   if (o.param_method != Method::kSeqMse) return Status::Ok();
   return InvalidArgument("--param_quantizer_calibration seqmse runs the samples once per level of weighted ops, so it "
                          "needs them here (--input_list); statistics or weight values alone cannot choose its "
@@ -461,16 +464,22 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
   if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
   *report = Report{};
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
-  if (o.param_method == Method::kSeqMse) {
+  if (o.param_method == Method::kSeqMse || o.adaptive_rounding) {
     // Min-max encodings everywhere first (the search's starting point and
     // its candidate 0), then the weights re-chosen on a copy, committed
     // together: an error leaves the graph as it was.
     Options base = o;
-    base.param_method = Method::kMinMax;
+    const bool search = o.param_method == Method::kSeqMse;
+    if (search) base.param_method = Method::kMinMax;
+    base.adaptive_rounding = false;
     Graph work = *graph;
     QAIRT_RETURN_IF_ERROR(Calibrate(&work, samples, base, report, progress));
     SeqMseReport seq;
-    QAIRT_RETURN_IF_ERROR(SequentialMse(&work, samples, report->params, o.num_threads, &seq, progress));
+    SeqMseOptions so;
+    so.search_grids = search;
+    so.adaptive_rounding = o.adaptive_rounding;
+    so.num_threads = o.num_threads;
+    QAIRT_RETURN_IF_ERROR(SequentialMse(&work, samples, report->params, so, &seq, progress));
     report->notes.push_back(SeqMseSummary(seq));
     *graph = std::move(work);
     return Status::Ok();

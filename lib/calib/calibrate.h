@@ -47,6 +47,9 @@ struct Options {
   uint32_t histogram_bins = 2048;
   std::vector<std::string> float_inputs;  // --input_encoding NAME other: left unquantized
   uint32_t num_threads = 1;               // executor threads; results do not depend on it
+  // Each weight's rounding chosen by its op's output error (calib/seqmse.h;
+  // with any param_method, needs samples).
+  bool adaptive_rounding = false;
 };
 
 // Samples: count and a loader (one buffer per graph input, graph-input order).

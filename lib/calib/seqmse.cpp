@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -117,7 +118,7 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
 }  // namespace
 
 Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vector<std::string>& weights,
-                     uint32_t num_threads, SeqMseReport* report,
+                     const SeqMseOptions& options, SeqMseReport* report,
                      const std::function<void(size_t, size_t, const char*)>& progress) {
   if (!graph || !report) return InvalidArgument("SequentialMse: graph and report must not be NULL");
   *report = SeqMseReport{};
@@ -200,7 +201,7 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       targets[i].gram = it->second;
     }
     if (mine.empty()) continue;
-    QAIRT_RETURN_IF_ERROR(ObserveLevel(work, samples, num_threads, &grams, grams_of_input, [&] {
+    QAIRT_RETURN_IF_ERROR(ObserveLevel(work, samples, options.num_threads, &grams, grams_of_input, [&] {
       if (progress) progress(++done, total, "seqmse");
     }));
     for (size_t i : mine) {
@@ -210,15 +211,26 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       std::vector<const double*> per_group;
       for (int64_t g = 0; g < gram.rows().groups; ++g) per_group.push_back(gram.group(g));
       const auto [data, columns] = WeightValues(t);
-      auto found = SearchWeightEncoding(t.name, data, columns, t.shape.extents(), gram.rows(), *t.encoding, per_group);
+      WeightSearchOptions wo;
+      wo.search_grids = options.search_grids;
+      wo.adaptive_rounding = options.adaptive_rounding;
+      auto found =
+          SearchWeightEncoding(t.name, data, columns, t.shape.extents(), gram.rows(), *t.encoding, per_group, wo);
       if (!found.ok()) {
         if (found.status().code() != StatusCode::kUnsupported) return found.status();
         report->skipped.push_back(fmt::format("{}: {}", t.name, found.status().message()));
         continue;
       }
       WeightSearchResult r = std::move(found).value();
-      report->weights.push_back(SeqMseWeight{t.name, level, r.base_error, r.error, r.cells_changed});
+      report->weights.push_back(
+          SeqMseWeight{t.name, level, r.base_error, r.error, r.cells_changed, r.roundings_changed});
       if (r.cells_changed) QAIRT_RETURN_IF_ERROR(work.SetEncoding(tg.weight, std::move(r.encoding)));
+      if (!r.values.empty()) {
+        // The rounding chosen is carried by the values: each on its grid point.
+        std::vector<uint8_t> bytes(r.values.size() * sizeof(float));
+        std::memcpy(bytes.data(), r.values.data(), bytes.size());
+        QAIRT_RETURN_IF_ERROR(work.SetStaticData(tg.weight, DType::kFloat32, StaticData::Adopt(std::move(bytes))));
+      }
     }
   }
   *graph = std::move(work);
@@ -235,8 +247,11 @@ std::string SeqMseSummary(const SeqMseReport& r) {
     gains.push_back(g);
     if (!best || g < best_gain) best = &w, best_gain = g;
   }
+  uint64_t flips = 0;
+  for (const SeqMseWeight& w : r.weights) flips += w.roundings_changed;
   std::string out = fmt::format("sequential MSE: {} weight{} in {} level{}", r.weights.size(),
                                 r.weights.size() == 1 ? "" : "s", r.levels, r.levels == 1 ? "" : "s");
+  if (flips) out += fmt::format(", {} roundings changed", flips);
   if (!gains.empty()) {
     std::nth_element(gains.begin(), gains.begin() + static_cast<long>(gains.size() / 2), gains.end());
     out += fmt::format(", output error {:+.1f} dB median against min-max (best {:+.1f} dB, '{}')",

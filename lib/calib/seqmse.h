@@ -27,6 +27,7 @@ struct SeqMseWeight {
   double base_error = 0;  // output error (sum of squares over the samples) with its min-max encoding
   double error = 0;       // with the chosen one
   uint64_t cells_changed = 0;
+  uint64_t roundings_changed = 0;
 };
 
 struct SeqMseReport {
@@ -36,10 +37,17 @@ struct SeqMseReport {
 };
 
 // Re-chooses, in place, the encodings of the weights named in `weights`
-// (their current encodings are their min-max ones). Samples are run
+// (their current encodings are their min-max ones), and with adaptive
+// rounding their values (moved onto the grid points chosen). Samples are run
 // levels x samples.count times. An error leaves the graph unchanged.
+struct SeqMseOptions {
+  bool search_grids = true;        // false: keep the min-max encodings (adaptive rounding alone)
+  bool adaptive_rounding = false;  // also choose each weight's rounding (weight_search.h)
+  uint32_t num_threads = 1;
+};
+
 Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vector<std::string>& weights,
-                     uint32_t num_threads, SeqMseReport* report,
+                     const SeqMseOptions& options, SeqMseReport* report,
                      const std::function<void(size_t, size_t, const char*)>& progress = {});
 
 // One line for logs: "sequential MSE: 12 weights in 5 levels, output error

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -44,7 +45,7 @@ struct CellGrids {
 // Quantizes then dequantizes rows [r0, r0 + nr) of the canonical weight with
 // candidate c of every cell: the same kernels as the final quantization.
 Status FakeQuant(std::string_view name, const Layout& l, const Encoding& base, const float* w, int64_t r0, int64_t nr,
-                 int c, const std::vector<CellGrids>& grids, std::vector<float>* out,
+                 const std::function<int(size_t)>& pick, const std::vector<CellGrids>& grids, std::vector<float>* out,
                  std::vector<uint8_t>* bytes) {
   Encoding e;
   e.kind = EncodingKind::kPerBlock;
@@ -57,9 +58,11 @@ Status FakeQuant(std::string_view name, const Layout& l, const Encoding& base, c
   std::vector<int32_t> offsets(scales.size());
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t b = 0; b < l.blocks; ++b) {
-      const CellGrids& g = grids[l.per_tensor ? 0 : static_cast<size_t>((r0 + r) * l.blocks + b)];
-      scales[static_cast<size_t>(r * l.blocks + b)] = g.scale[static_cast<size_t>(c)];
-      offsets[static_cast<size_t>(r * l.blocks + b)] = g.offset[static_cast<size_t>(c)];
+      const size_t cell = l.per_tensor ? 0 : static_cast<size_t>((r0 + r) * l.blocks + b);
+      const CellGrids& g = grids[cell];
+      const auto c = static_cast<size_t>(pick(cell));
+      scales[static_cast<size_t>(r * l.blocks + b)] = g.scale[c];
+      offsets[static_cast<size_t>(r * l.blocks + b)] = g.offset[c];
     }
   e.scales = std::move(scales);
   e.offsets = std::move(offsets);
@@ -71,11 +74,68 @@ Status FakeQuant(std::string_view name, const Layout& l, const Encoding& base, c
   return quant::DequantizeTensor(name, bytes->data(), bytes->size(), dims, e, out->data());
 }
 
+// Adaptive rounding over the chosen grids; on return `w` holds the rounded
+// values (canonical rows) and res->error their output error.
+Status OptimizeRounding(std::string_view name, const Layout& l, const Encoding& base, const exec::WeightRows& rows,
+                        std::vector<float>& w, const std::vector<CellGrids>& grids, const std::vector<int>& choice,
+                        const std::vector<const double*>& grams, WeightSearchResult* res) {
+  const QuantRange qr = QuantRangeOf(base.dtype, base.effective_bitwidth());
+  const double qmin = static_cast<double>(qr.qmin + (base.symmetry == Symmetry::kStrictSymmetric ? 1 : 0));
+  const double qmax = static_cast<double>(qr.qmax);
+  auto pick = [&](size_t cell) { return choice[cell]; };
+  std::vector<float> hf, deq, e, g;
+  std::vector<uint8_t> bytes;
+  double total = 0;
+  for (int64_t gi = 0; gi < rows.groups; ++gi) {
+    hf.assign(grams[static_cast<size_t>(gi)], grams[static_cast<size_t>(gi)] + l.k * l.k);
+    for (int64_t n = gi * rows.rows_per_group; n < (gi + 1) * rows.rows_per_group; ++n) {
+      QAIRT_RETURN_IF_ERROR(FakeQuant(name, l, base, w.data(), n, 1, pick, grids, &deq, &bytes));
+      float* row = w.data() + n * l.k;
+      e.resize(static_cast<size_t>(l.k));
+      g.assign(static_cast<size_t>(l.k), 0.0f);
+      for (int64_t i = 0; i < l.k; ++i) e[size_t(i)] = deq[size_t(i)] - row[i];
+      exec::Gemm(false, false, 1, l.k, l.k, 1.0f, e.data(), l.k, hf.data(), l.k, 0.0f, g.data(), l.k);
+      double err = 0;
+      for (int64_t i = 0; i < l.k; ++i) err += static_cast<double>(e[size_t(i)]) * g[size_t(i)];
+      for (int sweep = 0; sweep < 3; ++sweep) {
+        uint64_t flips = 0;
+        for (int64_t i = 0; i < l.k; ++i) {
+          const float ei = e[size_t(i)];
+          if (ei == 0.0f) continue;
+          const size_t cell = l.per_tensor ? 0 : static_cast<size_t>(n * l.blocks + i / l.bs);
+          const size_t c = static_cast<size_t>(choice[cell]);
+          const double s = grids[cell].scale[c];
+          const double q = std::nearbyint(static_cast<double>(deq[size_t(i)]) / s) - grids[cell].offset[c];
+          const double dir = ei > 0 ? -1.0 : 1.0;  // the grid point on the other side of the weight
+          if (q + dir < qmin || q + dir > qmax) continue;
+          const double d = dir * s;
+          const double delta = d * d * hf[size_t(i * l.k + i)] + 2.0 * d * g[size_t(i)];
+          if (!(delta < 0)) continue;
+          const float df = static_cast<float>(d);
+          deq[size_t(i)] = static_cast<float>((q + dir + grids[cell].offset[c]) * s);
+          e[size_t(i)] = deq[size_t(i)] - row[i];
+          const float* h = hf.data() + i * l.k;  // H is symmetric: row i is column i
+          for (int64_t j = 0; j < l.k; ++j) g[size_t(j)] += df * h[j];
+          err += delta;
+          ++flips;
+        }
+        res->roundings_changed += flips;
+        if (!flips) break;
+      }
+      total += std::max(0.0, err);
+      std::copy(deq.begin(), deq.begin() + l.k, row);  // the rounded values
+    }
+  }
+  res->error = total;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const float* data, bool data_columns,
                                                 const std::vector<int64_t>& dims, const exec::WeightRows& rows,
-                                                const Encoding& base, const std::vector<const double*>& grams) {
+                                                const Encoding& base, const std::vector<const double*>& grams,
+                                                const WeightSearchOptions& options) {
   Layout l;
   l.n = rows.rows();
   l.k = rows.k;
@@ -122,11 +182,11 @@ Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const flo
 
   // Candidates per cell; candidate 0 is the given encoding.
   const uint32_t bw = base.effective_bitwidth();
-  int candidates = kAlphaCandidates;
+  int candidates = options.search_grids ? kAlphaCandidates : 1;
   if (l.lpbq) {
     if (base.decompressed_bitwidth <= bw || base.decompressed_bitwidth > 16)
       return Unsupported(name, "LPBQ decompressed bitwidth out of range");
-    candidates = 1 << (base.decompressed_bitwidth - bw);
+    if (options.search_grids) candidates = 1 << (base.decompressed_bitwidth - bw);
   }
   std::vector<CellGrids> grids(cells);
   const bool is_signed = IsSigned(base.dtype);
@@ -144,7 +204,7 @@ Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const flo
       const float ch = base.scales[static_cast<size_t>(row)];
       g.scale[0] = static_cast<float>(given) * ch;
       int c = 1;
-      for (int s = 1; s <= candidates; ++s)
+      for (int s = 1; s <= (1 << (base.decompressed_bitwidth - bw)); ++s)
         if (s != given && c < candidates) g.scale[static_cast<size_t>(c++)] = static_cast<float>(s) * ch;
       for (; c < candidates; ++c) g.scale[static_cast<size_t>(c)] = g.scale[0];
       continue;
@@ -185,7 +245,8 @@ Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const flo
       const size_t band = static_cast<size_t>(nr * l.k);
       err.resize(static_cast<size_t>(candidates) * band);  // err[c][r][i]
       for (int c = 0; c < candidates; ++c) {
-        QAIRT_RETURN_IF_ERROR(FakeQuant(name, l, base, w.data(), r0, nr, c, grids, &deq, &bytes));
+        QAIRT_RETURN_IF_ERROR(
+            FakeQuant(name, l, base, w.data(), r0, nr, [c](size_t) { return c; }, grids, &deq, &bytes));
         float* e = err.data() + static_cast<size_t>(c) * band;
         const float* src = w.data() + r0 * l.k;
         for (size_t i = 0; i < band; ++i) e[i] = deq[i] - src[i];
@@ -267,6 +328,17 @@ Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const flo
   } else if (l.blocks == 1) {
     res.error = 0;
     for (double b : best) res.error += b;
+  }
+
+  if (options.adaptive_rounding) {
+    QAIRT_RETURN_IF_ERROR(OptimizeRounding(name, l, base, rows, w, grids, choice, grams, &res));
+    res.values.resize(w.size());
+    if (rows.columns) {
+      for (int64_t n = 0; n < l.n; ++n)
+        for (int64_t i = 0; i < l.k; ++i) res.values[static_cast<size_t>(i * l.n + n)] = w[size_t(n * l.k + i)];
+    } else {
+      res.values = w;
+    }
   }
 
   // The chosen candidates in the weight's own tables.

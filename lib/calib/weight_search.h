@@ -14,6 +14,13 @@
 // share the row's error, so they are chosen by coordinate descent from the
 // given encoding: each block in turn takes the candidate that lowers e^T H e
 // most given the others (two sweeps); the error never rises.
+//
+// Adaptive rounding (optional, after the grids are chosen): each weight may
+// round to the other grid point around it (floor instead of ceil, or the
+// reverse) where that lowers its row's e^T H e, by coordinate descent over
+// the row (three sweeps, from round-to-nearest; the error never rises). The
+// choice is carried by the weight's values: they are moved onto the chosen
+// grid points, so quantizing them with the encoding gives those integers.
 #pragma once
 
 #include <cstdint>
@@ -26,11 +33,18 @@
 
 namespace qairt::calib {
 
+struct WeightSearchOptions {
+  bool search_grids = true;        // false: keep the given encoding (only rounding is searched)
+  bool adaptive_rounding = false;
+};
+
 struct WeightSearchResult {
   Encoding encoding;         // the chosen one, in the weight's own layout
   double base_error = 0;     // output error of the given encoding (sum over rows of e^T H e)
-  double error = 0;          // of the chosen one (<= base_error)
+  double error = 0;          // of the chosen one (<= base_error), rounding included
   uint64_t cells_changed = 0;
+  uint64_t roundings_changed = 0;
+  std::vector<float> values;  // adaptive rounding: the weight's new values (its own layout, float32)
 };
 
 // `data` holds the weight's float32 values: in the layout `rows` describes
@@ -41,6 +55,7 @@ struct WeightSearchResult {
 // grams[g]: H of group g (k x k, row-major). Anything else is kUnsupported.
 Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const float* data, bool data_columns,
                                                 const std::vector<int64_t>& dims, const exec::WeightRows& rows,
-                                                const Encoding& base, const std::vector<const double*>& grams);
+                                                const Encoding& base, const std::vector<const double*>& grams,
+                                                const WeightSearchOptions& options = {});
 
 }  // namespace qairt::calib
