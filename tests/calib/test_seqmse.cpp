@@ -163,6 +163,37 @@ void CheckSearch(const std::string& what, int64_t n, int64_t k, bool columns, qu
   CHECK(err_of(r.encoding) == Approx(r.error).epsilon(1e-3));
   CHECK(r.cells_changed > 0);
   CHECK(r.error < r.base_error);
+  CHECK(r.values.empty());
+
+  // Adaptive rounding on top: the values sit on the chosen grid (quantizing
+  // them gives them back), each within one step of the weight, and their
+  // output error is the one reported, below the grid search's alone.
+  WeightSearchOptions ar;
+  ar.adaptive_rounding = true;
+  auto rounded = SearchWeightEncoding("w", c.w.data(), false, dims, h.value().rows(), base.value(), grams, ar);
+  REQUIRE(rounded.ok());
+  const WeightSearchResult& a = rounded.value();
+  REQUIRE(a.values.size() == c.w.size());
+  CHECK(a.encoding == r.encoding);
+  CHECK(a.roundings_changed > 0);
+  CHECK(a.error < r.error);
+  auto q = quant::QuantizeTensor("w", DType::kFloat32, a.values.data(), dims, a.encoding);
+  REQUIRE(q.ok());
+  std::vector<float> back(c.w.size()), moved(c.w.size());
+  REQUIRE(quant::DequantizeTensor("w", q.value().data(), q.value().size(), dims, a.encoding, back.data()).ok());
+  CHECK(back == a.values);
+  auto q0 = quant::QuantizeTensor("w", DType::kFloat32, c.w.data(), dims, a.encoding);
+  REQUIRE(q0.ok());
+  std::vector<float> nearest(c.w.size());
+  REQUIRE(quant::DequantizeTensor("w", q0.value().data(), q0.value().size(), dims, a.encoding, nearest.data()).ok());
+  size_t far = 0;
+  for (size_t i = 0; i < c.w.size(); ++i) {
+    moved[i] = a.values[i] - c.w[i];
+    // The other grid point around the weight at most: never beyond it.
+    if (std::fabs(a.values[i] - nearest[i]) > 0 && (a.values[i] - c.w[i]) * (nearest[i] - c.w[i]) > 0) ++far;
+  }
+  CHECK(far == 0);
+  CHECK(GramError(h.value(), moved) == Approx(a.error).epsilon(1e-3));
 }
 
 }  // namespace
@@ -300,4 +331,76 @@ TEST_CASE("seqmse encodings do not depend on the thread count", "[calib][seqmse]
   REQUIRE(Calibrate(&two, OutlierSamples(7, 0), o, &r2).ok());
   for (const char* w : {"w1", "w2"}) CHECK(*one.tensor(*one.FindTensor(w)).encoding == *two.tensor(*two.FindTensor(w)).encoding);
   CHECK(r1.notes == r2.notes);
+}
+
+namespace {
+
+// Inputs as a network's are: correlated (8 latent factors mixed into 64
+// features, a little noise), so an output mixes rounding errors of many
+// weights and choosing roundings together pays; i.i.d. inputs (a diagonal
+// H) leave nothing to gain over rounding to nearest.
+std::vector<float> CorrelatedInput(size_t i) {
+  const std::vector<float> mix = Normal(8 * 64, 1.f, 77);
+  const std::vector<float> z = Normal(16 * 8, 1.f, static_cast<uint32_t>(900 + i));
+  std::vector<float> v = Normal(16 * 64, 0.05f, static_cast<uint32_t>(5000 + i));
+  for (size_t r = 0; r < 16; ++r)
+    for (size_t f = 0; f < 64; ++f)
+      for (size_t k = 0; k < 8; ++k) v[r * 64 + f] += z[r * 8 + k] * mix[k * 64 + f];
+  return v;
+}
+
+SampleSource CorrelatedSamples(size_t n, size_t first) {
+  SampleSource s;
+  s.count = n;
+  s.load = [first](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    return std::vector<std::vector<uint8_t>>{Bytes(CorrelatedInput(first + i))};
+  };
+  return s;
+}
+
+double CorrelatedSqnr(const Graph& quantized, const Graph& fp) {
+  std::vector<double> v;
+  for (size_t i = 0; i < 8; ++i) {
+    const std::vector<float> x = CorrelatedInput(1000 + i);
+    v.push_back(SqnrDb(Run(fp, x, false), Run(quantized, x, true)));
+  }
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+TEST_CASE("adaptive rounding beats round-to-nearest on held-out data, alone and with seqmse", "[calib][seqmse]") {
+  for (uint32_t bits : {8u, 4u}) {
+    INFO("weights " << bits << "-bit");
+    const Graph fp = OutlierMlp();
+    Options o;
+    o.act_bitwidth = 16;
+    o.weights_bitwidth = bits;
+    o.per_row = true;
+    Graph nearest = fp, rounded = fp, both = fp;
+    Report rn, rr, rb;
+    REQUIRE(Calibrate(&nearest, CorrelatedSamples(16, 0), o, &rn).ok());
+    o.adaptive_rounding = true;
+    REQUIRE(Calibrate(&rounded, CorrelatedSamples(16, 0), o, &rr).ok());
+    o.param_method = Method::kSeqMse;
+    REQUIRE(Calibrate(&both, CorrelatedSamples(16, 0), o, &rb).ok());
+    REQUIRE(rr.notes.size() == 1);
+    CHECK(rr.notes[0].find("roundings changed") != std::string::npos);
+    // Rounding alone keeps the min-max grids; only the values move.
+    const TensorId w1 = *rounded.FindTensor("w1");
+    CHECK(*rounded.tensor(w1).encoding == *nearest.tensor(*nearest.FindTensor("w1")).encoding);
+    CHECK(rounded.tensor(w1).data != nearest.tensor(*nearest.FindTensor("w1")).data);
+    const double a = CorrelatedSqnr(nearest, fp), b = CorrelatedSqnr(rounded, fp), c = CorrelatedSqnr(both, fp);
+    INFO("nearest " << a << " dB, adaptive rounding " << b << " dB, with seqmse " << c << " dB");
+    CHECK(b > a + 1.0);
+    CHECK(c > a + 1.0);
+  }
+  Graph g = testing::SmallMlp();
+  Options o;
+  o.adaptive_rounding = true;
+  Report r;
+  const Status s = CalibrateParams(&g, o, &r);
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message().find("--adaptive_rounding") != std::string::npos);
 }
