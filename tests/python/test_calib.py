@@ -64,6 +64,9 @@ class CalibTest(unittest.TestCase):
         with self.assertRaises(qairt.QairtError) as e:
             calib.calibrate_params(mlp(), param_method="seqmse")
         self.assertIn("seqmse", str(e.exception))
+        g2 = mlp()
+        r2 = calib.calibrate(g2, samples(6), act_bitwidth=16, weights_bitwidth=4, per_row=True, adaptive_rounding=True)
+        self.assertTrue(r2.notes[0].startswith("sequential MSE: 1 weight in 1 level"), r2.notes)
 
     def test_calibrate_params_without_samples(self):
         full, g = mlp(), mlp()
