@@ -47,6 +47,9 @@ MODELS = {
     "det": (os.path.join(ASSETS, "ch_PP-OCRv4_det_infer.onnx"), "x", (1, 3, 128, 256), "sqnr", "ocr_page"),
     "oww": (os.path.join(OWW, "embedding_model.onnx"), "input_1", (1, 76, 32, 1), "sqnr", "oww_mel_frames"),
 }
+# Transformer families of the model corpus (tests/models/corpus.py: torch-exported, random weights from a
+# fixed seed, inputs as their pipelines make them), generated into the run's temporary folder.
+CORPUS = ("bert", "whisper_encoder", "conformer", "llama")
 PRECISIONS = {"W8A16": 16, "W8A8": 8}
 # qairt columns: name -> (heading, convert flags beyond the common ones).
 VARIANTS = {
@@ -112,9 +115,30 @@ def score(metric, float_outs, quant_outs):
     return statistics.median(sq), agree
 
 
+def as_inputs_of(model_path, samples):
+    """The samples in the model's own input dtypes (qairt's export takes token ids as int32, as HTP does)."""
+    import onnx
+    m = onnx.load(model_path, load_external_data=False)
+    from onnx.mapping import TENSOR_TYPE_TO_NP_TYPE
+    types = {i.name: TENSOR_TYPE_TO_NP_TYPE[i.type.tensor_type.elem_type] for i in m.graph.input}
+    return [{n: v.astype(types.get(n, v.dtype)) for n, v in s.items()} for s in samples]
+
+
+def corpus_model(tmp, name, count):
+    """(model path, {input: shape}, {input: dtype}, calib list, eval list) of a corpus transformer."""
+    import corpus
+    manifest = corpus.generate(os.path.join(tmp, "corpus_" + name), calib=count // 2, evals=count - count // 2,
+                               filt=name)
+    (m,) = [m for m in manifest["models"] if m["name"] == name]
+    shapes = {i["name"]: tuple(i["shape"]) for i in m["inputs"]}
+    dtypes = {i["name"]: i["dtype"] for i in m["inputs"]}
+    return m["path"], shapes, dtypes, m["calib_list"], m["eval_list"]
+
+
 def qairt_qdq(qairt, model, input_name, shape, calib, bits, extra, out_dir):
     qdq = os.path.join(out_dir, "qairt.onnx")
-    cmd = [qairt, "convert", "-i", model, "-d", input_name, ",".join(map(str, shape)), "--target", "htp_v73",
+    dims = ["-d", input_name, ",".join(map(str, shape))] if shape else []
+    cmd = [qairt, "convert", "-i", model] + dims + ["--target", "htp_v73",
            "--input_list", calib, "--act_bitwidth", str(bits), "--weights_bitwidth", "8", "--bias_bitwidth", "32",
            "--use_per_channel_quantization", "--no_progress", "--export_qdq_onnx", qdq,
            "-o", os.path.join(out_dir, "x.qairt")] + extra
@@ -142,14 +166,19 @@ def main():
         print("| model | precision | plain min-max | %s |" % " | ".join(VARIANTS[v][0] for v in variants))
         print("|---|---|---|%s" % ("---|" * len(variants)))
         for name in args.models.split(","):
-            model, input_name, shape, metric, source = MODELS[name]
-            if source == "textlines":
-                calib, evals = text_calib, text_evals
+            dtypes = None
+            if name in CORPUS:
+                model, shapes, dtypes, calib, evals = corpus_model(tmp, name, args.lines)
+                input_name, shape, metric = None, None, "sqnr"
             else:
-                calib, evals = corpus_lists(tmp, name, source, args.lines)
-            shapes = {input_name: shape}
-            calib_samples = plain_minmax.read_input_list(calib, shapes)
-            eval_samples = plain_minmax.read_input_list(evals, shapes)
+                model, input_name, shape, metric, source = MODELS[name]
+                if source == "textlines":
+                    calib, evals = text_calib, text_evals
+                else:
+                    calib, evals = corpus_lists(tmp, name, source, args.lines)
+                shapes = {input_name: shape}
+            calib_samples = plain_minmax.read_input_list(calib, shapes, dtypes)
+            eval_samples = plain_minmax.read_input_list(evals, shapes, dtypes)
             float_outs = plain_minmax.run_ort(model, eval_samples, os.path.join(tmp, name, "float"))
             for precision in args.precisions.split(","):
                 bits = PRECISIONS[precision]
@@ -164,7 +193,7 @@ def main():
                         sub = os.path.join(work, "qairt%d" % k)
                         os.makedirs(sub, exist_ok=True)
                         path = qairt_qdq(args.qairt, model, input_name, shape, calib, bits, path, sub)
-                    outs = plain_minmax.run_ort(path, eval_samples, os.path.join(work, "run%d" % k))
+                    outs = plain_minmax.run_ort(path, as_inputs_of(path, eval_samples), os.path.join(work, "run%d" % k))
                     db, agree = score(metric, float_outs, outs)
                     if metric == "sqnr":
                         cells.append("%.1f dB" % db)

@@ -33,8 +33,9 @@ MS = "com.microsoft"
 WEIGHT_OPS = {"Conv": (1, 2, 0), "ConvTranspose": (1, 2, 1), "Gemm": (1, 2, None), "MatMul": (1, None, None)}
 
 
-def read_input_list(path, shapes):
-    """[{input name: float32 array}] of a qairt/qnn input_list (name:=file lines or bare paths, raw float32)."""
+def read_input_list(path, shapes, dtypes=None):
+    """[{input name: array}] of a qairt/qnn input_list (name:=file lines or bare paths, raw little-endian
+    data: float32, or dtypes[name])."""
     folder = os.path.dirname(os.path.abspath(path))
     names = list(shapes)
     samples = []
@@ -49,7 +50,8 @@ def read_input_list(path, shapes):
                 if not sep:
                     name, file = names[k], entry
                 file = file if os.path.isabs(file) else os.path.join(folder, file)
-                sample[name] = np.fromfile(file, dtype="<f4").reshape(shapes[name])
+                dtype = np.dtype((dtypes or {}).get(name, "float32")).newbyteorder("<")
+                sample[name] = np.fromfile(file, dtype=dtype).reshape(shapes[name])
             samples.append(sample)
     return samples
 
@@ -114,8 +116,10 @@ def activation_ranges(model_path, samples, work):
             lo, hi = float(np.min(value)), float(np.max(value))
             old = ranges.get(name, (0.0, 0.0))
             ranges[name] = (min(old[0], lo), max(old[1], hi))
-    for sample in samples:  # graph inputs are not outputs of the probe
+    for sample in samples:  # graph inputs are not outputs of the probe; token ids stay integers
         for name, value in sample.items():
+            if value.dtype != np.float32:
+                continue
             old = ranges.get(name, (0.0, 0.0))
             ranges[name] = (min(old[0], float(value.min())), max(old[1], float(value.max())))
     return ranges
