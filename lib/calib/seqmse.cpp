@@ -210,12 +210,16 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       const exec::InputGram& gram = grams[tg.gram];
       std::vector<const double*> per_group;
       for (int64_t g = 0; g < gram.rows().groups; ++g) per_group.push_back(gram.group(g));
+      // The gram may be shared with ops of other widths reading the same input
+      // (q, k and v projections): the rows are this op's.
+      auto rows = exec::WeightRowsOf(work, tg.op);
+      if (!rows.ok()) return rows.status();
       const auto [data, columns] = WeightValues(t);
       WeightSearchOptions wo;
       wo.search_grids = options.search_grids;
       wo.adaptive_rounding = options.adaptive_rounding;
       auto found =
-          SearchWeightEncoding(t.name, data, columns, t.shape.extents(), gram.rows(), *t.encoding, per_group, wo);
+          SearchWeightEncoding(t.name, data, columns, t.shape.extents(), rows.value(), *t.encoding, per_group, wo);
       if (!found.ok()) {
         if (found.status().code() != StatusCode::kUnsupported) return found.status();
         report->skipped.push_back(fmt::format("{}: {}", t.name, found.status().message()));

@@ -180,7 +180,10 @@ Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const flo
   const size_t cells = l.per_tensor ? 1 : static_cast<size_t>(l.n * l.blocks);
   if ((l.lpbq ? base.block_int_scales.size() : base.scales.size()) != cells ||
       (!l.lpbq && !base.offsets.empty() && base.offsets.size() != cells) || (l.lpbq && base.scales.size() != size_t(l.n)))
-    return Unsupported(name, "its encoding's tables do not match its shape");
+    return Unsupported(name, fmt::format("its encoding's tables ({} scales, {} offsets, {} block scales) do not match "
+                                         "{} rows of {} in blocks of {}",
+                                         base.scales.size(), base.offsets.size(), base.block_int_scales.size(), l.n,
+                                         l.k, l.bs));
 
   // Canonical rows: w[n * k + i].
   std::vector<float> w(static_cast<size_t>(l.n * l.k));

@@ -404,3 +404,29 @@ TEST_CASE("adaptive rounding beats round-to-nearest on held-out data, alone and 
   CHECK(s.code() == StatusCode::kInvalidArgument);
   CHECK(s.message().find("--adaptive_rounding") != std::string::npos);
 }
+
+TEST_CASE("seqmse searches every projection of a shared input, whatever its width", "[calib][seqmse]") {
+  // q and k projections of one input (GQA: k narrower): one H, each weight its own rows.
+  Graph g("qk");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{16, 64}).value();
+  const TensorId wq = g.AddConstant("wq", DType::kFloat32, Shape{32, 64}, Floats(Normal(32 * 64, 0.1f, 1))).value();
+  const TensorId wk = g.AddConstant("wk", DType::kFloat32, Shape{16, 64}, Floats(Normal(16 * 64, 0.1f, 2))).value();
+  const OpId q = g.AddOp("FullyConnected", "q", {x, wq}, {"yq"}).value();
+  const OpId k = g.AddOp("FullyConnected", "k", {x, wk}, {"yk"}).value();
+  REQUIRE(g.MarkOutput(g.op(q).outputs[0]).ok());
+  REQUIRE(g.MarkOutput(g.op(k).outputs[0]).ok());
+  for (bool lpbq : {false, true}) {
+    INFO((lpbq ? "LPBQ" : "per row"));
+    Graph c = g;
+    Options o;
+    o.act_bitwidth = 16;
+    o.per_row = true;
+    if (lpbq) o.weights_bitwidth = 4, o.block_size = 16, o.lpbq = true;
+    o.param_method = Method::kSeqMse;
+    Report r;
+    REQUIRE(Calibrate(&c, CorrelatedSamples(4, 0), o, &r).ok());
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].rfind("sequential MSE: 2 weights in 1 level,", 0) == 0);
+    CHECK(r.notes[0].find("kept min-max") == std::string::npos);
+  }
+}
