@@ -1,5 +1,7 @@
 #include "cli_util.h"
 
+#include <qairt/qairt_report.h>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -178,5 +180,43 @@ void Progress::Update(const char* phase, size_t done, size_t total) {
   std::fprintf(stderr, "%s%s%s %zu/%zu (%zu%%)\n", label_ ? label_ : "", label_ ? ": " : "", phase, done, total, pct);
   next_line_ = (pct / 10 + 1) * 10;
 }
+
+// Writes text to path atomically, as the library writes its own outputs.
+bool WriteTextAtomically(const std::string& path, const std::string& text, std::string* error) {
+  qairt_status_t* s = qairt_write_file_atomically(path.c_str(), text.data(), text.size());
+  if (!s) return true;
+  *error = qairt_status_message(s);
+  qairt_status_free(s);
+  return false;
+}
+
+// --diagnostics FILE: every error and warning of the conversion as SARIF 2.1.0
+// (.sarif), JSON (.json) or text, written whether or not the conversion
+// succeeded: a failed conversion is when an IDE needs it most.
+bool WriteDiagnostics(const std::string& path, const qairt_convert_result_t* r) {
+  auto ends_with = [&](const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
+  };
+  const qairt_report_format_t format =
+      ends_with(".sarif") ? QAIRT_REPORT_SARIF : ends_with(".json") ? QAIRT_REPORT_JSON : QAIRT_REPORT_TEXT;
+  const qairt_diagnostics_t* diags = qairt_convert_result_diagnostics(r);
+  size_t length = 0;
+  qairt_status_free(qairt_diagnostics_render(diags, format, nullptr, 0, &length));
+  std::string text(length + 1, '\0');
+  qairt_status_t* s = qairt_diagnostics_render(diags, format, text.data(), text.size(), &length);
+  std::string error;
+  if (s) {
+    error = qairt_status_message(s);
+    qairt_status_free(s);
+  } else {
+    text.resize(length);
+    if (WriteTextAtomically(path, text, &error)) return true;
+  }
+  std::fprintf(stderr, "qairt convert: --diagnostics %s: cannot write the diagnostics: %s\n", path.c_str(),
+               error.c_str());
+  return false;
+}
+
 
 }  // namespace qairt_cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <qairt/qairt_convert.h>
 #include <qairt/qairt_import.h>
 
 namespace qairt_cli {
@@ -61,5 +62,12 @@ class Progress {
   std::string phase_;
   size_t next_line_ = 0;  // non-TTY: next percentage to print
 };
+
+// Writes text to path atomically, as the library writes its own outputs
+// (false with the cause in *error).
+bool WriteTextAtomically(const std::string& path, const std::string& text, std::string* error);
+// convert --diagnostics FILE: every error and warning of the conversion as
+// SARIF 2.1.0 (.sarif), JSON (.json) or text; false after printing why not.
+bool WriteDiagnostics(const std::string& path, const qairt_convert_result_t* r);
 
 }  // namespace qairt_cli

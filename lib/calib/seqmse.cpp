@@ -1,6 +1,7 @@
 #include "calib/seqmse.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -204,8 +205,12 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
     QAIRT_RETURN_IF_ERROR(ObserveLevel(work, samples, options.num_threads, &grams, grams_of_input, [&] {
       if (progress) progress(++done, total, "seqmse");
     }));
-    for (size_t i : mine) {
-      const Target& tg = targets[i];
+    // The level's weights are searched on worker threads (each search reads
+    // the graph only) and applied in order: the result does not depend on
+    // the thread count.
+    std::vector<Result<WeightSearchResult>> found(mine.size(), Status::Ok());
+    auto search = [&](size_t j) {
+      const Target& tg = targets[mine[j]];
       const Tensor& t = work.tensor(tg.weight);
       const exec::InputGram& gram = grams[tg.gram];
       std::vector<const double*> per_group;
@@ -213,21 +218,39 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       // The gram may be shared with ops of other widths reading the same input
       // (q, k and v projections): the rows are this op's.
       auto rows = exec::WeightRowsOf(work, tg.op);
-      if (!rows.ok()) return rows.status();
+      if (!rows.ok()) {
+        found[j] = rows.status();
+        return;
+      }
       const auto [data, columns] = WeightValues(t);
       WeightSearchOptions wo;
       wo.search_grids = options.search_grids;
       wo.adaptive_rounding = options.adaptive_rounding;
-      auto found =
-          SearchWeightEncoding(t.name, data, columns, t.shape.extents(), rows.value(), *t.encoding, per_group, wo);
-      if (!found.ok()) {
-        if (found.status().code() != StatusCode::kUnsupported) return found.status();
-        report->skipped.push_back(fmt::format("{}: {}", t.name, found.status().message()));
+      found[j] = SearchWeightEncoding(t.name, data, columns, t.shape.extents(), rows.value(), *t.encoding, per_group, wo);
+    };
+    {
+      const size_t workers = std::max<size_t>(
+          1, std::min<size_t>(options.num_threads ? options.num_threads : std::thread::hardware_concurrency(),
+                              mine.size()));
+      std::atomic<size_t> next{0};
+      auto worker = [&] {
+        for (size_t j; (j = next.fetch_add(1)) < mine.size();) search(j);
+      };
+      std::vector<std::thread> threads;
+      for (size_t w = 1; w < workers; ++w) threads.emplace_back(worker);
+      worker();
+      for (auto& t : threads) t.join();
+    }
+    for (size_t j = 0; j < mine.size(); ++j) {
+      const Target& tg = targets[mine[j]];
+      const std::string name = work.tensor(tg.weight).name;
+      if (!found[j].ok()) {
+        if (found[j].status().code() != StatusCode::kUnsupported) return found[j].status();
+        report->skipped.push_back(fmt::format("{}: {}", name, found[j].status().message()));
         continue;
       }
-      WeightSearchResult r = std::move(found).value();
-      report->weights.push_back(
-          SeqMseWeight{t.name, level, r.base_error, r.error, r.cells_changed, r.roundings_changed});
+      WeightSearchResult r = std::move(found[j]).value();
+      report->weights.push_back(SeqMseWeight{name, level, r.base_error, r.error, r.cells_changed, r.roundings_changed});
       if (r.cells_changed) QAIRT_RETURN_IF_ERROR(work.SetEncoding(tg.weight, std::move(r.encoding)));
       if (!r.values.empty()) {
         // The rounding chosen is carried by the values: each on its grid point.
