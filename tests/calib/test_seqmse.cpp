@@ -250,20 +250,25 @@ std::vector<float> OutlierInput(size_t i) {
   return v;
 }
 
-SampleSource OutlierSamples(size_t n, size_t first) {
+using InputMaker = std::vector<float> (*)(size_t);
+
+// Samples first .. first + n - 1 of an input maker.
+SampleSource SamplesOf(InputMaker input, size_t n, size_t first) {
   SampleSource s;
   s.count = n;
-  s.load = [first](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
-    return std::vector<std::vector<uint8_t>>{Bytes(OutlierInput(first + i))};
+  s.load = [input, first](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    return std::vector<std::vector<uint8_t>>{Bytes(input(first + i))};
   };
   return s;
 }
 
-// Median output SQNR of the quantized simulation on held-out samples.
-double HeldOutSqnr(const Graph& quantized, const Graph& fp) {
+SampleSource OutlierSamples(size_t n, size_t first) { return SamplesOf(OutlierInput, n, first); }
+
+// Median output SQNR of the quantized simulation on 8 held-out samples.
+double HeldOutSqnr(const Graph& quantized, const Graph& fp, InputMaker input = OutlierInput) {
   std::vector<double> v;
   for (size_t i = 0; i < 8; ++i) {
-    const std::vector<float> x = OutlierInput(1000 + i);
+    const std::vector<float> x = input(1000 + i);
     v.push_back(SqnrDb(Run(fp, x, false), Run(quantized, x, true)));
   }
   std::sort(v.begin(), v.end());
@@ -349,24 +354,9 @@ std::vector<float> CorrelatedInput(size_t i) {
   return v;
 }
 
-SampleSource CorrelatedSamples(size_t n, size_t first) {
-  SampleSource s;
-  s.count = n;
-  s.load = [first](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
-    return std::vector<std::vector<uint8_t>>{Bytes(CorrelatedInput(first + i))};
-  };
-  return s;
-}
+SampleSource CorrelatedSamples(size_t n, size_t first) { return SamplesOf(CorrelatedInput, n, first); }
 
-double CorrelatedSqnr(const Graph& quantized, const Graph& fp) {
-  std::vector<double> v;
-  for (size_t i = 0; i < 8; ++i) {
-    const std::vector<float> x = CorrelatedInput(1000 + i);
-    v.push_back(SqnrDb(Run(fp, x, false), Run(quantized, x, true)));
-  }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+double CorrelatedSqnr(const Graph& quantized, const Graph& fp) { return HeldOutSqnr(quantized, fp, CorrelatedInput); }
 
 }  // namespace
 
