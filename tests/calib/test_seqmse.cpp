@@ -265,6 +265,15 @@ SampleSource SamplesOf(InputMaker input, size_t n, size_t first) {
 SampleSource OutlierSamples(size_t n, size_t first) { return SamplesOf(OutlierInput, n, first); }
 
 // Median output SQNR of the quantized simulation on 8 held-out samples.
+// 16-bit activations, per-row weights of `bits` bits.
+Options A16(uint32_t bits) {
+  Options o;
+  o.act_bitwidth = 16;
+  o.weights_bitwidth = bits;
+  o.per_row = true;
+  return o;
+}
+
 double HeldOutSqnr(const Graph& quantized, const Graph& fp, InputMaker input = OutlierInput) {
   std::vector<double> v;
   for (size_t i = 0; i < 8; ++i) {
@@ -281,10 +290,7 @@ TEST_CASE("seqmse beats min-max on a layer with an outlier channel, at W8 and W4
   for (uint32_t bits : {8u, 4u}) {
     INFO("weights " << bits << "-bit");
     const Graph fp = OutlierMlp();
-    Options o;
-    o.act_bitwidth = 16;
-    o.weights_bitwidth = bits;
-    o.per_row = true;
+    Options o = A16(bits);
     Graph minmax = fp, seq = fp;
     Report rm, rs;
     REQUIRE(Calibrate(&minmax, OutlierSamples(8, 0), o, &rm).ok());
@@ -364,10 +370,7 @@ TEST_CASE("adaptive rounding beats round-to-nearest on held-out data, alone and 
   for (uint32_t bits : {8u, 4u}) {
     INFO("weights " << bits << "-bit");
     const Graph fp = OutlierMlp();
-    Options o;
-    o.act_bitwidth = 16;
-    o.weights_bitwidth = bits;
-    o.per_row = true;
+    Options o = A16(bits);
     Graph nearest = fp, rounded = fp, both = fp;
     Report rn, rr, rb;
     REQUIRE(Calibrate(&nearest, CorrelatedSamples(16, 0), o, &rn).ok());
