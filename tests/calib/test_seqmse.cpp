@@ -398,7 +398,7 @@ TEST_CASE("adaptive rounding beats round-to-nearest on held-out data, alone and 
   CHECK(s.message().find("--adaptive_rounding") != std::string::npos);
 }
 
-TEST_CASE("seqmse searches every projection of a shared input, whatever its width", "[calib][seqmse]") {
+TEST_CASE("seqmse searches every projection of a shared input, whatever its width", "[calib][seqmse][threads]") {
   // q and k projections of one input (GQA: k narrower): one H, each weight its own rows.
   Graph g("qk");
   const TensorId x = g.AddInput("x", DType::kFloat32, Shape{16, 64}).value();
@@ -416,6 +416,7 @@ TEST_CASE("seqmse searches every projection of a shared input, whatever its widt
     o.per_row = true;
     if (lpbq) o.weights_bitwidth = 4, o.block_size = 16, o.lpbq = true;
     o.param_method = Method::kSeqMse;
+    o.num_threads = 2;  // both weights of the level searched at once
     Report r;
     REQUIRE(Calibrate(&c, CorrelatedSamples(4, 0), o, &r).ok());
     REQUIRE(r.notes.size() == 1);
