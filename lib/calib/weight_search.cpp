@@ -14,7 +14,7 @@ namespace qairt::calib {
 namespace {
 
 // Fine steps near the min-max range (where 8-bit optima lie), then coarse
-// ones down to a fifth of it (an outlier the data rarely multiplies).
+// ones down to a quarter of it (an outlier the data rarely multiplies).
 constexpr int kFineCandidates = 24;
 constexpr int kAlphaCandidates = kFineCandidates + 6;
 double Alpha(int i) { return i < kFineCandidates ? 1.0 - i / 48.0 : 0.5 - 0.05 * (i - kFineCandidates); }
@@ -43,7 +43,8 @@ struct CellGrids {
 };
 
 // Quantizes then dequantizes rows [r0, r0 + nr) of the canonical weight with
-// candidate c of every cell: the same kernels as the final quantization.
+// the candidate `pick` names for each cell: the same kernels as the final
+// quantization.
 Status FakeQuant(std::string_view name, const Layout& l, const Encoding& base, const float* w, int64_t r0, int64_t nr,
                  const std::function<int(size_t)>& pick, const std::vector<CellGrids>& grids, std::vector<float>* out,
                  std::vector<uint8_t>* bytes) {
