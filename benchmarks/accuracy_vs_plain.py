@@ -50,7 +50,13 @@ MODELS = {
 # Transformer families of the model corpus (tests/models/corpus.py: torch-exported, random weights from a
 # fixed seed, inputs as their pipelines make them), generated into the run's temporary folder.
 CORPUS = ("bert", "whisper_encoder", "conformer", "llama")
-PRECISIONS = {"W8A16": 16, "W8A8": 8}
+# precision -> (activation bits, qairt's weight flags). The plain reference keeps int8 per-channel weights
+# at every precision: W4A16 rows show what 4-bit LPBQ weights cost against it.
+PRECISIONS = {
+    "W8A16": (16, ["--weights_bitwidth", "8"]),
+    "W8A8": (8, ["--weights_bitwidth", "8"]),
+    "W4A16": (16, ["--weights_bitwidth", "4", "--weights_block_size", "32", "--use_lpbq"]),
+}
 # qairt columns: name -> (heading, convert flags beyond the common ones).
 VARIANTS = {
     "per-row": ("qairt, per-channel + per-row weights", ["--use_per_row_quantization"]),
@@ -135,11 +141,11 @@ def corpus_model(tmp, name, count):
     return m["path"], shapes, dtypes, m["calib_list"], m["eval_list"]
 
 
-def qairt_qdq(qairt, model, input_name, shape, calib, bits, extra, out_dir):
+def qairt_qdq(qairt, model, input_name, shape, calib, bits, weights, extra, out_dir):
     qdq = os.path.join(out_dir, "qairt.onnx")
     dims = ["-d", input_name, ",".join(map(str, shape))] if shape else []
     cmd = [qairt, "convert", "-i", model] + dims + ["--target", "htp_v73",
-           "--input_list", calib, "--act_bitwidth", str(bits), "--weights_bitwidth", "8", "--bias_bitwidth", "32",
+           "--input_list", calib, "--act_bitwidth", str(bits)] + weights + ["--bias_bitwidth", "32",
            "--use_per_channel_quantization", "--no_progress", "--export_qdq_onnx", qdq,
            "-o", os.path.join(out_dir, "x.qairt")] + extra
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -181,7 +187,7 @@ def main():
             eval_samples = plain_minmax.read_input_list(evals, shapes, dtypes)
             float_outs = plain_minmax.run_ort(model, eval_samples, os.path.join(tmp, name, "float"))
             for precision in args.precisions.split(","):
-                bits = PRECISIONS[precision]
+                bits, weights = PRECISIONS[precision]
                 work = os.path.join(tmp, name, precision)
                 os.makedirs(work, exist_ok=True)
                 cells = []
@@ -192,7 +198,7 @@ def main():
                     if isinstance(path, list):
                         sub = os.path.join(work, "qairt%d" % k)
                         os.makedirs(sub, exist_ok=True)
-                        path = qairt_qdq(args.qairt, model, input_name, shape, calib, bits, path, sub)
+                        path = qairt_qdq(args.qairt, model, input_name, shape, calib, bits, weights, path, sub)
                     outs = plain_minmax.run_ort(path, as_inputs_of(path, eval_samples), os.path.join(work, "run%d" % k))
                     db, agree = score(metric, float_outs, outs)
                     if metric == "sqnr":
