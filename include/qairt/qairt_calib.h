@@ -42,11 +42,13 @@ enum qairt_calibration_method {
   QAIRT_CALIBRATION_PERCENTILE = 3, /* percentile / 100 - percentile of the observed values */
   /* since 1.13, param_method only: each FullyConnected, MatMul and convolution
    * weight takes, among candidate grids (the min-max one and its range shrunk
-   * to as little as a quarter; for LPBQ every integer block scale), the one giving the least
-   * output error of its op on the samples, with the inputs the quantized
-   * model gives it (weights upstream chosen first). Runs the samples once per
-   * level of weighted ops; memory k x k per op input, not per sample. Needs
-   * samples: qairt_calibrate_params and qairt_calibrate_from_stats refuse it. */
+   * to as little as a quarter; for LPBQ every integer block scale), the one
+   * giving the least output error of its op on the samples, with the inputs
+   * the quantized model gives it (weights upstream chosen first). Runs the
+   * samples once per level of weighted ops; memory k x k per op input, not
+   * per sample (a weight whose H would pass 1 GB keeps min-max, in the
+   * report's note). Needs samples: qairt_calibrate_params and
+   * qairt_calibrate_from_stats refuse it. */
   QAIRT_CALIBRATION_SEQMSE = 4
 };
 

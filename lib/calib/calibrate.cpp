@@ -573,13 +573,7 @@ Status CollectStatsOf(const Graph& g, uint64_t model_fingerprint, const SampleSo
         for (size_t in = 0; in < g.inputs().size() && in < bufs.size(); ++in)
           if (g.tensor(g.inputs()[in]).dtype == DType::kFloat32)
             observe(g.inputs()[in], reinterpret_cast<const float*>(bufs[in].data()), bufs[in].size() / 4);
-        std::vector<const void*> ptrs;
-        std::vector<size_t> sizes;
-        for (const auto& b : bufs) {
-          ptrs.push_back(b.data());
-          sizes.push_back(b.size());
-        }
-        auto run = ex.value()->Run(ptrs, sizes, &observer);
+        auto run = ex.value()->Run(bufs, &observer);
         if (!run.ok()) {
           errors[w] = Status(run.status().code(), fmt::format("sample {}: {}", i, run.status().message()));
           return;

@@ -53,13 +53,7 @@ Result<std::map<std::string, std::vector<float>>> RunOne(exec::Executor& ex, con
     }
     return Status::Ok();
   };
-  std::vector<const void*> ptrs;
-  std::vector<size_t> sizes;
-  for (const auto& b : bufs) {
-    ptrs.push_back(b.data());
-    sizes.push_back(b.size());
-  }
-  auto out = ex.Run(ptrs, sizes, all ? &obs : nullptr);
+  auto out = ex.Run(bufs, all ? &obs : nullptr);
   if (!out.ok()) return out.status();
   for (size_t i = 0; i < out.value().size(); ++i) {
     const exec::HostTensor& h = out.value()[i];

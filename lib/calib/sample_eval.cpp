@@ -19,13 +19,7 @@ Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples
   for (size_t i = 0; i < samples.count; ++i) {
     auto s = samples.load(i);
     if (!s.ok()) return s.status();
-    std::vector<const void*> ptrs;
-    std::vector<size_t> sizes;
-    for (const auto& b : s.value()) {
-      ptrs.push_back(b.data());
-      sizes.push_back(b.size());
-    }
-    auto r = ex.value()->Run(ptrs, sizes);
+    auto r = ex.value()->Run(s.value());
     if (!r.ok()) return r.status();
     for (size_t k = 0; k < r.value().size() && k < outs.size(); ++k) {
       const exec::HostTensor& h = r.value()[k];

@@ -18,6 +18,9 @@
 namespace qairt::calib {
 namespace {
 
+// Largest H (in double) gathered for one op input.
+constexpr double kMaxGramMb = 1024;
+
 struct Target {
   TensorId weight = kInvalidId;
   OpId op = kInvalidId;
@@ -86,14 +89,8 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
     for (size_t s = w; s < samples.count; s += workers) {
       auto sample = samples.load(s);
       if (!sample.ok()) return fail(w, sample.status());
-      std::vector<const void*> ptrs;
-      std::vector<size_t> sizes;
-      for (const auto& b : sample.value()) {
-        ptrs.push_back(b.data());
-        sizes.push_back(b.size());
-      }
       std::fill(seen.begin(), seen.end(), 0);
-      auto run = ex.value()->RunPrefix(ptrs, sizes, &observer, ops);
+      auto run = ex.value()->RunPrefix(sample.value(), &observer, ops);
       if (!run.ok())
         return fail(w, Status(run.status().code(),
                               fmt::format("sequential MSE, sample {}: {}", s, run.status().message())));
@@ -124,7 +121,8 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
   if (!graph || !report) return InvalidArgument("SequentialMse: graph and report must not be NULL");
   *report = SeqMseReport{};
   if (samples.count == 0 || !samples.load)
-    return InvalidArgument("--param_quantizer_calibration seqmse needs calibration samples (--input_list)");
+    return InvalidArgument("--param_quantizer_calibration seqmse and --adaptive_rounding need calibration samples "
+                           "(--input_list)");
   Graph work = *graph;  // an error leaves the graph as it was
 
   std::vector<Target> targets;
@@ -141,14 +139,21 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       continue;
     }
     const Use u = t.consumers.front();
-    const std::string& type = work.op(u.op).type;
-    const bool weighted = type == "FullyConnected" || type == "MatMul" || type == "Conv1d" || type == "Conv2d" ||
-                          type == "Conv3d" || type == "DepthWiseConv2d";
-    if (u.slot != 1 || !weighted) continue;  // a constant operand or a normalization's scale: not searched
+    // A constant operand or a normalization's scale: not searched.
+    if (u.slot != 1 || !exec::IsWeightedOpType(work.op(u.op).type)) continue;
     auto rows = exec::WeightRowsOf(work, u.op);
     if (!rows.ok()) {
       if (rows.status().code() != StatusCode::kUnsupported) return rows.status();
       report->skipped.push_back(fmt::format("{}: {}", name, rows.status().message()));
+      continue;
+    }
+    // H is held in double, per worker in float and per search in float: a
+    // weight whose rows are too long for that keeps min-max, said so.
+    const double gram_mb = 8.0 * static_cast<double>(rows.value().groups) * static_cast<double>(rows.value().k) *
+                           static_cast<double>(rows.value().k) / (1 << 20);
+    if (gram_mb > kMaxGramMb) {
+      report->skipped.push_back(fmt::format("{}: rows of {} need a {:.0f} MB second moment (limit {:.0f} MB)", name,
+                                            rows.value().k, gram_mb, kMaxGramMb));
       continue;
     }
     target_of_op[u.op] = targets.size();

@@ -546,6 +546,22 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<const void*>& in
   return RunPrefix(inputs, input_bytes, observer, impl_->order.size());
 }
 
+Result<std::vector<HostTensor>> Executor::Run(const std::vector<std::vector<uint8_t>>& inputs,
+                                              const Observer* observer) {
+  return RunPrefix(inputs, observer, impl_->order.size());
+}
+
+Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<std::vector<uint8_t>>& inputs,
+                                                    const Observer* observer, size_t ops) {
+  std::vector<const void*> ptrs;
+  std::vector<size_t> sizes;
+  for (const auto& b : inputs) {
+    ptrs.push_back(b.data());
+    sizes.push_back(b.size());
+  }
+  return RunPrefix(ptrs, sizes, observer, ops);
+}
+
 Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void*>& inputs,
                                                     const std::vector<size_t>& input_bytes, const Observer* observer,
                                                     size_t ops) {

@@ -83,6 +83,9 @@ class Executor {
   // one Run at a time per executor.
   Result<std::vector<HostTensor>> Run(const std::vector<const void*>& inputs, const std::vector<size_t>& input_bytes,
                                       const Observer* observer = nullptr);
+  // The same with each input as one byte buffer (a loaded sample, graph-input order).
+  Result<std::vector<HostTensor>> Run(const std::vector<std::vector<uint8_t>>& inputs,
+                                      const Observer* observer = nullptr);
   // The ops in the order Run executes them.
   const std::vector<OpId>& order() const;
   // Only the first `ops` ops of order() (all of them when ops >= their
@@ -92,6 +95,8 @@ class Executor {
   Result<std::vector<HostTensor>> RunPrefix(const std::vector<const void*>& inputs,
                                             const std::vector<size_t>& input_bytes, const Observer* observer,
                                             size_t ops);
+  Result<std::vector<HostTensor>> RunPrefix(const std::vector<std::vector<uint8_t>>& inputs,
+                                            const Observer* observer, size_t ops);
 
  private:
   struct Impl;

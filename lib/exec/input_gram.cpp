@@ -9,7 +9,7 @@
 namespace qairt::exec {
 namespace {
 
-bool IsConv(const std::string& type) {
+bool IsConv(std::string_view type) {
   return type == "Conv1d" || type == "Conv2d" || type == "Conv3d" || type == "DepthWiseConv2d";
 }
 
@@ -24,10 +24,14 @@ int64_t AttrInt(const Op& op, const char* name) {
 
 }  // namespace
 
+bool IsWeightedOpType(std::string_view type) {
+  return type == "FullyConnected" || type == "MatMul" || IsConv(type);
+}
+
 Result<WeightRows> WeightRowsOf(const Graph& g, OpId id) {
   const Op& op = g.op(id);
-  const bool fc = op.type == "FullyConnected", matmul = op.type == "MatMul", conv = IsConv(op.type);
-  if (!fc && !matmul && !conv) return Unsupported(op, "not a FullyConnected, MatMul or convolution");
+  if (!IsWeightedOpType(op.type)) return Unsupported(op, "not a FullyConnected, MatMul or convolution");
+  const bool fc = op.type == "FullyConnected", matmul = op.type == "MatMul";
   if (op.inputs.size() < 2 || op.inputs[0] == kInvalidId || op.inputs[1] == kInvalidId)
     return Unsupported(op, "needs an input and a weight");
   const Tensor& x = g.tensor(op.inputs[0]);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
@@ -34,6 +35,9 @@ struct WeightRows {
   bool columns = false;  // MatMul [K, N]: row n is column n of the weight
   int64_t rows() const { return groups * rows_per_group; }
 };
+
+// FullyConnected, MatMul and the convolutions: the op types WeightRowsOf reads.
+bool IsWeightedOpType(std::string_view type);
 
 // The layout of `op`'s weight, or why its inputs cannot be gathered
 // (kUnsupported: op type, a transposed or non-static input, a batched

@@ -57,15 +57,9 @@ Result<std::vector<RunOutputs>> RunAll(const Graph& g, const std::vector<Sample>
         for (size_t k = 0; k < s[i].size() / 4; ++k) f[k] = exec::HalfRound(f[k]);
       }
     }
-    std::vector<const void*> ptrs;
-    std::vector<size_t> sizes;
-    for (auto& b : s) {
-      ptrs.push_back(b.data());
-      sizes.push_back(b.size());
-    }
     exec::Observer obs;
     if (observe) obs = [&](const exec::ObservedTensor& t) { return observe(si, t); };
-    auto out = ex.value()->Run(ptrs, sizes, observe ? &obs : nullptr);
+    auto out = ex.value()->Run(s, observe ? &obs : nullptr);
     if (!out.ok()) return out.status();
     RunOutputs ro;
     for (const auto& h : out.value()) ro.outputs.push_back(ToFloats(h));

@@ -424,3 +424,28 @@ TEST_CASE("seqmse searches every projection of a shared input, whatever its widt
     CHECK(r.notes[0].find("kept min-max") == std::string::npos);
   }
 }
+
+TEST_CASE("seqmse keeps min-max for a weight whose second moment would not fit, and says so", "[calib][seqmse]") {
+  // K = 12000: H would take 1.1 GB in double; nothing that large is allocated.
+  Graph g("wide");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 12000}).value();
+  const TensorId w = g.AddConstant("w", DType::kFloat32, Shape{2, 12000}, Floats(Normal(2 * 12000, 0.1f, 4))).value();
+  const OpId fc = g.AddOp("FullyConnected", "fc", {x, w}, {"y"}).value();
+  REQUIRE(g.MarkOutput(g.op(fc).outputs[0]).ok());
+  Options o = A16(8);
+  o.param_method = Method::kSeqMse;
+  SampleSource s;
+  s.count = 2;
+  s.load = [](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    return std::vector<std::vector<uint8_t>>{Bytes(Normal(12000, 1.f, static_cast<uint32_t>(i)))};
+  };
+  Graph minmax = g;
+  Report r, rm;
+  REQUIRE(Calibrate(&g, s, o, &r).ok());
+  o.param_method = Method::kMinMax;
+  REQUIRE(Calibrate(&minmax, s, o, &rm).ok());
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("0 weights") != std::string::npos);
+  CHECK(r.notes[0].find("w: rows of 12000 need a 1099 MB second moment (limit 1024 MB)") != std::string::npos);
+  CHECK(*g.tensor(w).encoding == *minmax.tensor(w).encoding);
+}
