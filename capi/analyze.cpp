@@ -230,6 +230,10 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
   if (!input_list) return InvalidArg("input_list must not be NULL");
   analyze::MixedOptions m;
   if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value, &m.gains)) return s;
+  if (options && options->calibration) {  // its progress callback follows the search's phases
+    calib::Options unused;
+    if (auto* s = qairt::capi::ToCalibrationOptions(options->calibration, &unused, &m.progress)) return s;
+  }
   std::shared_ptr<calib::InputList> keep;
   auto samples = SamplesOf(graph->graph, input_list, &keep);
   if (!samples.ok()) return qairt::capi::FromStatus(samples.status());

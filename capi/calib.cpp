@@ -121,6 +121,9 @@ qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib:
   Progress progress;
   return ToOptions(in, out, &progress);
 }
+qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out, Progress* progress) {
+  return ToOptions(in, out, progress);
+}
 }  // namespace qairt::capi
 
 extern "C" {

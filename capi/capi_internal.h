@@ -2,6 +2,8 @@
 // and the exception/Status guards. Nothing here is visible outside libqairt.
 #pragma once
 
+#include <functional>
+
 #include <cstring>
 #include <map>
 #include <memory>
@@ -95,6 +97,9 @@ struct Options;
 }  // namespace qairt::calib
 namespace qairt::capi {
 qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out);
+// The same, with the options' progress callback as a std::function (empty when unset).
+qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out,
+                                     std::function<void(size_t, size_t, const char*)>* progress);
 
 // The size of a versioned struct as its first ABI release defined it: the end
 // of its last field then. The minimum struct_size a function accepts is frozen

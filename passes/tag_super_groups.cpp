@@ -6,6 +6,9 @@
 // slope) without encodings get one computed from their data.
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "passes/adapt.h"
 #include "passes/quant_log.h"
 #include "passes/passes.h"
 #include "quant/quantize.h"
@@ -41,6 +44,23 @@ std::vector<OpId> MatchPattern(const Graph& g, OpId first, const std::vector<std
   return ops;
 }
 
+// The widest bit width at which a tensor enters the matched chain `ops`
+// from outside (activations, and weights up to 16 bits; not the int32
+// biases), with the tensor that sets it.
+std::pair<uint32_t, TensorId> WidestEntry(const Graph& g, const std::vector<OpId>& ops) {
+  std::vector<TensorId> inner;
+  for (size_t i = 0; i + 1 < ops.size(); ++i) inner.push_back(g.op(ops[i]).outputs[0]);
+  std::pair<uint32_t, TensorId> widest{0, kInvalidId};
+  for (OpId id : ops)
+    for (TensorId t : g.op(id).inputs) {
+      if (t == kInvalidId || std::find(inner.begin(), inner.end(), t) != inner.end()) continue;
+      const auto& e = g.tensor(t).encoding;
+      if (!e || !IsFixedPoint(e->dtype) || e->kind == EncodingKind::kArrayOf || e->effective_bitwidth() > 16) continue;
+      if (e->effective_bitwidth() > widest.first) widest = {e->effective_bitwidth(), t};
+    }
+  return widest;
+}
+
 }  // namespace
 
 Status TagSuperGroups(Session& s) {
@@ -61,6 +81,7 @@ Status TagSuperGroups(Session& s) {
         if (!why.empty()) s.Trace("[SUPER GROUP] not formed at {} ({}): {}", g.op(id).name, pattern, why);
         continue;
       }
+
       const int32_t gid = static_cast<int32_t>(s.super_groups.size());
       std::string names;
       for (OpId o : ops) {
@@ -72,8 +93,38 @@ Status TagSuperGroups(Session& s) {
       s.Trace("[SUPER GROUP] {} : [ {} ]", pattern, names);
 
       const TensorId end = g.op(ops.back()).outputs[0];
+      if (!g.tensor(end).encoding || !IsFixedPoint(g.tensor(end).encoding->dtype)) break;
+      // A group runs in one precision: where something enters it wider than
+      // its output (mixed precision promoted the input of a Conv + HardSwish
+      // to 16 bits), the whole group runs at that width, its output carried
+      // to the wider grid over the same range, and a Convert after the group
+      // gives the consumers the encoding they had. Otherwise the kernels
+      // would differ inside the group and its intermediate tensor, with the
+      // output's range, would be materialized at a Convert between them,
+      // cutting the convolution's outputs below HardSwish's floor of -0.375.
+      if (auto [bits, by] = WidestEntry(g, ops); bits > g.tensor(end).encoding->effective_bitwidth()) {
+        const Encoding original = *g.tensor(end).encoding;
+        const auto wide_dtype = FixedPointDType(IsSigned(original.dtype), bits);
+        auto wide = wide_dtype ? AdaptEncoding(original, *wide_dtype) : std::nullopt;
+        if (wide) {
+          wide->overridden = false;
+          ConvertSite site;
+          site.source = end;
+          site.to = original;
+          site.to.overridden = false;
+          site.consumers = g.tensor(end).consumers;
+          site.graph_output = g.tensor(end).is_output;
+          site.reason = kReasonSuperGroup;
+          site.why = fmt::format("super group [ {} ] runs at {} bits ('{}' enters it at {}): back to {} after it", names,
+                                 bits, g.tensor(by).name, bits, DTypeShortName(original.dtype));
+          QAIRT_RETURN_IF_ERROR(g.SetEncoding(end, *wide));
+          s.AddReason(end, kReasonSuperGroup);
+          s.Trace("[SUPER GRP. ENC.] {} {} (the group runs at {} bits)", g.tensor(end).name, EncodingTraceText(*wide),
+                  bits);
+          if (!site.consumers.empty() || site.graph_output) s.pending_converts.push_back(std::move(site));
+        }
+      }
       const auto& end_enc = g.tensor(end).encoding;
-      if (!end_enc || !IsFixedPoint(end_enc->dtype)) break;
       for (size_t i = 0; i + 1 < ops.size(); ++i) {
         const TensorId mid = g.op(ops[i]).outputs[0];
         const auto& before = g.tensor(mid).encoding;
@@ -113,6 +164,8 @@ Status TagSuperGroups(Session& s) {
       break;
     }
   }
+  // The converts after groups that run wider than their output.
+  if (!s.pending_converts.empty()) return InjectDataMovementConverts(s);
   return Status::Ok();
 }
 

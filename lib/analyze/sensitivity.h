@@ -88,11 +88,12 @@ std::string SensitivitySvg(const SensitivityReport& r);
 
 enum class MixedMode : uint32_t { kOff = 0, kBudget = 1, kPercent = 2 };
 
-// Mixed precision's costly step, sharded: each candidate's gain (the mean
-// per-sample output SQNR gain, in dB, with only it at the high precision),
-// which ranks the candidates. One evaluation per candidate, independent of
-// the others, so shards (Options::shard_index/shard_count) on other
-// processes or hosts split them; merged, they replace that step of
+// Each candidate's gain: the output SQNR gain (dB, on the search samples)
+// predicted with only it at the high precision, which ranks the candidates.
+// The gains come from one noise estimate (analyze/noise_estimate.h: a float
+// run of the samples and one run of each op per input), so a shard computes
+// the estimate whole and keeps the gains of its own candidates
+// (Options::shard_index/shard_count); merged, they replace that step of
 // ChooseMixedPrecision, which then chooses exactly as it would alone.
 struct MixedGains {
   size_t samples = 0;
@@ -107,7 +108,15 @@ struct MixedGains {
 struct MixedOptions {
   MixedMode mode = MixedMode::kOff;
   double value = 0;  // budget in dB (output SQNR) or percent of units
+  // Budget mode: at most this share of the layers is promoted; a budget it
+  // cannot meet leaves the best configuration found within it (not met).
+  double max_layers_percent = 20;
+  // Budget mode: simulations of candidate configurations after the base and
+  // the all-high one (each runs every sample through the whole graph).
+  uint32_t max_evaluations = 4;
   Options analysis;
+  // Progress (done, total, phase), one call at a time.
+  std::function<void(size_t, size_t, const char*)> progress;
   // Merged gains of this same search (MixedPrecisionGains of every shard);
   // null: computed here. Gains of another model, samples or precision are
   // refused.
@@ -122,9 +131,18 @@ struct MixedReport {
   std::vector<std::string> promoted_tensors;
   size_t boundaries = 0;  // edges between a promoted and a base unit: converts target processing will add
   double sqnr_base = 0, sqnr_high = 0, sqnr_chosen = 0;  // on the search samples
+  bool high_estimated = false;  // sqnr_high predicted by the noise estimate, not simulated (a budget search)
   bool met = false;  // the budget was reached (budget mode)
   size_t evaluations = 0;
   size_t held_out_samples = 0;  // odd samples kept out of the search's calibration (0: fewer than 4 samples)
+  double sqnr_predicted = 0;    // what the noise estimate predicted for the chosen configuration
+  // Cost: the whole search, and one calibration pass over the samples at the
+  // base precision (the final calibration's observation) for scale; work is
+  // counted in runs of one sample through the whole graph (op runs over ops),
+  // calibration passes included, so it does not depend on the machine.
+  double seconds = 0, calibration_seconds = 0;
+  double sample_runs = 0;
+  size_t samples = 0;
   std::string base_label, high_label;
 };
 

@@ -74,6 +74,14 @@ struct Report {
 Status Calibrate(Graph* graph, const SampleSource& samples, const Options& options, Report* report,
                  const std::function<void(size_t, size_t, const char*)>& progress = {});
 
+// Calibrates `a` with `oa` and `b` with `ob`, two copies of one float graph
+// (the same precision search at two bit widths): one observation of the
+// samples serves both when their statistics are the same kind (same
+// activation method, bins and float inputs; no sequential MSE or adaptive
+// rounding). `report` is a's. An error leaves both graphs unchanged.
+Status CalibrateBoth(Graph* a, const Options& oa, Graph* b, const Options& ob, const SampleSource& samples,
+                     Report* report, const std::function<void(size_t, size_t, const char*)>& progress = {});
+
 // Only the static float tensors without an encoding (weights, constants),
 // from their values: no samples, activations left as they are (what the
 // vendor's --float_fallback does for parameters an encodings file misses).

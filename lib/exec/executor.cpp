@@ -221,17 +221,11 @@ Status SimulateBuf(const Tensor& tensor, SimKind sim, Buf& b, std::vector<uint8_
     for (int64_t k = 0; k < b.count; ++k) p[k] = HalfRound(p[k]);
     return Status::Ok();
   }
-  const Encoding& enc = *tensor.encoding;
   quant::QuantizeOptions qo;
   qo.nonfinite = quant::NonFinitePolicy::kWarnNanAsZero;
   std::vector<std::string> warnings;
   qo.warnings = &warnings;
-  const auto bytes = StorageBytes(enc.dtype, static_cast<uint64_t>(b.count));
-  if (!bytes) return InvalidArgument("tensor '{}': cannot size its {} encoding", tensor.name, DTypeName(enc.dtype));
-  scratch->resize(*bytes + 8);
-  Status s = quant::QuantizeTensor(tensor.name, DType::kFloat32, b.f(), b.dims, enc, scratch->data(), *bytes, qo);
-  if (!s.ok()) return s;
-  return quant::DequantizeTensor(tensor.name, scratch->data(), *bytes, b.dims, enc, b.f(), qo);
+  return quant::FakeQuantize(tensor.name, b.f(), b.dims, *tensor.encoding, scratch, qo);
 }
 
 SimKind SimOf(const Tensor& tensor) {

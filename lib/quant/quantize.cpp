@@ -286,6 +286,17 @@ Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, DType src_dty
   return out;
 }
 
+Status FakeQuantize(std::string_view name, float* data, const std::vector<int64_t>& dims, const Encoding& enc,
+                    std::vector<uint8_t>* scratch, const QuantizeOptions& options) {
+  uint64_t count = 1;
+  for (int64_t d : dims) count *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+  const auto bytes = StorageBytes(enc.dtype, count);
+  if (!bytes) return InvalidArgument("tensor '{}': cannot size its {} encoding", name, DTypeName(enc.dtype));
+  scratch->resize(*bytes + 8);
+  QAIRT_RETURN_IF_ERROR(QuantizeTensor(name, DType::kFloat32, data, dims, enc, scratch->data(), *bytes, options));
+  return DequantizeTensor(name, scratch->data(), *bytes, dims, enc, data, options);
+}
+
 Status DequantizeTensor(std::string_view name, const void* src, size_t src_bytes, const std::vector<int64_t>& dims,
                         const Encoding& enc, float* dst, const QuantizeOptions& options) {
   auto n = CountOf(name, dims);

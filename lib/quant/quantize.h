@@ -55,6 +55,12 @@ Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, DType src_dty
 Status DequantizeTensor(std::string_view name, const void* src, size_t src_bytes, const std::vector<int64_t>& dims,
                         const Encoding& enc, float* dst, const QuantizeOptions& options = {});
 
+// Quantizes float32 `data` with `enc` and dequantizes it back in place: the
+// values a tensor holds when it runs at that encoding. `scratch` holds the
+// quantized bytes (reused between calls).
+Status FakeQuantize(std::string_view name, float* data, const std::vector<int64_t>& dims, const Encoding& enc,
+                    std::vector<uint8_t>* scratch, const QuantizeOptions& options = {});
+
 // What encoding to compute from data.
 struct EncodingRequest {
   EncodingKind kind = EncodingKind::kPerTensor;  // per-tensor, per-channel, per-block or LPBQ

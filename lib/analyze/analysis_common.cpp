@@ -1,0 +1,177 @@
+#include "analyze/analysis_common.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+#include <set>
+
+namespace qairt::analyze::detail {
+std::string Label(uint32_t w, uint32_t a) { return fmt::format("W{}A{}", w, a); }
+
+
+// Calibration options of the high precision: the base ones at the high bit
+// widths; blocks and LPBQ (4-bit schemes) off at 8 bits and up; per-tensor
+// 16-bit weights where the target's A16W16 kernels take only those.
+calib::Options HighCalibration(const Options& o) {
+  calib::Options high = o.calibration;
+  high.act_bitwidth = o.high_act_bitwidth;
+  high.weights_bitwidth = o.high_weights_bitwidth;
+  if (high.weights_bitwidth >= 8) {
+    high.block_size = 0;
+    high.lpbq = false;
+  }
+  if (high.weights_bitwidth == 16 && o.high_weights_per_tensor) high.per_channel = high.per_row = false;
+  return high;
+}
+
+// `g` with the proxy tensors appended to its outputs (they follow the
+// graph's own outputs in every run's results).
+Result<Graph> WithProxies(const Graph& g, const std::vector<std::string>& proxies) {
+  Graph out = g;
+  for (const std::string& name : proxies) {
+    auto id = out.FindTensor(name);
+    if (!id) return InvalidArgument("mixed precision: tensor '{}' is missing from a candidate graph", name);
+    if (Status s = out.MarkOutput(*id); !s.ok()) return s;
+  }
+  return out;
+}
+
+// split_parts: an op's activations and its weights are separate units (mixed
+// precision chooses them independently: 16-bit activations with 8-bit
+// weights is the cheap promotion every HTP op has kernels for).
+// Calibrates on `samples`; the reference outputs are computed on `scoring`
+// (the samples every candidate is scored on).
+Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const calib::SampleSource& scoring,
+               const Options& o, Prepared* p, bool split_parts) {
+  if (samples.count == 0 || scoring.count == 0) return InvalidArgument("the analysis needs at least one sample");
+  const calib::Options high = HighCalibration(o);
+  p->low = float_graph;
+  p->high = float_graph;
+  calib::Report rep;
+  if (Status s = calib::CalibrateBoth(&p->low, o.calibration, &p->high, high, samples, &rep); !s.ok()) return s;
+  for (TensorId out : float_graph.outputs()) {
+    const Tensor& t = float_graph.tensor(out);
+    TensorId proxy = out;
+    if (t.producer != kInvalidId) {
+      const Op& head = float_graph.op(t.producer);
+      if ((head.type == "Softmax" || head.type == "LogSoftmax" || head.type == "Sigmoid") && !head.inputs.empty() &&
+          float_graph.tensor(head.inputs[0]).kind == TensorKind::kActivation)
+        proxy = head.inputs[0];
+    }
+    if (proxy == out) {
+      p->proxy_slot.push_back(p->proxy_slot.size());
+    } else {
+      p->proxy_slot.push_back(float_graph.outputs().size() + p->proxies.size());
+      p->proxies.push_back(float_graph.tensor(proxy).name);
+    }
+  }
+  auto with_proxies = WithProxies(float_graph, p->proxies);
+  if (!with_proxies.ok()) return with_proxies.status();
+  auto ref = calib::RunSamples(with_proxies.value(), scoring, false, o.num_threads);
+  if (!ref.ok()) return ref.status();
+  p->reference = std::move(ref).value();
+
+  // Units: graph inputs, then ops in topological order. A tensor belongs to
+  // the first unit that claims it (a weight shared by two ops).
+  std::set<TensorId> claimed;
+  auto differs = [&](TensorId t) {
+    return p->low.tensor(t).encoding && p->low.tensor(t).encoding != p->high.tensor(t).encoding;
+  };
+  for (TensorId t : float_graph.inputs()) {
+    if (p->low.tensor(t).encoding) ++p->layers;
+    if (!differs(t)) continue;
+    claimed.insert(t);
+    p->units.push_back(Unit{float_graph.tensor(t).name, "input", "", 0, {t}, 0, 0});
+  }
+  auto order = float_graph.TopologicalOrder();
+  if (!order.ok()) return order.status();
+  size_t depth = 0;
+  for (OpId id : order.value()) {
+    const Op& op = float_graph.op(id);
+    ++depth;
+    Unit u{op.name, op.type, "", depth, {}, 0, 0};
+    bool layer = false;
+    for (TensorId t : op.outputs) layer = layer || p->low.tensor(t).encoding.has_value();
+    for (TensorId t : op.inputs)
+      layer = layer || (t != kInvalidId && float_graph.tensor(t).kind == TensorKind::kStatic &&
+                        p->low.tensor(t).encoding.has_value());
+    p->layers += layer;
+    for (TensorId t : op.outputs)
+      if (differs(t) && claimed.insert(t).second) u.tensors.push_back(t);
+    Unit w = u;
+    w.tensors.clear();
+    w.part = "weights";
+    for (TensorId t : op.inputs)
+      if (t != kInvalidId && float_graph.tensor(t).kind == TensorKind::kStatic && differs(t) &&
+          claimed.insert(t).second)
+        (split_parts ? w : u).tensors.push_back(t);
+    if (split_parts && !u.tensors.empty()) u.part = "activations";
+    if (!u.tensors.empty()) p->units.push_back(std::move(u));
+    if (!w.tensors.empty()) p->units.push_back(std::move(w));
+  }
+  return Status::Ok();
+}
+
+// `base` with the encodings of `tensors` taken from `from` (or cleared).
+Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::vector<TensorId>& tensors) {
+  Graph g = base;
+  for (TensorId t : tensors) {
+    const auto& e = from.tensor(t).encoding;
+    Status s = e ? g.SetEncoding(t, *e) : g.ClearEncoding(t);
+    if (!s.ok()) return s;
+  }
+  return g;
+}
+
+
+// worst_half: the score is the worse of the even and odd samples' SQNR.
+Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,
+                     bool worst_half) {
+  std::optional<Graph> realized;
+  if (o.realize) {
+    auto r = o.realize(g);
+    if (!r.ok()) return Scores{kInfeasible, kInfeasible};  // no kernels for it
+    realized = std::move(r).value();
+  }
+  auto run_graph = WithProxies(realized ? *realized : g, p.proxies);
+  if (!run_graph.ok()) return Scores{kInfeasible, kInfeasible};
+  auto out = calib::RunSamples(run_graph.value(), samples, true, o.num_threads);
+  if (!out.ok()) return out.status();
+  const size_t n = samples.count, outputs = p.proxy_slot.size();
+  for (size_t k = 0; k < p.reference.size(); ++k)
+    if (k >= out.value().size() || out.value()[k].size() != p.reference[k].size())
+      return Scores{kInfeasible, kInfeasible};
+  // SQNR over samples `which` of the results `slots`.
+  auto subset = [&](const std::vector<size_t>& which, const std::vector<size_t>& slots) {
+    calib::SampleOutputs ref(slots.size()), got(slots.size());
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const std::vector<float>& r = p.reference[slots[k]];
+      const std::vector<float>& q = out.value()[slots[k]];
+      const size_t per = r.size() / n;
+      for (size_t i : which) {
+        const auto at = static_cast<std::ptrdiff_t>(i * per), end = static_cast<std::ptrdiff_t>((i + 1) * per);
+        ref[k].insert(ref[k].end(), r.begin() + at, r.begin() + end);
+        got[k].insert(got[k].end(), q.begin() + at, q.begin() + end);
+      }
+    }
+    return calib::Worst(ref, got).sqnr_db;
+  };
+  std::vector<size_t> all(n), outs(outputs), even, odd;
+  for (size_t i = 0; i < n; ++i) all[i] = i, (i % 2 ? odd : even).push_back(i);
+  for (size_t k = 0; k < outputs; ++k) outs[k] = k;
+  Scores sc;
+  sc.sqnr = worst_half && n >= 2 ? std::min(subset(even, outs), subset(odd, outs)) : subset(all, outs);
+  sc.typical = subset(all, p.proxy_slot);
+  return sc;
+}
+
+std::vector<TensorId> TensorsOf(const std::vector<Unit>& units, const std::vector<size_t>& chosen) {
+  std::vector<TensorId> ts;
+  for (size_t i : chosen) ts.insert(ts.end(), units[i].tensors.begin(), units[i].tensors.end());
+  return ts;
+}
+
+std::string Db(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+
+}  // namespace qairt::analyze::detail

@@ -1,0 +1,75 @@
+// What the sensitivity analysis and mixed precision share: the two
+// calibrated copies of a float graph, its units, and how a configuration is
+// scored against the float model. Internal to lib/analyze.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyze/sensitivity.h"
+#include "calib/sample_eval.h"
+
+namespace qairt::analyze::detail {
+
+std::string Label(uint32_t w, uint32_t a);  // "W8A16"
+
+// The two calibrated copies of the float graph, the units and the float
+// reference outputs.
+struct Prepared {
+  Graph low, high;
+  std::vector<Unit> units;
+  size_t layers = 0;  // inputs and ops with at least one encoded tensor at the base precision
+  // Tensors that rank candidates: the logits under a Softmax/Sigmoid output
+  // head, else the outputs themselves. A saturating head makes the output's
+  // error hinge on the few samples near a decision boundary, so a ranking by
+  // it learns which layer happens to fix those samples (on the cls model: a
+  // layer worth +20 dB on the calibration set that lost 3 dB on held-out
+  // images); the logits' error falls smoothly with every real improvement.
+  std::vector<std::string> proxies;  // appended outputs (not already graph outputs)
+  std::vector<size_t> proxy_slot;     // per graph output: its ranking tensor's index in the results
+  calib::SampleOutputs reference;
+};
+
+// Calibration options of the high precision: the base ones at the high bit
+// widths; blocks and LPBQ (4-bit schemes) off at 8 bits and up; per-tensor
+// 16-bit weights where the target's A16W16 kernels take only those.
+calib::Options HighCalibration(const Options& o);
+
+// `g` with the proxy tensors appended to its outputs (they follow the
+// graph's own outputs in every run's results).
+Result<Graph> WithProxies(const Graph& g, const std::vector<std::string>& proxies);
+
+// Calibrates both precisions on `samples` (one observation of the samples
+// when the two share their statistics) and computes the float reference on
+// `scoring` (the samples every candidate is scored on). split_parts: an op's
+// activations and its weights are separate units (mixed precision chooses
+// them independently: 16-bit activations with 8-bit weights is the cheap
+// promotion every HTP op has kernels for).
+Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const calib::SampleSource& scoring,
+               const Options& o, Prepared* p, bool split_parts = false);
+
+// `base` with the encodings of `tensors` taken from `from` (or cleared).
+Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::vector<TensorId>& tensors);
+
+// Scores of one configuration against the float reference.
+struct Scores {
+  double sqnr = 0;  // worst output, over all scoring samples
+  // Mean over samples of each sample's SQNR (dB): what ranks candidates, as
+  // it does not hinge on one sample (on the cls model, ranking by the
+  // aggregate picked a layer worth +20 dB on the calibration samples that
+  // lost 3 dB on held-out ones).
+  double typical = 0;
+};
+constexpr double kInfeasible = -1e9;
+
+// worst_half: the score is the worse of the even and odd samples' SQNR.
+Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,
+                     bool worst_half = false);
+
+std::vector<TensorId> TensorsOf(const std::vector<Unit>& units, const std::vector<size_t>& chosen);
+
+// Shortest text that reads back as the same double: a shard's report
+// crosses processes as JSON, and the merged one must equal an unsharded one.
+std::string Db(double v);
+
+}  // namespace qairt::analyze::detail

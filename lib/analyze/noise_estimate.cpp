@@ -1,0 +1,423 @@
+#include "analyze/noise_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+
+#include "exec/executor.h"
+#include "quant/quantize.h"
+
+namespace qairt::analyze {
+namespace {
+
+// One observed tensor of the sample being processed, in executor storage form.
+struct Stored {
+  DType storage = DType::kFloat32;  // kFloat32, kInt64 or kBool
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+  const float* f() const { return reinterpret_cast<const float*>(bytes.data()); }
+  size_t floats() const { return bytes.size() / 4; }
+};
+
+// Storage bytes -> the probe graph input's external dtype. False where the
+// conversion is not a plain copy or integer narrowing (the op is then not
+// probed).
+bool ToExternal(const Stored& s, DType ext, std::vector<uint8_t>* out) {
+  if ((s.storage == DType::kFloat32 && ext == DType::kFloat32) || (s.storage == DType::kInt64 && ext == DType::kInt64) ||
+      (s.storage == DType::kBool && ext == DType::kBool)) {
+    *out = s.bytes;
+    return true;
+  }
+  static const DType kNarrow[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32,
+                                  DType::kUInt32, DType::kUInt64};
+  if (s.storage != DType::kInt64 || std::find(std::begin(kNarrow), std::end(kNarrow), ext) == std::end(kNarrow))
+    return false;
+  const size_t width = DTypeBits(ext) / 8, n = s.bytes.size() / 8;
+  out->resize(n * width);
+  for (size_t k = 0; k < n; ++k) std::memcpy(out->data() + k * width, s.bytes.data() + k * 8, width);  // little-endian
+  return true;
+}
+
+double Power(const float* a, size_t n) {
+  double p = 0;
+  for (size_t k = 0; k < n; ++k) p += static_cast<double>(a[k]) * a[k];
+  return p;
+}
+
+double ErrorPower(const float* a, const float* b, size_t n) {
+  double p = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const double d = static_cast<double>(a[k]) - b[k];
+    p += d * d;
+  }
+  return std::isfinite(p) ? p : 0.0;
+}
+
+// Power of the noise `enc` adds to float values x.
+Result<double> QuantNoise(const std::string& name, const Stored& x, const Encoding& enc, std::vector<float>* tmp,
+                          std::vector<uint8_t>* scratch) {
+  tmp->assign(x.f(), x.f() + x.floats());
+  quant::QuantizeOptions qo;
+  qo.nonfinite = quant::NonFinitePolicy::kWarnNanAsZero;
+  std::vector<std::string> warnings;
+  qo.warnings = &warnings;
+  QAIRT_RETURN_IF_ERROR(quant::FakeQuantize(name, tmp->data(), x.dims, enc, scratch, qo));
+  return ErrorPower(tmp->data(), x.f(), x.floats());
+}
+
+// `op` of `g` as a graph of its own: its distinct activation inputs become
+// graph inputs (shaped as observed), its static inputs constants (the
+// encodings of `encoded` taken from `enc_from`, others as in `g`), its
+// outputs graph outputs.
+Result<Graph> OneOpGraph(const Graph& g, const Op& op, const std::vector<TensorId>& acts,
+                         const std::vector<const Stored*>& vals, const Graph* enc_from,
+                         const std::vector<TensorId>& encoded) {
+  Graph one("probe_" + op.name);
+  std::map<TensorId, TensorId> map;
+  for (size_t k = 0; k < acts.size(); ++k) {
+    const Tensor& t = g.tensor(acts[k]);
+    auto in = one.AddInput(t.name, t.dtype, Shape::FromExtents(vals[k]->dims));
+    if (!in.ok()) return in.status();
+    map[acts[k]] = in.value();
+  }
+  OpSpec spec;
+  spec.type = op.type;
+  spec.name = op.name;
+  spec.attrs = op.attrs;
+  for (TensorId t : op.inputs) {
+    if (t == kInvalidId) {
+      spec.inputs.push_back(kInvalidId);
+      continue;
+    }
+    auto it = map.find(t);
+    if (it == map.end()) {
+      const Tensor& s = g.tensor(t);
+      auto c = one.AddConstant(s.name, s.dtype, s.shape, s.data);
+      if (!c.ok()) return c.status();
+      const bool listed = std::find(encoded.begin(), encoded.end(), t) != encoded.end();
+      const std::optional<Encoding> none;
+      const auto& e = listed ? (enc_from ? enc_from->tensor(t).encoding : none) : s.encoding;
+      if (e) QAIRT_RETURN_IF_ERROR(one.SetEncoding(c.value(), *e));
+      it = map.emplace(t, c.value()).first;
+    }
+    spec.inputs.push_back(it->second);
+  }
+  std::vector<TensorId> outs;
+  for (TensorId t : op.outputs) {
+    if (t == kInvalidId) {
+      spec.outputs.push_back(kInvalidId);
+      continue;
+    }
+    auto o = one.AddTensor(g.tensor(t).name, g.tensor(t).dtype);
+    if (!o.ok()) return o.status();
+    spec.outputs.push_back(o.value());
+    outs.push_back(o.value());
+  }
+  auto added = one.AddOp(std::move(spec));
+  if (!added.ok()) return added.status();
+  for (TensorId t : outs) QAIRT_RETURN_IF_ERROR(one.MarkOutput(t));
+  return one;
+}
+
+// Per op (position in the float run's order): what its probes measured,
+// summed over samples.
+struct OpProbe {
+  bool built = false, usable = false;
+  std::vector<TensorId> acts;   // distinct activation inputs (probe graph inputs)
+  std::vector<DType> ext;       // their external dtypes in the probe graph
+  std::vector<TensorId> outs;   // valid outputs, probe graph output order
+  std::unique_ptr<exec::Executor> clean, wlow, whigh;
+  std::vector<TensorId> weights;  // static inputs owned by a weights unit
+  std::vector<double> in_noise;   // per act: injected noise power
+  std::vector<std::vector<double>> out_noise;  // per act, per output: noise power it caused
+  std::vector<double> wnoise_low, wnoise_high;  // per output: noise of the weights at each precision
+};
+
+bool IsFloatOut(const exec::HostTensor& h) { return h.dtype == DType::kFloat32; }
+
+}  // namespace
+
+Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& high, const std::vector<Unit>& units,
+                     const std::vector<TensorId>& ranked, const std::vector<TensorId>& terminal,
+                     const calib::SampleSource& samples, uint32_t num_threads, NoiseEstimate* out,
+                     const std::function<void(size_t, size_t, const char*)>& progress) {
+  *out = NoiseEstimate{};
+  const Graph& g = float_graph;
+  exec::Options eo;
+  eo.num_threads = num_threads;
+  eo.simulate_quantization = false;
+  eo.observe_inputs = true;
+  auto ex = exec::Executor::Create(g, eo);
+  if (!ex.ok()) return ex.status();
+  const std::vector<OpId>& order = ex.value()->order();
+  std::vector<int64_t> pos_of_tensor(g.tensor_count(), -1), last_use(g.tensor_count(), -1);
+  for (size_t p = 0; p < order.size(); ++p) {
+    for (TensorId t : g.op(order[p]).outputs)
+      if (t != kInvalidId && pos_of_tensor[t] < 0) pos_of_tensor[t] = static_cast<int64_t>(p);
+    for (TensorId t : g.op(order[p]).inputs)
+      if (t != kInvalidId) last_use[t] = static_cast<int64_t>(p);
+  }
+  // Weights owned by a unit, by op name.
+  std::map<std::string, std::vector<TensorId>> unit_weights;
+  for (const Unit& u : units)
+    for (TensorId t : u.tensors)
+      if (g.tensor(t).kind == TensorKind::kStatic) unit_weights[u.name].push_back(t);
+
+  std::vector<OpProbe> probes(order.size());
+  std::vector<double> n_low(g.tensor_count(), 0), n_high(g.tensor_count(), 0), signal(g.tensor_count(), 0);
+  std::vector<bool> owned(g.tensor_count(), false);  // a unit's tensor: its high-precision noise is needed
+  for (const Unit& u : units)
+    for (TensorId t : u.tensors) owned[t] = true;
+  std::vector<bool> is_ranked(g.tensor_count(), false);
+  for (TensorId t : ranked) is_ranked[t] = true;
+  for (TensorId t : terminal) is_ranked[t] = true;
+  std::map<TensorId, Stored> live;
+  std::map<TensorId, Stored> quantized;  // the current sample's values in the base quantized model
+  std::vector<float> tmp, y;
+  std::vector<uint8_t> scratch;
+  std::mt19937 rng(0x6e6f6973);
+
+  // Builds op p's probes from the first sample's shapes.
+  auto build = [&](size_t p) -> Status {
+    OpProbe& pr = probes[p];
+    pr.built = true;
+    const Op& op = g.op(order[p]);
+    std::vector<const Stored*> vals;
+    for (TensorId t : op.inputs) {
+      if (t == kInvalidId || g.tensor(t).kind == TensorKind::kStatic) continue;
+      if (std::find(pr.acts.begin(), pr.acts.end(), t) != pr.acts.end()) continue;
+      auto it = live.find(t);
+      if (it == live.end()) return Status::Ok();  // not observed: not probed
+      pr.acts.push_back(t);
+      vals.push_back(&it->second);
+      pr.ext.push_back(g.tensor(t).dtype);
+    }
+    for (TensorId t : op.outputs)
+      if (t != kInvalidId) pr.outs.push_back(t);
+    exec::Options po;
+    po.num_threads = num_threads;
+    auto make = [&](const Graph* from, const std::vector<TensorId>& enc) -> std::unique_ptr<exec::Executor> {
+      auto one = OneOpGraph(g, op, pr.acts, vals, from, enc);
+      if (!one.ok()) return nullptr;
+      auto e = exec::Executor::Create(one.value(), po);
+      return e.ok() ? std::move(e).value() : nullptr;
+    };
+    if (auto w = unit_weights.find(op.name); w != unit_weights.end())
+      for (TensorId t : w->second)
+        if (std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end()) pr.weights.push_back(t);
+    pr.clean = make(nullptr, pr.weights);  // the unit's weights float
+    if (!pr.clean) return Status::Ok();
+    if (!pr.weights.empty()) {
+      pr.wlow = make(&low, pr.weights);
+      pr.whigh = make(&high, pr.weights);
+    }
+    pr.usable = true;
+    pr.in_noise.assign(pr.acts.size(), 0);
+    pr.out_noise.assign(pr.acts.size(), std::vector<double>(pr.outs.size(), 0));
+    pr.wnoise_low.assign(pr.outs.size(), 0);
+    pr.wnoise_high.assign(pr.outs.size(), 0);
+    return Status::Ok();
+  };
+
+  // Runs op p's probes on the current sample's values.
+  auto probe = [&](size_t p) -> Status {
+    if (!probes[p].built) QAIRT_RETURN_IF_ERROR(build(p));
+    OpProbe& pr = probes[p];
+    if (!pr.usable) return Status::Ok();
+    std::vector<std::vector<uint8_t>> in(pr.acts.size());
+    for (size_t k = 0; k < pr.acts.size(); ++k) {
+      auto it = live.find(pr.acts[k]);
+      if (it == live.end() || !ToExternal(it->second, pr.ext[k], &in[k])) return Status::Ok();
+    }
+    auto base = pr.clean->Run(in);
+    ++out->op_runs;
+    if (!base.ok()) return Status::Ok();  // another shape on this sample: skipped
+    const auto& y0 = base.value();
+    auto noise_of = [&](const std::vector<exec::HostTensor>& ys, std::vector<double>* acc) {
+      for (size_t o = 0; o < pr.outs.size() && o < ys.size(); ++o)
+        if (IsFloatOut(ys[o]) && IsFloatOut(y0[o]) && ys[o].bytes.size() == y0[o].bytes.size())
+          (*acc)[o] += ErrorPower(reinterpret_cast<const float*>(ys[o].bytes.data()),
+                                  reinterpret_cast<const float*>(y0[o].bytes.data()), ys[o].bytes.size() / 4);
+    };
+    for (size_t k = 0; k < pr.acts.size(); ++k) {
+      const Stored& x = live.at(pr.acts[k]);
+      if (x.storage != DType::kFloat32 || pr.ext[k] != DType::kFloat32 || x.floats() == 0) continue;
+      // The error the quantized model carries into this input: the noise of
+      // every quantizer upstream, shaped by the ops it went through, which is
+      // what this op's gain applies to (white noise would see gains the real
+      // error never meets, and compounded over fifty layers the estimate
+      // favoured the first ones tenfold). Else the input's own quantization
+      // noise; else small random noise.
+      double injected = 0;
+      if (auto q = quantized.find(pr.acts[k]);
+          q != quantized.end() && q->second.storage == DType::kFloat32 && q->second.bytes.size() == x.bytes.size()) {
+        tmp.assign(q->second.f(), q->second.f() + x.floats());
+        injected = ErrorPower(tmp.data(), x.f(), x.floats());
+      }
+      if (!(injected > 0)) {
+        tmp.assign(x.f(), x.f() + x.floats());
+        if (const auto& e = low.tensor(pr.acts[k]).encoding; e && e->is_fixed_point()) {
+          auto n = QuantNoise(g.tensor(pr.acts[k]).name, x, *e, &tmp, &scratch);
+          if (n.ok()) injected = n.value();
+        }
+      }
+      if (!(injected > 0)) {
+        const double rms = std::sqrt(Power(x.f(), x.floats()) / static_cast<double>(x.floats()));
+        std::normal_distribution<float> nd(0.f, static_cast<float>(rms > 0 ? 1e-3 * rms : 1e-6));
+        tmp.assign(x.f(), x.f() + x.floats());
+        for (float& v : tmp) v += nd(rng);
+        injected = ErrorPower(tmp.data(), x.f(), x.floats());
+      }
+      if (!(injected > 0)) continue;
+      std::vector<uint8_t> clean_input(tmp.size() * sizeof(float));
+      std::memcpy(clean_input.data(), tmp.data(), clean_input.size());
+      in[k].swap(clean_input);  // in[k] now holds the perturbed values
+      auto r = pr.clean->Run(in);
+      in[k].swap(clean_input);
+      ++out->op_runs;
+      if (!r.ok()) continue;
+      pr.in_noise[k] += injected;
+      noise_of(r.value(), &pr.out_noise[k]);
+    }
+    if (pr.wlow && pr.whigh) {
+      auto rl = pr.wlow->Run(in);
+      auto rh = pr.whigh->Run(in);
+      out->op_runs += 2;
+      if (rl.ok() && rh.ok()) {
+        noise_of(rl.value(), &pr.wnoise_low);
+        noise_of(rh.value(), &pr.wnoise_high);
+      }
+    }
+    return Status::Ok();
+  };
+
+  size_t next = 0;  // first op not yet probed on this sample
+  auto finish_upto = [&](size_t end) -> Status {
+    for (; next < end; ++next) {
+      QAIRT_RETURN_IF_ERROR(probe(next));
+      for (auto it = live.begin(); it != live.end();)  // values no later op reads
+        it = last_use[it->first] <= static_cast<int64_t>(next) && !is_ranked[it->first] ? live.erase(it) : std::next(it);
+    }
+    return Status::Ok();
+  };
+  exec::Observer observer = [&](const exec::ObservedTensor& o) -> Status {
+    if (pos_of_tensor[o.id] >= 0) QAIRT_RETURN_IF_ERROR(finish_upto(static_cast<size_t>(pos_of_tensor[o.id])));
+    Stored s;
+    s.storage = o.storage_dtype;
+    s.dims = *o.dims;
+    s.bytes.assign(static_cast<const uint8_t*>(o.data), static_cast<const uint8_t*>(o.data) + o.bytes);
+    if (s.storage == DType::kFloat32) {
+      if (is_ranked[o.id]) signal[o.id] += Power(s.f(), s.floats());
+      const auto& el = low.tensor(o.id).encoding;
+      const auto& eh = high.tensor(o.id).encoding;
+      if (el && el->is_fixed_point()) {
+        auto n = QuantNoise(*o.name, s, *el, &tmp, &scratch);
+        if (!n.ok()) return n.status();
+        n_low[o.id] += n.value();
+        if (eh && eh->is_fixed_point() && owned[o.id]) {
+          auto h = QuantNoise(*o.name, s, *eh, &tmp, &scratch);
+          if (!h.ok()) return h.status();
+          n_high[o.id] += h.value();
+        }
+      }
+    }
+    if (last_use[o.id] >= 0 || is_ranked[o.id]) live[o.id] = std::move(s);
+    return Status::Ok();
+  };
+  exec::Options qo = eo;
+  qo.simulate_quantization = true;
+  auto qex = exec::Executor::Create(low, qo);
+  if (!qex.ok()) return qex.status();
+  exec::Observer keep_quantized = [&](const exec::ObservedTensor& o) -> Status {
+    if (last_use[o.id] < 0 || o.storage_dtype != DType::kFloat32) return Status::Ok();
+    Stored& q = quantized[o.id];
+    q.storage = o.storage_dtype;
+    q.dims = *o.dims;
+    q.bytes.assign(static_cast<const uint8_t*>(o.data), static_cast<const uint8_t*>(o.data) + o.bytes);
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < samples.count; ++i) {
+    auto in = samples.load(i);
+    if (!in.ok()) return in.status();
+    quantized.clear();
+    if (auto r = qex.value()->Run(in.value(), &keep_quantized); !r.ok()) return r.status();
+    out->op_runs += order.size();
+    live.clear();
+    next = 0;
+    auto r = ex.value()->Run(in.value(), &observer);
+    if (!r.ok()) return r.status();
+    out->op_runs += order.size();
+    QAIRT_RETURN_IF_ERROR(finish_upto(order.size()));
+    if (progress) progress(i + 1, samples.count, "noise estimate");
+  }
+
+  // Gains to the ranked outputs, backwards over the graph. A terminal
+  // output's own noise counts, but its gain is not carried back through the
+  // head that produced it: its input is ranked itself.
+  std::vector<double> gain(g.tensor_count(), 0), own(g.tensor_count(), 0);
+  for (TensorId t : ranked)
+    if (signal[t] > 0) gain[t] += 1.0 / signal[t];
+  for (TensorId t : terminal)
+    if (signal[t] > 0) own[t] = 1.0 / signal[t];
+  for (size_t p = order.size(); p-- > 0;) {
+    const OpProbe& pr = probes[p];
+    const Op& op = g.op(order[p]);
+    if (!pr.usable) {
+      // Not probed: every float input reaches every output unchanged.
+      double downstream = 0;
+      for (TensorId o : op.outputs)
+        if (o != kInvalidId) downstream += gain[o];
+      std::set<TensorId> seen;
+      for (TensorId t : op.inputs)
+        if (t != kInvalidId && g.tensor(t).kind != TensorKind::kStatic && seen.insert(t).second) gain[t] += downstream;
+      continue;
+    }
+    for (size_t k = 0; k < pr.acts.size(); ++k) {
+      if (!(pr.in_noise[k] > 0)) continue;
+      for (size_t o = 0; o < pr.outs.size(); ++o)
+        gain[pr.acts[k]] += pr.out_noise[k][o] / pr.in_noise[k] * gain[pr.outs[o]];
+    }
+  }
+  // Contributions.
+  for (TensorId t = 0; t < g.tensor_count(); ++t) {
+    gain[t] += own[t];
+    out->total_base += n_low[t] * gain[t];
+    out->total_high += n_high[t] * gain[t];
+  }
+  std::map<std::string, size_t> pos_of_op;
+  for (size_t p = 0; p < order.size(); ++p) pos_of_op[g.op(order[p]).name] = p;
+  out->base.assign(units.size(), 0);
+  out->high.assign(units.size(), 0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    bool weights = false;
+    for (TensorId t : units[u].tensors) {
+      if (g.tensor(t).kind == TensorKind::kStatic) {
+        weights = true;
+        continue;
+      }
+      out->base[u] += n_low[t] * gain[t];
+      out->high[u] += n_high[t] * gain[t];
+    }
+    auto p = pos_of_op.find(units[u].name);
+    if (!weights || p == pos_of_op.end()) continue;
+    const OpProbe& pr = probes[p->second];
+    double wl = 0, wh = 0;
+    for (size_t o = 0; o < pr.outs.size() && o < pr.wnoise_low.size(); ++o) {
+      wl += pr.wnoise_low[o] * gain[pr.outs[o]];
+      wh += pr.wnoise_high[o] * gain[pr.outs[o]];
+    }
+    out->base[u] += wl;
+    out->high[u] += wh;
+    out->total_base += wl;
+    out->total_high += wh;
+  }
+  // Weight noise of ops no unit owns is not measured: it is the same at both precisions.
+  return Status::Ok();
+}
+
+}  // namespace qairt::analyze
