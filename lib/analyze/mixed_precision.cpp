@@ -278,6 +278,7 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
       // Known bounds on the prefix length: lo fails, hi meets (0: none yet).
       size_t lo = 0, hi = 0;
       double beta = 1.0;  // scale of the predictions, refitted to every simulation
+      double lo_error = rb;  // measured relative error at lo
       double best_failing = score;
       size_t best_failing_k = 0;
       for (uint32_t step = 0; step < options.max_evaluations && kmax > lo && (hi == 0 || hi > lo + 1); ++step) {
@@ -291,15 +292,34 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
         // Still failing: grow by half at least, so the cap is reached within
         // the simulations allowed even where the estimate is optimistic.
         if (hi == 0 && lo > 0) k = std::max(k, std::min(top, lo + std::max<size_t>(1, lo / 2)));
+        // Bracketed: the prefix where the line through the two measurements
+        // (relative error against predicted reduction) crosses the budget,
+        // kept within the middle half of the bracket. The estimate ranks
+        // well but its scale drifts along the ranking (the first candidates
+        // promise more than they give), so measured neighbours predict
+        // better than one global scale.
+        if (hi && hi > lo + 1) {
+          const double e_lo = lo ? lo_error : rb, e_hi = RelativeError(score);
+          const double span = cum[hi] - cum[lo];
+          k = lo + 1;
+          if (span > 0 && e_lo > e_hi) {
+            const double need = (e_lo - target) / (e_lo - e_hi) * span + cum[lo];
+            while (k < hi - 1 && cum[k] < need) ++k;
+          }
+          const size_t quarter = (hi - lo) / 4;
+          k = std::clamp(k, lo + std::max<size_t>(1, quarter), hi - std::max<size_t>(1, quarter));
+        }
         auto s = m.Eval(prefix(k));
         if (!s.ok()) return s.status();
         const double got = s.value().sqnr;
+        report->steps.push_back({k, layers[k], DbOf(std::max(rb - beta * cum[k], rb * 1e-12)), got});
         if (got >= options.value) {
           hi = k;
           score = got;
           report->sqnr_predicted = DbOf(std::max(rb - beta * cum[k], rb * 1e-12));
         } else {
           lo = k;
+          lo_error = RelativeError(got);
           if (got > best_failing) best_failing = got, best_failing_k = k;
         }
         const double measured = rb - RelativeError(got);
@@ -381,6 +401,13 @@ std::string MixedText(const MixedReport& r) {
                      "the {} samples)\n",
                      r.seconds, r.seconds / r.calibration_seconds, r.calibration_seconds, r.sample_runs,
                      r.samples ? r.sample_runs / static_cast<double>(r.samples) : 0.0, r.samples);
+  if (!r.steps.empty()) {
+    s += "  search:";
+    for (const auto& st : r.steps)
+      s += fmt::format(" {} candidates ({} layers) {:.2f} dB (predicted {:.2f});", st.candidates, st.layers, st.sqnr,
+                       st.predicted);
+    s.back() = '\n';
+  }
   for (const std::string& n : r.promoted) s += "  promoted: " + n + "\n";
   return s;
 }

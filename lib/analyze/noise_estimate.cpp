@@ -24,13 +24,14 @@ struct Stored {
   size_t floats() const { return bytes.size() / 4; }
 };
 
-// Storage bytes -> the probe graph input's external dtype. False where the
-// conversion is not a plain copy or integer narrowing (the op is then not
-// probed).
-bool ToExternal(const Stored& s, DType ext, std::vector<uint8_t>* out) {
+// A probe input in the probe graph input's external dtype: the stored bytes
+// themselves where the storage is that dtype, else narrowed integers in
+// `scratch`. False where neither works (the op is then not probed).
+bool View(const Stored& s, DType ext, std::vector<uint8_t>* scratch, const void** data, size_t* size) {
   if ((s.storage == DType::kFloat32 && ext == DType::kFloat32) || (s.storage == DType::kInt64 && ext == DType::kInt64) ||
       (s.storage == DType::kBool && ext == DType::kBool)) {
-    *out = s.bytes;
+    *data = s.bytes.data();
+    *size = s.bytes.size();
     return true;
   }
   static const DType kNarrow[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32,
@@ -38,10 +39,21 @@ bool ToExternal(const Stored& s, DType ext, std::vector<uint8_t>* out) {
   if (s.storage != DType::kInt64 || std::find(std::begin(kNarrow), std::end(kNarrow), ext) == std::end(kNarrow))
     return false;
   const size_t width = DTypeBits(ext) / 8, n = s.bytes.size() / 8;
-  out->resize(n * width);
-  for (size_t k = 0; k < n; ++k) std::memcpy(out->data() + k * width, s.bytes.data() + k * 8, width);  // little-endian
+  scratch->resize(n * width);
+  for (size_t k = 0; k < n; ++k) std::memcpy(scratch->data() + k * width, s.bytes.data() + k * 8, width);  // little-endian
+  *data = scratch->data();
+  *size = scratch->size();
   return true;
 }
+
+// The inputs of one probe run.
+struct ProbeInputs {
+  std::vector<const void*> data;
+  std::vector<size_t> size;
+  std::vector<std::vector<uint8_t>> scratch;
+  explicit ProbeInputs(size_t n) : data(n), size(n), scratch(n) {}
+  bool Set(size_t k, const Stored& s, DType ext) { return View(s, ext, &scratch[k], &data[k], &size[k]); }
+};
 
 double Power(const float* a, size_t n) {
   double p = 0;
@@ -169,6 +181,8 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
       if (g.tensor(t).kind == TensorKind::kStatic) unit_weights[u.name].push_back(t);
 
   std::vector<OpProbe> probes(order.size());
+  // Noise each tensor's rounding adds (graph inputs: on their float values;
+  // op outputs: in the quantized run), at each precision.
   std::vector<double> n_low(g.tensor_count(), 0), n_high(g.tensor_count(), 0), signal(g.tensor_count(), 0);
   std::vector<bool> owned(g.tensor_count(), false);  // a unit's tensor: its high-precision noise is needed
   for (const Unit& u : units)
@@ -204,6 +218,7 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
     auto make = [&](const Graph* from, const std::vector<TensorId>& enc) -> std::unique_ptr<exec::Executor> {
       auto one = OneOpGraph(g, op, pr.acts, vals, from, enc);
       if (!one.ok()) return nullptr;
+      po.simulate_quantization = from != nullptr;  // as the float run computes it, or with quantized weights
       auto e = exec::Executor::Create(one.value(), po);
       return e.ok() ? std::move(e).value() : nullptr;
     };
@@ -229,20 +244,20 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
     if (!probes[p].built) QAIRT_RETURN_IF_ERROR(build(p));
     OpProbe& pr = probes[p];
     if (!pr.usable) return Status::Ok();
-    std::vector<std::vector<uint8_t>> in(pr.acts.size());
+    ProbeInputs in(pr.acts.size());
     for (size_t k = 0; k < pr.acts.size(); ++k) {
       auto it = live.find(pr.acts[k]);
-      if (it == live.end() || !ToExternal(it->second, pr.ext[k], &in[k])) return Status::Ok();
+      if (it == live.end() || !in.Set(k, it->second, pr.ext[k])) return Status::Ok();
     }
-    auto base = pr.clean->Run(in);
-    ++out->op_runs;
-    if (!base.ok()) return Status::Ok();  // another shape on this sample: skipped
-    const auto& y0 = base.value();
+    // The op's float outputs, as the float run computed them.
+    std::vector<const Stored*> y0(pr.outs.size(), nullptr);
+    for (size_t o = 0; o < pr.outs.size(); ++o)
+      if (auto it = live.find(pr.outs[o]); it != live.end() && it->second.storage == DType::kFloat32)
+        y0[o] = &it->second;
     auto noise_of = [&](const std::vector<exec::HostTensor>& ys, std::vector<double>* acc) {
       for (size_t o = 0; o < pr.outs.size() && o < ys.size(); ++o)
-        if (IsFloatOut(ys[o]) && IsFloatOut(y0[o]) && ys[o].bytes.size() == y0[o].bytes.size())
-          (*acc)[o] += ErrorPower(reinterpret_cast<const float*>(ys[o].bytes.data()),
-                                  reinterpret_cast<const float*>(y0[o].bytes.data()), ys[o].bytes.size() / 4);
+        if (y0[o] && IsFloatOut(ys[o]) && ys[o].bytes.size() == y0[o]->bytes.size())
+          (*acc)[o] += ErrorPower(reinterpret_cast<const float*>(ys[o].bytes.data()), y0[o]->f(), y0[o]->floats());
     };
     for (size_t k = 0; k < pr.acts.size(); ++k) {
       const Stored& x = live.at(pr.acts[k]);
@@ -274,19 +289,18 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
         injected = ErrorPower(tmp.data(), x.f(), x.floats());
       }
       if (!(injected > 0)) continue;
-      std::vector<uint8_t> clean_input(tmp.size() * sizeof(float));
-      std::memcpy(clean_input.data(), tmp.data(), clean_input.size());
-      in[k].swap(clean_input);  // in[k] now holds the perturbed values
-      auto r = pr.clean->Run(in);
-      in[k].swap(clean_input);
+      const void* clean_input = in.data[k];
+      in.data[k] = tmp.data();  // the perturbed values
+      auto r = pr.clean->Run(in.data, in.size);
+      in.data[k] = clean_input;
       ++out->op_runs;
       if (!r.ok()) continue;
       pr.in_noise[k] += injected;
       noise_of(r.value(), &pr.out_noise[k]);
     }
     if (pr.wlow && pr.whigh) {
-      auto rl = pr.wlow->Run(in);
-      auto rh = pr.whigh->Run(in);
+      auto rl = pr.wlow->Run(in.data, in.size);
+      auto rh = pr.whigh->Run(in.data, in.size);
       out->op_runs += 2;
       if (rl.ok() && rh.ok()) {
         noise_of(rl.value(), &pr.wnoise_low);
@@ -300,8 +314,11 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
   auto finish_upto = [&](size_t end) -> Status {
     for (; next < end; ++next) {
       QAIRT_RETURN_IF_ERROR(probe(next));
-      for (auto it = live.begin(); it != live.end();)  // values no later op reads
-        it = last_use[it->first] <= static_cast<int64_t>(next) && !is_ranked[it->first] ? live.erase(it) : std::next(it);
+      for (auto it = live.begin(); it != live.end();)  // values no later op or probe reads
+        it = last_use[it->first] <= static_cast<int64_t>(next) && pos_of_tensor[it->first] <= static_cast<int64_t>(next) &&
+                     !is_ranked[it->first]
+                 ? live.erase(it)
+                 : std::next(it);
     }
     return Status::Ok();
   };
@@ -313,7 +330,7 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
     s.bytes.assign(static_cast<const uint8_t*>(o.data), static_cast<const uint8_t*>(o.data) + o.bytes);
     if (s.storage == DType::kFloat32) {
       if (is_ranked[o.id]) signal[o.id] += Power(s.f(), s.floats());
-      const auto& el = low.tensor(o.id).encoding;
+      const auto& el = pos_of_tensor[o.id] < 0 ? low.tensor(o.id).encoding : std::nullopt;  // graph inputs
       const auto& eh = high.tensor(o.id).encoding;
       if (el && el->is_fixed_point()) {
         auto n = QuantNoise(*o.name, s, *el, &tmp, &scratch);
@@ -326,19 +343,38 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
         }
       }
     }
-    if (last_use[o.id] >= 0 || is_ranked[o.id]) live[o.id] = std::move(s);
+    live[o.id] = std::move(s);
     return Status::Ok();
   };
+  // The quantized run, seen before each output is rounded: the noise
+  // rounding adds where the quantized model computes the op (on quantized
+  // inputs and weights; measured on the float values instead, a Relu after a
+  // FullyConnected would count the same rounding twice, its input being on
+  // nearly the same grid already), and, rounded, the values the next ops read.
   exec::Options qo = eo;
   qo.simulate_quantization = true;
+  qo.observe_inputs = false;
+  qo.observe_unsimulated = true;
   auto qex = exec::Executor::Create(low, qo);
   if (!qex.ok()) return qex.status();
   exec::Observer keep_quantized = [&](const exec::ObservedTensor& o) -> Status {
-    if (last_use[o.id] < 0 || o.storage_dtype != DType::kFloat32) return Status::Ok();
-    Stored& q = quantized[o.id];
-    q.storage = o.storage_dtype;
+    if (o.storage_dtype != DType::kFloat32) return Status::Ok();
+    Stored q;
     q.dims = *o.dims;
     q.bytes.assign(static_cast<const uint8_t*>(o.data), static_cast<const uint8_t*>(o.data) + o.bytes);
+    const auto& el = low.tensor(o.id).encoding;
+    if (el && el->is_fixed_point()) {
+      if (const auto& eh = high.tensor(o.id).encoding; eh && eh->is_fixed_point() && owned[o.id]) {
+        auto nh = QuantNoise(*o.name, q, *eh, &tmp, &scratch);
+        if (!nh.ok()) return nh.status();
+        n_high[o.id] += nh.value();
+      }
+      auto n = QuantNoise(*o.name, q, *el, &tmp, &scratch);  // leaves the rounded values in tmp
+      if (!n.ok()) return n.status();
+      n_low[o.id] += n.value();
+      std::memcpy(q.bytes.data(), tmp.data(), q.bytes.size());
+    }
+    if (last_use[o.id] >= 0) quantized[o.id] = std::move(q);
     return Status::Ok();
   };
   for (size_t i = 0; i < samples.count; ++i) {

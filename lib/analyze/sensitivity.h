@@ -113,7 +113,7 @@ struct MixedOptions {
   double max_layers_percent = 20;
   // Budget mode: simulations of candidate configurations after the base and
   // the all-high one (each runs every sample through the whole graph).
-  uint32_t max_evaluations = 4;
+  uint32_t max_evaluations = 3;
   Options analysis;
   // Progress (done, total, phase), one call at a time.
   std::function<void(size_t, size_t, const char*)> progress;
@@ -136,6 +136,11 @@ struct MixedReport {
   size_t evaluations = 0;
   size_t held_out_samples = 0;  // odd samples kept out of the search's calibration (0: fewer than 4 samples)
   double sqnr_predicted = 0;    // what the noise estimate predicted for the chosen configuration
+  struct Step {                 // one simulation of the budget search: the k best-ranked candidates
+    size_t candidates = 0, layers = 0;
+    double predicted = 0, sqnr = 0;  // dB
+  };
+  std::vector<Step> steps;
   // Cost: the whole search, and one calibration pass over the samples at the
   // base precision (the final calibration's observation) for scale; work is
   // counted in runs of one sample through the whole graph (op runs over ops),

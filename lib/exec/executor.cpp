@@ -612,12 +612,11 @@ Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void
     if (!s.ok()) return s;
     for (TensorId id : op.outputs) {
       if (id == kInvalidId) continue;
-      s = m.Simulate(id);
+      const bool before = m.options.observe_unsimulated && observer && *observer;
+      if (before) s = observe(id);
+      if (s.ok()) s = m.Simulate(id);
+      if (s.ok() && observer && *observer && !before) s = observe(id);
       if (!s.ok()) return s;
-      if (observer && *observer) {
-        s = observe(id);
-        if (!s.ok()) return s;
-      }
     }
   }
   std::vector<HostTensor> outs;

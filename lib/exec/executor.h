@@ -30,6 +30,10 @@ struct Options {
   // The observer also sees every graph input, as the first op reads it
   // (loaded, its quantization simulated), before any op runs.
   bool observe_inputs = false;
+  // The observer sees each op output as the op computed it, before its
+  // quantization is simulated (what the next op reads is that value
+  // quantized). Graph inputs are still seen as loaded.
+  bool observe_unsimulated = false;
 };
 
 // One tensor crossing the executor boundary. `dtype` is the external dtype:

@@ -338,8 +338,10 @@ TEST_CASE("sensitivity ranks the layer with an outlier weight first; mixed preci
   REQUIRE(pr.sqnr_high > pr.sqnr_base + 4);
   analyze::MixedOptions m;
   m.mode = analyze::MixedMode::kBudget;
-  m.value = (pr.sqnr_base + pr.sqnr_high) / 2;
-  m.max_layers_percent = 34;  // two of the six layers: 20% of so small a graph is one
+  // 3 dB over the base: the outlier weight's share of the error (the rest
+  // is held-out samples beyond the calibrated ranges, which no bit width
+  // fixes).
+  m.value = pr.sqnr_base + 3;
   Graph mg = g;
   analyze::MixedReport mr;
   REQUIRE(analyze::ChooseMixedPrecision(&mg, samples, m, &mr).ok());
@@ -348,7 +350,7 @@ TEST_CASE("sensitivity ranks the layer with an outlier weight first; mixed preci
   CHECK(mr.sqnr_high > m.value);
   CHECK(mr.met);
   CHECK(mr.sqnr_chosen >= m.value);
-  CHECK(mr.promoted_layers <= 2);
+  CHECK(mr.promoted_layers <= 1);  // 20% of six layers
   CHECK(std::find(mr.promoted.begin(), mr.promoted.end(), "sensitive (weights)") != mr.promoted.end());
   // Ordinary encodings: the promoted weight is 16-bit, the others 8-bit.
   CHECK(mg.tensor(*mg.FindTensor("sensitive_w")).encoding->effective_bitwidth() == 16);
