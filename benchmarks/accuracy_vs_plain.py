@@ -18,10 +18,11 @@ dB); for the classifier the argmax agreement, for the recognizer the number
 of CTC-decoded strings identical to the float model's.
 
     /usr/bin/python3 benchmarks/accuracy_vs_plain.py [--qairt build/qairt] [--lines 48]
-        [--models cls,rec] [--precisions W8A16,W8A8] [--variants per-row,seqmse,seqmse-ar]
+        [--models cls,rec] [--precisions W8A16,W8A8] [--variants per-row,seqmse,seqmse-ar,mixed25]
 """
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -65,6 +66,10 @@ VARIANTS = {
                ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse"]),
     "seqmse-ar": ("qairt, per-row + seqmse + adaptive rounding",
                   ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse", "--adaptive_rounding"]),
+    # Mixed precision from the column's precision to W16A16 (at most 20% of the layers); the cell adds
+    # the layers promoted and the search's time against one calibration pass, from convert's summary.
+    "mixed25": ("qairt, per-row + --mixed_precision budget=25",
+                ["--use_per_row_quantization", "--mixed_precision", "budget=25"]),
 }
 
 
@@ -151,7 +156,16 @@ def qairt_qdq(qairt, model, input_name, shape, calib, bits, weights, extra, out_
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("qairt convert failed:\n" + r.stderr[-2000:])
-    return qdq
+    return qdq, mixed_summary(r.stdout)
+
+
+def mixed_summary(stdout):
+    """'N layers, X.Yx calib.' from convert's mixed-precision summary, or ''."""
+    m = re.search(r"mixed precision: (\d+) of (\d+) layers", stdout)
+    c = re.search(r"cost: [\d.]+ s, ([\d.]+)x one calibration pass", stdout)
+    if not m:
+        return ""
+    return " (%s/%s layers%s)" % (m.group(1), m.group(2), ", %sx calib." % c.group(1) if c else "")
 
 
 def main():
@@ -195,17 +209,18 @@ def main():
                 plain_minmax.build(model, calib_samples, bits, plain, work)
                 candidates = [plain] + [VARIANTS[v][1] for v in variants]
                 for k, path in enumerate(candidates):
+                    note = ""
                     if isinstance(path, list):
                         sub = os.path.join(work, "qairt%d" % k)
                         os.makedirs(sub, exist_ok=True)
-                        path = qairt_qdq(args.qairt, model, input_name, shape, calib, bits, weights, path, sub)
+                        path, note = qairt_qdq(args.qairt, model, input_name, shape, calib, bits, weights, path, sub)
                     outs = plain_minmax.run_ort(path, as_inputs_of(path, eval_samples), os.path.join(work, "run%d" % k))
                     db, agree = score(metric, float_outs, outs)
                     if metric == "sqnr":
-                        cells.append("%.1f dB" % db)
+                        cells.append("%.1f dB%s" % (db, note))
                     else:
-                        cells.append("%.1f dB, %d/%d %s" % (db, agree, len(eval_samples),
-                                                            "argmax" if metric == "argmax" else "strings"))
+                        cells.append("%.1f dB, %d/%d %s%s" % (db, agree, len(eval_samples),
+                                                              "argmax" if metric == "argmax" else "strings", note))
                 print("| %s | %s | %s |" % (name, precision, " | ".join(cells)), flush=True)
 
 

@@ -6,13 +6,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "analyze/sensitivity.h"
 #include "calib/calibrate.h"
 #include "calib/input_list.h"
+#include "calib/sample_eval.h"
 #include "capi/capi_internal.h"
 #include "passes/pass_manager.h"
 #include "passes/rewrite/rewrite.h"
@@ -52,6 +56,50 @@ qairt::Result<calib::SampleSource> SamplesOf(const qairt::Graph& g, const char* 
   return s;
 }
 
+// Target processing of a calibrated graph, as convert runs it: what a
+// configuration is scored as.
+std::function<qairt::Result<qairt::Graph>(const qairt::Graph&)> RealizeFor(qairt::target::TargetPtr t) {
+  return [t](const qairt::Graph& g) -> qairt::Result<qairt::Graph> {
+    qairt::pass::Options po;
+    po.target = t;
+    qairt::Graph work = g;
+    qairt::pass::ProcessResult r;
+    if (auto st = qairt::pass::Process(&work, std::move(po), &r); !st.ok()) return st;
+    if (!r.errors.empty()) return qairt::InvalidArgument("{}", r.errors.front());
+    return work;
+  };
+}
+
+// The quantized output SQNR of a float graph on `samples`: calibrated with
+// `o`, processed by `realize` when set, simulated, against the float outputs
+// of the graph rewriting started from (`reference`, computed on first use).
+struct QuantizedJudge {
+  calib::Options calibration;
+  std::function<qairt::Result<qairt::Graph>(const qairt::Graph&)> realize;
+  calib::SampleSource samples;
+  qairt::Graph original;
+  std::optional<calib::SampleOutputs> reference;
+
+  qairt::Result<double> operator()(const qairt::Graph& g) {
+    if (!reference) {
+      auto ref = calib::RunSamples(original, samples, false, calibration.num_threads);
+      if (!ref.ok()) return ref.status();
+      reference = std::move(ref).value();
+    }
+    qairt::Graph q = g;
+    calib::Report rep;
+    if (auto st = calib::Calibrate(&q, samples, calibration, &rep); !st.ok()) return st;
+    if (realize) {
+      auto r = realize(q);
+      if (!r.ok()) return r.status();
+      q = std::move(r).value();
+    }
+    auto got = calib::RunSamples(q, samples, true, calibration.num_threads);
+    if (!got.ok()) return got.status();
+    return calib::Worst(*reference, got.value()).sqnr_db;
+  }
+};
+
 qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Options* o, analyze::MixedMode* mode,
                                   double* value, std::shared_ptr<const analyze::MixedGains>* gains = nullptr) {
   qairt_analysis_options a;
@@ -90,15 +138,7 @@ qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Opt
               w16_per_channel = true;
       o->high_weights_per_tensor = !w16_per_channel;
       // Candidates are scored as the target will run them.
-      o->realize = [t](const qairt::Graph& g) -> qairt::Result<qairt::Graph> {
-        qairt::pass::Options po;
-        po.target = t;
-        qairt::Graph work = g;
-        qairt::pass::ProcessResult r;
-        if (auto st = qairt::pass::Process(&work, std::move(po), &r); !st.ok()) return st;
-        if (!r.errors.empty()) return qairt::InvalidArgument("{}", r.errors.front());
-        return work;
-      };
+      o->realize = RealizeFor(t);
     }
   }
   o->high_act_bitwidth = std::max(o->high_act_bitwidth, o->calibration.act_bitwidth);
@@ -182,6 +222,19 @@ qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_op
     auto s = SamplesOf(graph->graph, r.input_list, &keep);
     if (!s.ok()) return qairt::capi::FromStatus(s.status());
     o.samples = std::move(s).value();
+  }
+  if (r.quantized_judge) {
+    if (!r.input_list)
+      return InvalidArg("qairt_rewrite_options.quantized_judge needs input_list (the samples the quantized model is "
+                        "scored on)");
+    auto judge = std::make_shared<QuantizedJudge>();
+    if (auto* s = qairt::capi::ToCalibrationOptions(r.quantized_judge, &judge->calibration)) return s;
+    judge->calibration.num_threads = o.num_threads;
+    if (r.target)
+      if (auto t = qairt::capi::TargetOf(r.target)) judge->realize = RealizeFor(t);
+    judge->samples = o.samples.count > 4 ? calib::Slice(o.samples, 0, 4) : o.samples;
+    judge->original = graph->graph;
+    o.quantized_score = [judge](const qairt::Graph& g) { return (*judge)(g); };
   }
   auto report = std::make_unique<qairt_analysis_report_t>();
   report->kind = QAIRT_ANALYSIS_REWRITES;
@@ -309,12 +362,16 @@ qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* r, siz
     return InvalidArg("item index {} out of range ({} items)", i, qairt_analysis_report_item_count(r));
   qairt_analysis_item it{};
   it.struct_size = sizeof it;
+  it.quantized_without_db = it.quantized_with_db = std::numeric_limits<double>::quiet_NaN();
   if (r->kind == QAIRT_ANALYSIS_REWRITES) {
     const auto& o = r->rewrites.rewrites[i];
     it.name = o.name.c_str();
     it.count = o.fired;
     it.rolled_back = o.rolled_back;
     it.value = o.cosine;
+    it.quantized_without_db = o.quantized_without;
+    it.quantized_with_db = o.quantized_with;
+    it.kept_off = o.refused;
   } else if (r->kind == QAIRT_ANALYSIS_SENSITIVITY) {
     const auto& u = r->sensitivity.units[i];
     it.name = u.name.c_str();

@@ -284,6 +284,16 @@ bool Pipeline::Rewrite() {
   // The rewrites are exact by construction: running the model to check them
   // is work the user asks for, not a hidden cost of every conversion.
   if (!(o_.flags & QAIRT_CONVERT_VERIFY_REWRITES)) ro.flags |= QAIRT_REWRITE_NO_VERIFY;
+  // Calibrating from samples: each rewrite is also judged on the quantized
+  // model (kept only where it scores no worse), with the calibration's
+  // options but min-max weights (the judgement compares graphs; a weight
+  // search per candidate would multiply its cost).
+  qairt_calibration_options judge = CalibrationOptions();
+  judge.progress = nullptr;
+  if (judge.param_method == QAIRT_CALIBRATION_SEQMSE) judge.param_method = QAIRT_CALIBRATION_MIN_MAX;
+  judge.flags &= ~QAIRT_CALIBRATION_ADAPTIVE_ROUNDING;
+  if (o_.input_list && !o_.calibration_stats && !o_.stats_output && !(o_.flags & QAIRT_CONVERT_KEEP_REWRITES))
+    ro.quantized_judge = &judge;
   qairt_analysis_report_t* rr = nullptr;
   if (std::string e = Consume(qairt_rewrite_graph(graph_, &ro, &rr)); !e.empty()) return Fail("rewrites", e);
   r_->summary += Render(rr, QAIRT_ANALYSIS_TEXT);
@@ -464,6 +474,8 @@ std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() con
   std::string rewrites = (o_.flags & QAIRT_CONVERT_NO_REWRITES) ? "off" : "on";
   for (size_t i = 0; i < o_.num_disabled_rewrites; ++i)
     rewrites += std::string(i == 0 ? ", disabled: " : ", ") + o_.disabled_rewrites[i];
+  if (!(o_.flags & QAIRT_CONVERT_NO_REWRITES) && o_.input_list && !(o_.flags & QAIRT_CONVERT_KEEP_REWRITES))
+    rewrites += ", judged on the quantized model";
   out.emplace_back("rewrites", rewrites);
   return out;
 }
@@ -619,7 +631,7 @@ qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_
   constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES |
                                    QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
                                    QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES | QAIRT_CONVERT_QDQ_EXTERNAL_DATA |
-                                   QAIRT_CONVERT_PARAMS_FROM_VALUES;
+                                   QAIRT_CONVERT_PARAMS_FROM_VALUES | QAIRT_CONVERT_KEEP_REWRITES;
   if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
     if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path)
       return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings, log and report paths "

@@ -32,7 +32,7 @@ QAIRT_LAYOUT(qairt_accuracy, cosine, 24);
 QAIRT_LAYOUT(qairt_accuracy, max_abs, 32);
 QAIRT_LAYOUT(qairt_accuracy, argmax_agree, 40);
 
-static_assert(sizeof(qairt_analysis_item) == 48);
+static_assert(sizeof(qairt_analysis_item) == 72);
 QAIRT_LAYOUT(qairt_analysis_item, struct_size, 0);
 QAIRT_LAYOUT(qairt_analysis_item, rolled_back, 4);
 QAIRT_LAYOUT(qairt_analysis_item, name, 8);
@@ -40,6 +40,9 @@ QAIRT_LAYOUT(qairt_analysis_item, op_type, 16);
 QAIRT_LAYOUT(qairt_analysis_item, count, 24);
 QAIRT_LAYOUT(qairt_analysis_item, value, 32);
 QAIRT_LAYOUT(qairt_analysis_item, value_high, 40);
+QAIRT_LAYOUT(qairt_analysis_item, quantized_without_db, 48);
+QAIRT_LAYOUT(qairt_analysis_item, quantized_with_db, 56);
+QAIRT_LAYOUT(qairt_analysis_item, kept_off, 64);
 
 static_assert(sizeof(qairt_analysis_options) == 64);
 QAIRT_LAYOUT(qairt_analysis_options, struct_size, 0);
@@ -269,7 +272,7 @@ QAIRT_LAYOUT(qairt_html_report_options, sensitivity, 40);
 QAIRT_LAYOUT(qairt_html_report_options, diagnostics, 48);
 QAIRT_LAYOUT(qairt_html_report_options, target_name, 56);
 
-static_assert(sizeof(qairt_rewrite_options) == 72);
+static_assert(sizeof(qairt_rewrite_options) == 80);
 QAIRT_LAYOUT(qairt_rewrite_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_rewrite_options, num_threads, 4);
 QAIRT_LAYOUT(qairt_rewrite_options, input_list, 8);
@@ -280,6 +283,7 @@ QAIRT_LAYOUT(qairt_rewrite_options, target, 40);
 QAIRT_LAYOUT(qairt_rewrite_options, enabled, 48);
 QAIRT_LAYOUT(qairt_rewrite_options, num_enabled, 56);
 QAIRT_LAYOUT(qairt_rewrite_options, flags, 64);
+QAIRT_LAYOUT(qairt_rewrite_options, quantized_judge, 72);
 
 #endif
 

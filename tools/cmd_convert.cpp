@@ -127,6 +127,7 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
         {!p.bias_aware_weight_scales, false, "--no_bias_aware_weight_scales"},
         {!p.rewrites, true, "--no_rewrites"},
         {p.verify_rewrites, true, "--verify_rewrites"},
+        {p.keep_rewrites, false, "--keep_rewrites"},
         {!p.disabled_rewrites.empty(), true, "--disable_rewrite"},
     };
     std::vector<std::string> unused;
@@ -369,6 +370,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   if (arg == "--no_progress") return p->progress = false, 1;
   if (arg == "--no_rewrites") return p->rewrites = false, 1;
   if (arg == "--verify_rewrites") return p->verify_rewrites = true, 1;
+  if (arg == "--keep_rewrites") return p->keep_rewrites = true, 1;
   if (arg == "--list_rewrites") return p->list_rewrites = true, 1;
   if (arg == "--disable_rewrite") {
     const char* v = value();
@@ -693,6 +695,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   qairt_convert_options_init(&o);
   o.target = target;
   o.flags = (p.rewrites ? 0u : QAIRT_CONVERT_NO_REWRITES) | (p.verify_rewrites ? QAIRT_CONVERT_VERIFY_REWRITES : 0u) |
+            (p.keep_rewrites ? QAIRT_CONVERT_KEEP_REWRITES : 0u) |
             (p.quantized_io ? QAIRT_CONVERT_QUANTIZED_IO : 0u) |
             (p.bias_aware_weight_scales ? 0u : QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES);
   o.float_bitwidth = p.float_bitwidth;

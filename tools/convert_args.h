@@ -50,6 +50,7 @@ struct ProcessArgs {
   // Accuracy (include/qairt/qairt_analyze.h): rewrites before calibration
   // (on unless --no_rewrites), mixed precision in place of plain calibration.
   bool rewrites = true;
+  bool keep_rewrites = false;    // --keep_rewrites: no judgement of the rewrites on the quantized model
   bool verify_rewrites = false;  // --verify_rewrites: check each rewrite by running the model on samples
   std::vector<std::string> disabled_rewrites;  // --disable_rewrite NAME
   bool list_rewrites = false;

@@ -135,6 +135,10 @@ const Option kNoRewrites{"--no_rewrites", "", "skip the accuracy rewrites that r
                          "off; rewrites run"};
 const Option kVerifyRewrites{"--verify_rewrites", "",
                              "check each rewrite by running the model on --input_list (or synthetic) samples", "off"};
+const Option kKeepRewrites{"--keep_rewrites", "",
+                           "keep every rewrite that fires; with --input_list each one is otherwise kept only where the "
+                           "quantized model (calibrated, processed, simulated on up to 4 samples) scores no worse with it",
+                           "off; judged when calibrating"};
 const Option kDisableRewrite{"--disable_rewrite", "NAME", "skip one rewrite (names: --list_rewrites); repeatable",
                              "none"};
 const Option kListRewrites{"--list_rewrites", "", "print the rewrites with a sentence each and exit", "off"};
@@ -251,7 +255,7 @@ std::vector<CommandHelp> MakeTable() {
                  {kInputList, kEvalInputList, kCalibrationStats, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
                   kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kInputEncoding,
                   kMixedPrecision, kNumThreads, kNoProgress}},
-                {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
+                {"rewrites", {kNoRewrites, kVerifyRewrites, kKeepRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
                  {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset, kQdqExternalData,
                   kExportFormat, kReport, kPlotOnConvert, kShardOnConvert, kRangesOnConvert}},
@@ -315,7 +319,7 @@ std::vector<CommandHelp> MakeTable() {
                   kActBitwidth, kWeightsBitwidth, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
                   kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kInputEncoding,
                   kNumThreads}},
-                {"rewrites", {kNoRewrites, kVerifyRewrites, kDisableRewrite, kListRewrites}},
+                {"rewrites", {kNoRewrites, kVerifyRewrites, kKeepRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
                  {{"--json", "", "the sensitivity table as JSON", "off; text"},
                   {"--plot", "FILE.svg", "also write the sensitivity plot as SVG", "none"},

@@ -55,6 +55,14 @@ typedef struct qairt_rewrite_options {
   size_t num_enabled;
   /* Since ABI 1.6: QAIRT_REWRITE_* (0 for callers of 1.5: verified). */
   uint32_t flags;
+  /* Since ABI 1.14, with input_list: judge each rewrite on the quantized
+   * model. The graph without and with a rewrite that fired is calibrated with
+   * these options on (at most 4 of) the samples, processed for `target` when
+   * set, and simulated; a rewrite on by default is kept only if the output
+   * SQNR with it is at most 0.1 dB below the SQNR without it (items:
+   * quantized_without_db / quantized_with_db / kept_off). Rewrites in
+   * `enabled` are kept as asked. NULL: not judged. */
+  const struct qairt_calibration_options* quantized_judge;
 } qairt_rewrite_options;
 
 /* qairt_rewrite_options.flags: apply the rewrites without running the model
@@ -164,6 +172,12 @@ typedef struct qairt_analysis_item {
   uint64_t count;      /* rewrites: places changed; units: depth in the graph */
   double value;        /* rewrites: worst output cosine; units: SQNR (dB) with only this unit quantized */
   double value_high;   /* units: SQNR (dB) with everything quantized but this unit at the high precision */
+  /* Since 1.14, rewrites judged on the quantized model
+   * (qairt_rewrite_options.quantized_judge): the output SQNR (dB) without and
+   * with the rewrite (NaN when not judged), and whether that kept it off. */
+  double quantized_without_db;
+  double quantized_with_db;
+  uint32_t kept_off;
 } qairt_analysis_item;
 
 typedef uint32_t qairt_analysis_format_t;

@@ -70,6 +70,11 @@ typedef struct qairt_convert_result_t qairt_convert_result_t;
  * The CLI's --float_fallback ("missing quantization parameters are computed
  * where possible", as the vendor converter documents it). */
 #define QAIRT_CONVERT_PARAMS_FROM_VALUES 64u
+/* Since 1.14: keep every rewrite that fires. By default, when calibrating
+ * from input_list, each rewrite on by default is kept only where the
+ * quantized model scores no worse with it (qairt_rewrite_options.
+ * quantized_judge); this flag skips that judgement and its cost. */
+#define QAIRT_CONVERT_KEEP_REWRITES 128u
 
 typedef struct qairt_convert_options {
   uint32_t struct_size;          /* sizeof(qairt_convert_options) */

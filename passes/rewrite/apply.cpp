@@ -7,6 +7,7 @@
 #include <functional>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "calib/sample_eval.h"
 #include "support/json_writer.h"
@@ -58,7 +59,8 @@ Status ApplyEach(Graph* graph, std::span<const RewriteInfo> registry, const Opti
       continue;
     }
     out.fired = fired.value();
-    if (out.fired && accept(info, candidate, &out)) current = std::move(candidate);
+    const bool keep = out.fired && accept(info, candidate, &out);
+    if (keep) current = std::move(candidate);
     report->rewrites.push_back(std::move(out));
   }
   report->ops_after = current.op_count();
@@ -68,8 +70,86 @@ Status ApplyEach(Graph* graph, std::span<const RewriteInfo> registry, const Opti
 
 }  // namespace
 
+namespace {
+Status Apply(Graph* graph, const Options& options, Report* report);
+Status Judge(const Graph& original, Graph* graph, const Options& options, Report* report);
+}  // namespace
+
 Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   *report = Report{};
+  if (!options.quantized_score) return Apply(graph, options, report);
+  const Graph original = *graph;
+  Graph work = *graph;
+  QAIRT_RETURN_IF_ERROR(Apply(&work, options, report));
+  Graph judged = work;
+  if (Status s = Judge(original, &judged, options, report); !s.ok()) {
+    // A graph the judgement cannot score (calibration or processing refuses
+    // it) keeps every rewrite: the conversion then meets that problem itself.
+    report->judged = false;
+    for (Outcome& o : report->rewrites) {
+      o.refused = false;
+      o.quantized_with = o.quantized_without = std::numeric_limits<double>::quiet_NaN();
+    }
+    report->warnings.erase(std::remove_if(report->warnings.begin(), report->warnings.end(),
+                                          [](const std::string& w) { return w.find("' kept off: ") != std::string::npos; }),
+                           report->warnings.end());
+    report->warnings.push_back("rewrites kept without judgement on the quantized model: " + s.message());
+    report->ops_after = work.op_count();
+    *graph = std::move(work);
+    return Status::Ok();
+  }
+  *graph = std::move(judged);
+  return Status::Ok();
+}
+
+namespace {
+
+// Each rewrite on by default that fired, judged on the quantized model by
+// leaving it out: the graph with every rewrite against the graph with all
+// but this one (so the opt-in rewrites the caller asked for, which others
+// may need, are always there). One left out that scores better by more
+// than the tolerance is kept off; the graph is then rebuilt without those.
+Status Judge(const Graph& original, Graph* graph, const Options& options, Report* report) {
+  report->judged = true;
+  auto with_all = options.quantized_score(*graph);
+  if (!with_all.ok()) return Status(with_all.status().code(), "rewrite judgement: " + with_all.status().message());
+  Options quiet = options;
+  quiet.quantized_score = nullptr;
+  quiet.verify = false;  // already applied (and verified, if asked) once
+  std::vector<std::string> refused;
+  for (Outcome& o : report->rewrites) {
+    if (!o.fired || o.rolled_back || !o.skipped.empty()) continue;
+    if (std::find(options.enabled.begin(), options.enabled.end(), o.name) != options.enabled.end()) continue;
+    Options without = quiet;
+    without.disabled.push_back(o.name);
+    Graph g = original;
+    Report ignored;
+    QAIRT_RETURN_IF_ERROR(Apply(&g, without, &ignored));
+    auto score = options.quantized_score(g);
+    if (!score.ok())
+      return Status(score.status().code(), "rewrite judgement (without '" + o.name + "'): " + score.status().message());
+    o.quantized_with = with_all.value();
+    o.quantized_without = score.value();
+    if (o.quantized_with >= o.quantized_without - options.judge_tolerance_db) continue;
+    o.refused = true;
+    refused.push_back(o.name);
+    report->warnings.push_back(fmt::format(
+        "rewrite '{}' kept off: the quantized model scores {:.2f} dB with it against {:.2f} dB without it (output "
+        "SQNR on the calibration samples); --disable_rewrite {} silences this", o.name, o.quantized_with,
+        o.quantized_without, o.name));
+  }
+  if (refused.empty()) return Status::Ok();
+  Options rebuilt = quiet;
+  rebuilt.disabled.insert(rebuilt.disabled.end(), refused.begin(), refused.end());
+  Graph g = original;
+  Report ignored;
+  QAIRT_RETURN_IF_ERROR(Apply(&g, rebuilt, &ignored));
+  report->ops_after = g.op_count();
+  *graph = std::move(g);
+  return Status::Ok();
+}
+
+Status Apply(Graph* graph, const Options& options, Report* report) {
   const std::span<const RewriteInfo> registry =
       options.replace_registry.empty() ? Rewrites()
                                        : std::span<const RewriteInfo>(options.replace_registry);
@@ -144,9 +224,11 @@ Status RunRewrites(Graph* graph, const Options& options, Report* report) {
   });
 }
 
+}  // namespace
+
 std::string ReportText(const Report& r, bool with_notes) {
   size_t fired = 0;
-  for (const Outcome& o : r.rewrites) fired += o.fired && !o.rolled_back;
+  for (const Outcome& o : r.rewrites) fired += o.fired && !o.rolled_back && !o.refused;
   std::string s =
       r.verified ? fmt::format("rewrites: {} of {} fired, {} ops -> {}, verified on {} {}sample{}\n", fired,
                                r.rewrites.size(), r.ops_before, r.ops_after, r.samples,
@@ -154,9 +236,14 @@ std::string ReportText(const Report& r, bool with_notes) {
                  : fmt::format("rewrites: {} of {} fired, {} ops -> {} (exact by construction; --verify_rewrites "
                                "checks them on samples)\n",
                                fired, r.rewrites.size(), r.ops_before, r.ops_after);
+  if (r.judged)
+    s += "  each kept only where the quantized model (calibrated, processed, simulated) scores no worse with it\n";
   for (const Outcome& o : r.rewrites) {
     s += fmt::format("  {:<24} {:>4} place{}", o.name, o.fired, o.fired == 1 ? " " : "s");
     if (o.fired && r.verified) s += fmt::format("  cosine {:.7f}", o.cosine);
+    if (std::isfinite(o.quantized_with))
+      s += fmt::format("  quantized {:.2f} -> {:.2f} dB", o.quantized_without, o.quantized_with);
+    if (o.refused) s += "  KEPT OFF";
     if (o.rolled_back) s += "  ROLLED BACK";
     if (!o.skipped.empty()) s += "  skipped: " + o.skipped;
     s += "\n";
@@ -172,10 +259,12 @@ std::string ReportJson(const Report& r) {
                   r.ops_before, r.ops_after, r.verified ? "true" : "false", r.samples, r.synthetic ? "true" : "false");
   for (size_t i = 0; i < r.rewrites.size(); ++i) {
     const Outcome& o = r.rewrites[i];
-    s += fmt::format("{}{{\"name\":{},\"fired\":{},\"rolled_back\":{},\"skipped\":{},\"cosine\":{},\"notes\":[",
+    auto num = [](double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string("null"); };
+    s += fmt::format("{}{{\"name\":{},\"fired\":{},\"rolled_back\":{},\"skipped\":{},\"cosine\":{},"
+                     "\"quantized_without_db\":{},\"quantized_with_db\":{},\"refused\":{},\"notes\":[",
                      i ? "," : "", JsonQuoted(o.name), o.fired, o.rolled_back ? "true" : "false",
-                     o.skipped.empty() ? "null" : JsonQuoted(o.skipped),
-                     std::isfinite(o.cosine) ? fmt::format("{:.9g}", o.cosine) : "null");
+                     o.skipped.empty() ? "null" : JsonQuoted(o.skipped), num(o.cosine), num(o.quantized_without),
+                     num(o.quantized_with), o.refused ? "true" : "false");
     for (size_t k = 0; k < o.notes.size(); ++k) s += (k ? "," : "") + JsonQuoted(o.notes[k]);
     s += "]}";
   }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +57,16 @@ struct Options {
   // Non-empty: run these instead of the registered rewrites (tests inject a
   // deliberately inexact one to check the rollback).
   std::vector<RewriteInfo> replace_registry;
+  // When set: the quantized output SQNR (dB) of a graph (the caller
+  // calibrates it, processes it for its target and simulates it on samples).
+  // Each rewrite on by default that fired is then judged by leaving it out:
+  // kept only if the graph with every rewrite scores at most
+  // `judge_tolerance_db` below the graph without this one. Exact in float is
+  // not enough where quantization sees another graph (a folded scale widens
+  // a channel's weight range). Rewrites the caller enabled by name are kept
+  // as asked. Cost: one score per rewrite that fired, and one.
+  std::function<Result<double>(const Graph&)> quantized_score;
+  double judge_tolerance_db = 0.1;
 };
 
 struct Outcome {
@@ -64,6 +75,11 @@ struct Outcome {
   bool rolled_back = false;  // verification failed: graph restored
   std::string skipped;       // why it did not run (the target lacks the op), or empty
   double cosine = 1;         // worst output cosine vs the original (fired only)
+  // Options::quantized_score: the quantized SQNR without and with the
+  // rewrite (NaN when not judged), and whether that kept it off.
+  double quantized_without = std::numeric_limits<double>::quiet_NaN();
+  double quantized_with = std::numeric_limits<double>::quiet_NaN();
+  bool refused = false;
   std::vector<std::string> notes;
 };
 
@@ -73,6 +89,7 @@ struct Report {
   bool verified = true;  // checked on samples (Options::verify)
   size_t samples = 0;
   bool synthetic = false;  // verified on synthetic inputs (no input_list)
+  bool judged = false;     // Options::quantized_score was set
   std::vector<std::string> warnings;
 };
 

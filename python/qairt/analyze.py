@@ -30,6 +30,7 @@ class RewriteOptions(ctypes.Structure):
         ("struct_size", c_uint32), ("num_threads", c_uint32), ("input_list", c_char_p),
         ("disabled", _P(c_char_p)), ("num_disabled", c_size_t), ("min_cosine", c_double), ("target", c_void_p),
         ("enabled", _P(c_char_p)), ("num_enabled", c_size_t), ("flags", c_uint32),
+        ("quantized_judge", c_void_p),  # 1.14: const qairt_calibration_options* (NULL here: not judged)
     ]
 
 
@@ -57,6 +58,7 @@ class Item(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32), ("rolled_back", c_uint32), ("name", c_char_p), ("op_type", c_char_p),
         ("count", c_uint64), ("value", c_double), ("value_high", c_double),
+        ("quantized_without_db", c_double), ("quantized_with_db", c_double), ("kept_off", c_uint32),  # 1.14
     ]
 
 
@@ -119,6 +121,11 @@ class RewriteOutcome:
     fired: int
     rolled_back: bool
     cosine: float
+    # Judged on the quantized model (convert with input_list): output SQNR without / with it, and whether
+    # that kept it off. NaN when not judged.
+    quantized_without_db: float = float("nan")
+    quantized_with_db: float = float("nan")
+    kept_off: bool = False
 
 
 @dataclass
@@ -169,7 +176,8 @@ def _collect(r, kind):
             it = _ffi.new_struct(Item)
             _fn["qairt_analysis_report_item"](r, i, ctypes.byref(it))
             if kind == "rewrites":
-                out.rewrites.append(RewriteOutcome(_dec(it.name), it.count, bool(it.rolled_back), it.value))
+                out.rewrites.append(RewriteOutcome(_dec(it.name), it.count, bool(it.rolled_back), it.value,
+                                                   it.quantized_without_db, it.quantized_with_db, bool(it.kept_off)))
             elif kind == "sensitivity":
                 out.units.append(Unit(_dec(it.name), _dec(it.op_type), it.count, it.value, it.value_high))
             elif kind == "mixed_gains":

@@ -51,6 +51,7 @@ CHECK_ONLY = 8       # QAIRT_CONVERT_CHECK_ONLY (1.8)
 NO_BIAS_AWARE_WEIGHT_SCALES = 16  # QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES (1.8)
 QDQ_EXTERNAL_DATA = 32  # QAIRT_CONVERT_QDQ_EXTERNAL_DATA (1.10)
 PARAMS_FROM_VALUES = 64  # QAIRT_CONVERT_PARAMS_FROM_VALUES (1.11)
+KEEP_REWRITES = 128  # QAIRT_CONVERT_KEEP_REWRITES (1.14)
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
 MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
@@ -246,6 +247,7 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             quantizer_log: Optional[PathLike] = None, log_level: Optional[str] = None, act_bitwidth: int = 0,
             weights_bitwidth: int = 0, bias_bitwidth: int = 0, float_bitwidth: int = 0, quantized_io: bool = False,
             rewrites: bool = True, verify_rewrites: bool = False, disabled_rewrites: Sequence[str] = (),
+            keep_rewrites: bool = False,
             act_method: str = "min-max", param_method: str = "min-max", act_schema: str = "asymmetric",
             param_schema: str = "symmetric", per_channel: bool = False, per_row: bool = False, block_size: int = 0,
             lpbq: bool = False, percentile: float = 99.99, float_inputs: Sequence[str] = (),
@@ -272,7 +274,9 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     (--qdq_external_data: weights in "<export_qdq_onnx>.data"), quantizer_log +
     log_level ("NONE", "INFO", "TRACE"; None = "NONE"), the bit widths (0 =
     default), quantized_io, rewrites (False = --no_rewrites),
-    verify_rewrites, disabled_rewrites (names), the calibration settings of
+    verify_rewrites, disabled_rewrites (names), keep_rewrites (no judgement of
+    the rewrites on the quantized model, which calibrating from input_list
+    otherwise runs; ABI >= 1.14), the calibration settings of
     qairt.calib.calibrate (act_method, param_method, act_schema,
     param_schema, per_channel, per_row, block_size, lpbq, percentile,
     float_inputs = --input_encoding NAME other, adaptive_rounding), mixed_precision ("budget=25",
@@ -331,7 +335,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     o.flags = (0 if rewrites else NO_REWRITES) | (VERIFY_REWRITES if verify_rewrites else 0) | \
         (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0) | \
         (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES) | \
-        (QDQ_EXTERNAL_DATA if qdq_external_data else 0) | (PARAMS_FROM_VALUES if float_fallback else 0)
+        (QDQ_EXTERNAL_DATA if qdq_external_data else 0) | (PARAMS_FROM_VALUES if float_fallback else 0) | \
+        (KEEP_REWRITES if keep_rewrites else 0)
     if float_fallback and input_list is not None:
         raise errors.InvalidArgumentError("float_fallback cannot be used with input_list (calibration encodes every "
                                           "tensor)", code=errors.INVALID_ARGUMENT)

@@ -115,8 +115,10 @@ def calibrate(client, model, target, input_list, shards: Optional[int] = None, *
 
 def convert(client, model, target, output, input_list, shards: Optional[int] = None, **options):
     """qairt.convert with its calibration sharded over the cluster: the same
-    outputs as ``qairt.convert(model, target, output, input_list=..., **options)``
-    (the container records input_list as that call would)."""
+    outputs as ``qairt.convert(model, target, output, input_list=...,
+    keep_rewrites=True, **options)`` (the container records input_list as that
+    call would; judging the rewrites on the quantized model needs the samples
+    in one process, so the sharded flow keeps them as they fire)."""
     import qairt
     st = calibrate(client, model, target, input_list, shards, **options)
     with tempfile.TemporaryDirectory(prefix="qairt_merged_") as tmp:

@@ -4,7 +4,9 @@
 # `qairt calibrate --shard K/3` (round 1), merged, observed again on the
 # merged ranges (round 2, for mse) and merged; `qairt convert
 # --calibration_stats` must then write the container and encodings of the
-# unsharded convert, byte for byte, for min-max (round 1) and mse (round 2).
+# unsharded convert, byte for byte, for min-max (round 1) and mse (round 2)
+# (with --keep_rewrites: judging the rewrites on the quantized model needs
+# the samples in one process, and statistics carry no samples).
 # Hostile statistics files (truncated, another model, wrong round, a shard
 # twice, missing shards) are refused with the file and the cause named, and
 # nothing is written.
@@ -25,7 +27,7 @@ common=(-i "$model" -d x 1,3,48,192 --target htp_v73 --act_bitwidth 16 --use_per
 for method in min-max mse; do
   m=(--act_quantizer_calibration "$method")
   check "unsharded convert ($method)" 0 "$qairt" convert "${common[@]}" "${m[@]}" --input_list "$d/calib_list.txt" \
-    -o "$tmp/whole_$method.qairt" --export_encodings "$tmp/whole_$method.json"
+    --keep_rewrites -o "$tmp/whole_$method.qairt" --export_encodings "$tmp/whole_$method.json"
   for k in 0 1 2; do
     check "round 1 shard $k/3 ($method)" 0 "$qairt" calibrate "${common[@]}" "${m[@]}" --input_list "$d/calib_list.txt" \
       --shard "$k/3" -o "$tmp/r1_$k.stats"

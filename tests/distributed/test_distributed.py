@@ -83,7 +83,7 @@ class DistributedTest(unittest.TestCase):
         m = self.models[name]
         out = os.path.join(self.tmp.name, "local_%s_%s" % (name, method))
         r = qairt.convert(m["model"], m["target"], out + ".qairt", input_list=m["input_list"], act_method=method,
-                          export_encodings=out + ".json", **m["options"])
+                          export_encodings=out + ".json", keep_rewrites=True, **m["options"])
         self.assertTrue(r.ok, r.errors)
         return read(out + ".qairt"), read(out + ".json")
 
