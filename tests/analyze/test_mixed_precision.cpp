@@ -12,16 +12,13 @@
 #include "analyze/noise_estimate.h"
 #include "analyze/sensitivity.h"
 #include "calib/sample_eval.h"
+#include "../passes/pass_test_util.h"
 
 using namespace qairt;
 
 namespace {
 
-std::shared_ptr<const StaticData> Floats(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
-  return StaticData::Adopt(std::move(b));
-}
+using testing::FloatData;
 
 // Ten FullyConnected + Relu layers of width 32. The layers in `loud` add a
 // bias of 200 to one channel: their activations' 8-bit grid, stretched over
@@ -44,8 +41,8 @@ Graph Chain(const std::vector<int>& loud) {
     if (std::find(loud.begin(), loud.end(), k - 1) != loud.end())
       for (int j = 0; j < 32; ++j) w[j * 32 + 7] = 0;
     const std::string n = "fc" + std::to_string(k);
-    const TensorId wt = g.AddConstant(n + "_w", DType::kFloat32, Shape{32, 32}, Floats(w)).value();
-    const TensorId bt = g.AddConstant(n + "_b", DType::kFloat32, Shape{32}, Floats(b)).value();
+    const TensorId wt = g.AddConstant(n + "_w", DType::kFloat32, Shape{32, 32}, FloatData(w)).value();
+    const TensorId bt = g.AddConstant(n + "_b", DType::kFloat32, Shape{32}, FloatData(b)).value();
     h = g.op(g.AddOp("FullyConnected", n, {h, wt, bt}, {n + "_out"}).value()).outputs[0];
     h = g.op(g.AddOp("Relu", "relu" + std::to_string(k), {h}, {n + "_relu"}).value()).outputs[0];
   }

@@ -9,17 +9,14 @@
 
 #include "calib/calibrate.h"
 #include "calib/sample_eval.h"
+#include "../passes/pass_test_util.h"
 #include "passes/rewrite/rewrite.h"
 
 using namespace qairt;
 
 namespace {
 
-std::shared_ptr<const StaticData> Floats(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
-  return StaticData::Adopt(std::move(b));
-}
+using testing::FloatData;
 
 // x -> FullyConnected -> h -> Relu -> FullyConnected -> y
 Graph Mlp() {
@@ -30,8 +27,8 @@ Graph Mlp() {
     w1[i] = 0.3f * std::sin(0.37f * static_cast<float>(i));
     w2[i] = 0.3f * std::cos(0.23f * static_cast<float>(i));
   }
-  const TensorId a = g.AddConstant("w1", DType::kFloat32, Shape{16, 16}, Floats(w1)).value();
-  const TensorId b = g.AddConstant("w2", DType::kFloat32, Shape{16, 16}, Floats(w2)).value();
+  const TensorId a = g.AddConstant("w1", DType::kFloat32, Shape{16, 16}, FloatData(w1)).value();
+  const TensorId b = g.AddConstant("w2", DType::kFloat32, Shape{16, 16}, FloatData(w2)).value();
   const TensorId h = g.op(g.AddOp("FullyConnected", "fc1", {x, a}, {"h"}).value()).outputs[0];
   const TensorId r = g.op(g.AddOp("Relu", "relu", {h}, {"r"}).value()).outputs[0];
   const TensorId y = g.op(g.AddOp("FullyConnected", "fc2", {r, b}, {"y"}).value()).outputs[0];
@@ -47,7 +44,7 @@ Result<size_t> AddAndSubtractOutlier(Graph* g, std::vector<std::string>* notes) 
   if (!h || !relu) return size_t{0};
   std::vector<float> c(16, 0.f);
   c[0] = 1000.f;
-  auto ct = g->AddConstant("c", DType::kFloat32, Shape{1, 16}, Floats(c));
+  auto ct = g->AddConstant("c", DType::kFloat32, Shape{1, 16}, FloatData(c));
   if (!ct.ok()) return ct.status();
   auto plus = g->AddOp("ElementWiseAdd", "plus_c", {*h, ct.value()}, {"h_plus_c"});
   if (!plus.ok()) return plus.status();
