@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/analysis_common.h"
 #include "analyze/sensitivity.h"
 #include "calib/calibrate.h"
 #include "calib/input_list.h"
@@ -70,19 +71,44 @@ std::function<qairt::Result<qairt::Graph>(const qairt::Graph&)> RealizeFor(qairt
   };
 }
 
-// The quantized output SQNR of a float graph on `samples`: calibrated with
-// `o`, processed by `realize` when set, simulated, against the float outputs
-// of the graph rewriting started from (`reference`, computed on first use).
+// The quantized SQNR of a float graph on `samples`: calibrated with
+// `calibration`, processed by `realize` when set, simulated, against the
+// float graph rewriting started from (`reference`, computed on first use),
+// measured on the tensors that rank configurations (logits under a softmax
+// head: a saturated probability is exact at any bit width).
 struct QuantizedJudge {
   calib::Options calibration;
   std::function<qairt::Result<qairt::Graph>(const qairt::Graph&)> realize;
   calib::SampleSource samples;
   qairt::Graph original;
+  std::vector<std::string> ranked;  // tensor names, one per graph output
   std::optional<calib::SampleOutputs> reference;
+
+  // `g`'s values of the ranked tensors over the samples.
+  qairt::Result<calib::SampleOutputs> RankedOutputs(const qairt::Graph& g, bool simulate) const {
+    qairt::Graph marked = g;
+    for (const std::string& name : ranked) {
+      auto id = marked.FindTensor(name);
+      if (!id) return qairt::InvalidArgument("tensor '{}' is missing from the rewritten graph", name);
+      if (!marked.tensor(*id).is_output)
+        if (auto st = marked.MarkOutput(*id); !st.ok()) return st;
+    }
+    auto all = calib::RunSamples(marked, samples, simulate, calibration.num_threads);
+    if (!all.ok()) return all.status();
+    calib::SampleOutputs picked;
+    for (const std::string& name : ranked)
+      for (size_t k = 0; k < marked.outputs().size(); ++k)
+        if (marked.tensor(marked.outputs()[k]).name == name) {
+          picked.push_back(std::move(all.value()[k]));
+          break;
+        }
+    return picked;
+  }
 
   qairt::Result<double> operator()(const qairt::Graph& g) {
     if (!reference) {
-      auto ref = calib::RunSamples(original, samples, false, calibration.num_threads);
+      for (qairt::TensorId t : analyze::detail::RankingTensors(original)) ranked.push_back(original.tensor(t).name);
+      auto ref = RankedOutputs(original, false);
       if (!ref.ok()) return ref.status();
       reference = std::move(ref).value();
     }
@@ -94,7 +120,7 @@ struct QuantizedJudge {
       if (!r.ok()) return r.status();
       q = std::move(r).value();
     }
-    auto got = calib::RunSamples(q, samples, true, calibration.num_threads);
+    auto got = RankedOutputs(q, true);
     if (!got.ok()) return got.status();
     return calib::Worst(*reference, got.value()).sqnr_db;
   }

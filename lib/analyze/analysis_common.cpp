@@ -50,15 +50,9 @@ Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, con
   p->high = float_graph;
   calib::Report rep;
   if (Status s = calib::CalibrateBoth(&p->low, o.calibration, &p->high, high, samples, &rep); !s.ok()) return s;
-  for (TensorId out : float_graph.outputs()) {
-    const Tensor& t = float_graph.tensor(out);
-    TensorId proxy = out;
-    if (t.producer != kInvalidId) {
-      const Op& head = float_graph.op(t.producer);
-      if ((head.type == "Softmax" || head.type == "LogSoftmax" || head.type == "Sigmoid") && !head.inputs.empty() &&
-          float_graph.tensor(head.inputs[0]).kind == TensorKind::kActivation)
-        proxy = head.inputs[0];
-    }
+  const std::vector<TensorId> ranking = RankingTensors(float_graph);
+  for (size_t k = 0; k < ranking.size(); ++k) {
+    const TensorId out = float_graph.outputs()[k], proxy = ranking[k];
     if (proxy == out) {
       p->proxy_slot.push_back(p->proxy_slot.size());
     } else {
@@ -111,6 +105,22 @@ Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, con
     if (!w.tensors.empty()) p->units.push_back(std::move(w));
   }
   return Status::Ok();
+}
+
+std::vector<TensorId> RankingTensors(const Graph& g) {
+  std::vector<TensorId> r;
+  for (TensorId out : g.outputs()) {
+    const Tensor& t = g.tensor(out);
+    TensorId proxy = out;
+    if (t.producer != kInvalidId) {
+      const Op& head = g.op(t.producer);
+      if ((head.type == "Softmax" || head.type == "LogSoftmax" || head.type == "Sigmoid") && !head.inputs.empty() &&
+          g.tensor(head.inputs[0]).kind == TensorKind::kActivation)
+        proxy = head.inputs[0];
+    }
+    r.push_back(proxy);
+  }
+  return r;
 }
 
 // `base` with the encodings of `tensors` taken from `from` (or cleared).

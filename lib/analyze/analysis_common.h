@@ -30,6 +30,11 @@ struct Prepared {
   calib::SampleOutputs reference;
 };
 
+// Per graph output, the tensor whose error ranks configurations: the logits
+// under a Softmax / LogSoftmax / Sigmoid head (a saturated probability is
+// exactly representable, so its error says nothing), else the output.
+std::vector<TensorId> RankingTensors(const Graph& g);
+
 // Calibration options of the high precision: the base ones at the high bit
 // widths; blocks and LPBQ (4-bit schemes) off at 8 bits and up; per-tensor
 // 16-bit weights where the target's A16W16 kernels take only those.

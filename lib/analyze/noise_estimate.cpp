@@ -192,7 +192,7 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
   for (TensorId t : terminal) is_ranked[t] = true;
   std::map<TensorId, Stored> live;
   std::map<TensorId, Stored> quantized;  // the current sample's values in the base quantized model
-  std::vector<float> tmp, y;
+  std::vector<float> tmp;
   std::vector<uint8_t> scratch;
   std::mt19937 rng(0x6e6f6973);
 

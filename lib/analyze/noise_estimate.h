@@ -4,21 +4,21 @@
 // Quantizing a tensor adds noise to it; downstream ops carry that noise to
 // the outputs, amplified or damped. To first order the output error power is
 // a sum over noise sources: sum_t N_t * G_t, where N_t is the power of the
-// noise injected at tensor t (measured: the tensor's float values against
-// the same values quantized) and G_t its gain to the ranked outputs
-// (relative to their signal power). G comes from local gains: every op is
-// run on its own (a one-op graph on the float values of its inputs) with
-// each float input perturbed by its own quantization noise, and the ratio of
-// output to input noise power is that input's gain; G_t is then summed
-// backwards over the graph (G_t = sum over consumers and their outputs of
-// gain * G_output), with G = 1 / signal power at the ranked outputs.
-// Weight noise enters at the op's output: the op is run once more with its
-// weights at each precision.
+// noise rounding adds at tensor t (measured in the quantized run, before and
+// after the rounding, at each precision) and G_t its gain to the ranked
+// outputs (relative to their signal power). G comes from local gains: every
+// op is run on its own (a one-op graph on the float values of its inputs)
+// with each float input perturbed by the error the quantized model carries
+// into it, and the ratio of output to input error power is that input's
+// gain; G_t is then summed backwards over the graph (G_t = sum over
+// consumers and their outputs of gain * G_output), with G = 1 / signal power
+// at the ranked outputs. Weight noise enters at the op's output: the op is
+// run once more with its weights at each precision.
 //
-// The cost is one float run of the samples plus about one run of each op
-// per float input, against one simulation of the whole graph per candidate
-// (per unit) for the measured gains. It ranks; decisions are verified by
-// simulation (mixed_precision.cpp).
+// The cost is one quantized and one float run of the samples plus about one
+// run of each op per float input (two more per weighted op), against one
+// simulation of the whole graph per candidate for measured gains. It ranks;
+// decisions are verified by simulation (mixed_precision.cpp).
 #pragma once
 
 #include <functional>
