@@ -53,7 +53,7 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   }
   *progress = ToProgress(c.progress, c.progress_user_data);
   if (c.flags & ~(QAIRT_CALIBRATION_PER_CHANNEL | QAIRT_CALIBRATION_PER_ROW | QAIRT_CALIBRATION_LPBQ |
-                  QAIRT_CALIBRATION_ADAPTIVE_ROUNDING))
+                  QAIRT_CALIBRATION_ADAPTIVE_ROUNDING | QAIRT_CALIBRATION_WIDE_NORM_SCALES))
     return InvalidArg("qairt_calibration_options.flags: unknown bits {:#x}", c.flags);
   if (c.act_method > QAIRT_CALIBRATION_SEQMSE || c.param_method > QAIRT_CALIBRATION_SEQMSE)
     return InvalidArg("qairt_calibration_options: unknown calibration method");
@@ -70,6 +70,7 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   o->per_row = c.flags & QAIRT_CALIBRATION_PER_ROW;
   o->lpbq = c.flags & QAIRT_CALIBRATION_LPBQ;
   o->adaptive_rounding = c.flags & QAIRT_CALIBRATION_ADAPTIVE_ROUNDING;
+  o->wide_norm_scales = c.flags & QAIRT_CALIBRATION_WIDE_NORM_SCALES;
   o->block_size = c.block_size;
   o->histogram_bins = c.histogram_bins;
   o->num_threads = c.num_threads;

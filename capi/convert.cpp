@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "capi/capi_internal.h"
+#include "target/target_descriptor.h"
 #include "qairt/qairt_container.h"
 #include "qairt/qairt_export.h"
 #include "qairt/qairt_report.h"
@@ -315,6 +316,11 @@ qairt_calibration_options Pipeline::CalibrationOptions() const {
   c.num_threads = o_.num_threads;
   c.progress = o_.progress ? StageProgress::Callback : nullptr;
   c.progress_user_data = &calibration_progress_;
+  // 16-bit normalization scales where the target runs a16w16 norms: a few
+  // hundred values that would otherwise bound a 16-bit model's accuracy.
+  if (o_.target)
+    if (auto t = qairt::capi::TargetOf(o_.target); t && (t->capabilities & qairt::target::kCapA16W16))
+      c.flags |= QAIRT_CALIBRATION_WIDE_NORM_SCALES;
   return c;
 }
 

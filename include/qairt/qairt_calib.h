@@ -60,6 +60,14 @@ enum qairt_calibration_method {
  * error on the samples, its quantized predecessors feeding it (the weight's
  * values move onto the chosen points); any param_method; needs samples. */
 #define QAIRT_CALIBRATION_ADAPTIVE_ROUNDING 8u
+/* since 1.14: with 16-bit activations, the scales of normalizations
+ * (LayerNorm, GroupNorm, InstanceNorm, Batchnorm, RmsNorm weights) are 16-bit
+ * instead of the weights' bit width, for targets with a16w16 kernels for
+ * them (qairt convert sets it for such targets, as AIMET's HTP v73+ configs
+ * give GroupNorm's parameters its output's bit width). A few hundred values
+ * whose 8-bit grid, which must include zero, held a transformer's W8A16
+ * output near 55 dB. */
+#define QAIRT_CALIBRATION_WIDE_NORM_SCALES 16u
 
 /* Progress of a long call: `phase` ("ranges", then "histograms" for the
  * searching calibration methods; "compare"), `done` of `total` samples of

@@ -208,8 +208,9 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
   if (norm && u.slot == 1) {
     // A normalization's scale is a parameter (HTP's a16w8 / a8w8 norm
     // kernels), per tensor and asymmetric (AIMET's HTP configs); 4-bit
-    // weight settings are meant for the large matrices, so it stays 8-bit.
-    p.bitwidth = o.weights_bitwidth == 4 ? 8 : o.weights_bitwidth;
+    // weight settings are meant for the large matrices, so it stays 8-bit;
+    // 16-bit with 16-bit activations where the target runs a16w16 norms.
+    p.bitwidth = o.wide_norm_scales && o.act_bitwidth == 16 ? 16 : o.weights_bitwidth == 4 ? 8 : o.weights_bitwidth;
     p.activation_like = false;
     p.asymmetric = true;
     return p;

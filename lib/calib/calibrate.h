@@ -50,6 +50,9 @@ struct Options {
   // Each weight's rounding chosen by its op's output error (calib/seqmse.h;
   // with any param_method, needs samples).
   bool adaptive_rounding = false;
+  // With 16-bit activations, normalization scales 16-bit (the target has
+  // a16w16 normalization kernels; QAIRT_CALIBRATION_WIDE_NORM_SCALES).
+  bool wide_norm_scales = false;
 };
 
 // Samples: count and a loader (one buffer per graph input, graph-input order).

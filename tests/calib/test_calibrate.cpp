@@ -371,6 +371,22 @@ TEST_CASE("a normalization's scale is an 8-bit asymmetric parameter; its bias is
   CHECK_FALSE(g.tensor(bt).encoding);
   REQUIRE(g.tensor(g.op(ln).outputs[0]).encoding);
   CHECK(g.tensor(g.op(ln).outputs[0]).encoding->dtype == DType::kUFixed16);
+
+  // Wide norm scales (targets with a16w16 norms): 16-bit with 16-bit
+  // activations, whatever the weights' width; 8-bit activations keep 8.
+  for (uint32_t act : {16u, 8u}) {
+    Graph w = g;
+    for (TensorId t = 0; t < w.tensor_count(); ++t)
+      if (w.tensor(t).encoding) REQUIRE(w.ClearEncoding(t).ok());
+    Options wide = o;
+    wide.act_bitwidth = act;
+    wide.weights_bitwidth = 8;
+    wide.wide_norm_scales = true;
+    REQUIRE(Calibrate(&w, Samples(4), wide, &r).ok());
+    REQUIRE(w.tensor(gt).encoding);
+    CHECK(w.tensor(gt).encoding->effective_bitwidth() == act);
+    CHECK(w.tensor(gt).encoding->symmetry == Symmetry::kAsymmetric);
+  }
 }
 
 TEST_CASE("per-channel weights with mse/sqnr: each channel gets its own clipping range", "[calib]") {

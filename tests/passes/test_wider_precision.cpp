@@ -1,7 +1,10 @@
-// A super group runs in one precision: when mixed precision gives its input
-// more bits than its output, the whole group runs at the wider width and a
-// Convert after it restores the output's encoding; the intermediate tensor
-// stays inside the fused kernel (never quantized to the output's range).
+// Wider precision inside target processing. A super group runs in one
+// precision: when mixed precision gives its input more bits than its
+// output, the whole group runs at the wider width and a Convert after it
+// restores the output's encoding; the intermediate tensor stays inside the
+// fused kernel (never quantized to the output's range). A 16-bit asymmetric
+// normalization scale (calibration's wide norm scales) runs on the a16w16
+// kernel through the sign flip.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -87,4 +90,32 @@ TEST_CASE("a super group entered wider than its output runs at the wider width, 
     INFO("SQNR " << sqnr);
     CHECK(sqnr > (wide ? 35 : 20));
   }
+}
+
+TEST_CASE("a 16-bit asymmetric LayerNorm scale runs on HTP v73's a16w16 kernel", "[passes]") {
+  Graph g;
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 16}).value();
+  const TensorId gamma = g.AddConstant("gamma", DType::kFloat32, Shape{16}, FloatData(Ramp(16, 0.5f, 1.5f))).value();
+  const TensorId beta = g.AddConstant("beta", DType::kFloat32, Shape{16}, FloatData(Ramp(16, -0.2f, 0.2f))).value();
+  const OpId ln = g.AddOp("LayerNorm", "ln", {x, gamma, beta}, {"y"}, {{"axes", std::vector<int64_t>{1}}}).value();
+  REQUIRE(g.MarkOutput(g.op(ln).outputs[0]).ok());
+  const std::vector<float> input = Ramp(16, -3.f, 5.f);
+  const std::vector<float> reference = Run(g, input);
+  REQUIRE(g.SetEncoding(x, PerTensor(DType::kUFixed16, 8.f / 65535, -24576)).ok());
+  REQUIRE(g.SetEncoding(g.op(ln).outputs[0], PerTensor(DType::kUFixed16, 8.f / 65535, -32768)).ok());
+  // gamma over [0, 1.5] (the grid holds zero), 16-bit asymmetric as calibration makes it.
+  REQUIRE(g.SetEncoding(gamma, PerTensor(DType::kUFixed16, 1.5f / 65535, 0)).ok());
+  auto r = RunProcess(&g, Builtin("htp_v73"));
+  for (const auto& e : r.errors) UNSCOPED_INFO(e);
+  CHECK(r.errors.empty());
+  bool found = false;
+  for (const auto& a : r.annotations) {
+    if (a.op != "ln") continue;
+    found = true;
+    CHECK(a.kernel == "a16w16");
+  }
+  CHECK(found);
+  const double sqnr = calib::Agree(reference, Run(g, input)).sqnr_db;
+  INFO("SQNR " << sqnr);
+  CHECK(sqnr > 70);
 }
