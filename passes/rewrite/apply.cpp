@@ -110,6 +110,12 @@ namespace {
 // may need, are always there). One left out that scores better by more
 // than the tolerance is kept off; the graph is then rebuilt without those.
 Status Judge(const Graph& original, Graph* graph, const Options& options, Report* report) {
+  auto judged = [&](const Outcome& o) {
+    return o.fired && !o.rolled_back && o.skipped.empty() &&
+           std::find(options.enabled.begin(), options.enabled.end(), o.name) == options.enabled.end();
+  };
+  // Nothing to judge (only rewrites the caller asked for fired): no scoring.
+  if (std::none_of(report->rewrites.begin(), report->rewrites.end(), judged)) return Status::Ok();
   report->judged = true;
   auto with_all = options.quantized_score(*graph);
   if (!with_all.ok()) return Status(with_all.status().code(), "rewrite judgement: " + with_all.status().message());
@@ -118,8 +124,7 @@ Status Judge(const Graph& original, Graph* graph, const Options& options, Report
   quiet.verify = false;  // already applied (and verified, if asked) once
   std::vector<std::string> refused;
   for (Outcome& o : report->rewrites) {
-    if (!o.fired || o.rolled_back || !o.skipped.empty()) continue;
-    if (std::find(options.enabled.begin(), options.enabled.end(), o.name) != options.enabled.end()) continue;
+    if (!judged(o)) continue;
     Options without = quiet;
     without.disabled.push_back(o.name);
     Graph g = original;

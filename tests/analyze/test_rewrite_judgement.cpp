@@ -120,6 +120,17 @@ TEST_CASE("a rewrite exact in float that costs quantized accuracy is kept off", 
   CHECK_FALSE(ar.rewrites[0].refused);
   CHECK(a.FindOp("plus_c"));
 
+  // Only rewrites the caller asked for fired: nothing to judge, nothing run.
+  rewrite::Options only_asked = asked;
+  only_asked.replace_registry.pop_back();
+  scored = 0;
+  Graph oa = original;
+  rewrite::Report oar;
+  REQUIRE(rewrite::RunRewrites(&oa, only_asked, &oar).ok());
+  CHECK(scored == 0);
+  CHECK_FALSE(oar.judged);
+  CHECK(oa.FindOp("plus_c"));
+
   // Not judged without a score: both kept.
   rewrite::Options plain = o;
   plain.quantized_score = nullptr;
