@@ -37,11 +37,6 @@ Result<Graph> WithProxies(const Graph& g, const std::vector<std::string>& proxie
   return out;
 }
 
-// split_parts: an op's activations and its weights are separate units (mixed
-// precision chooses them independently: 16-bit activations with 8-bit
-// weights is the cheap promotion every HTP op has kernels for).
-// Calibrates on `samples`; the reference outputs are computed on `scoring`
-// (the samples every candidate is scored on).
 Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const calib::SampleSource& scoring,
                const Options& o, Prepared* p, bool split_parts) {
   if (samples.count == 0 || scoring.count == 0) return InvalidArgument("the analysis needs at least one sample");

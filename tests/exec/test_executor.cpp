@@ -142,17 +142,26 @@ TEST_CASE("executor reads float32 weights in place", "[exec]") {
   CHECK(ex->stats().static_copied_bytes == 0u);
 }
 
-TEST_CASE("executor simulates quantization at encoded tensors", "[exec]") {
+namespace {
+// x[4] -> Relu -> y, y with an 8-bit encoding of step `scale` from 0.
+Graph ReluOnGrid(float scale, TensorId* y) {
   Graph g("q");
   auto x = g.AddInput("x", DType::kFloat32, Shape{4}).value();
-  auto y = g.op(g.AddOp("Relu", "relu", {x}, {"y"}).value()).outputs[0];
-  REQUIRE(g.MarkOutput(y).ok());
+  *y = g.op(g.AddOp("Relu", "relu", {x}, {"y"}).value()).outputs[0];
+  REQUIRE(g.MarkOutput(*y).ok());
   Encoding e;
   e.kind = EncodingKind::kPerTensor;
   e.dtype = DType::kUFixed8;
-  e.scales = {0.1f};
+  e.scales = {scale};
   e.offsets = {0};
-  REQUIRE(g.SetEncoding(y, e).ok());
+  REQUIRE(g.SetEncoding(*y, e).ok());
+  return g;
+}
+}  // namespace
+
+TEST_CASE("executor simulates quantization at encoded tensors", "[exec]") {
+  TensorId y;
+  const Graph g = ReluOnGrid(0.1f, &y);
   std::vector<float> in = {0.04f, 0.26f, 30.0f, -1.0f};
   auto sim = RunF(*exec::Executor::Create(g).value(), {in});
   REQUIRE(sim.ok());
@@ -166,6 +175,30 @@ TEST_CASE("executor simulates quantization at encoded tensors", "[exec]") {
   auto flt = RunF(*exec::Executor::Create(g, no_sim).value(), {in});
   REQUIRE(flt.ok());
   CHECK(AsFloats(flt.value()[0])[1] == Approx(0.26f));
+}
+
+TEST_CASE("observe_unsimulated shows an output before it is rounded to its encoding", "[exec]") {
+  TensorId y;
+  const Graph g = ReluOnGrid(0.5f, &y);
+  const std::vector<float> in = {0.3f, 1.2f, -1.f, 2.6f};
+  for (bool before : {false, true}) {
+    exec::Options o;
+    o.observe_unsimulated = before;
+    auto ex = exec::Executor::Create(g, o);
+    REQUIRE(ex.ok());
+    std::vector<float> seen;
+    exec::Observer obs = [&](const exec::ObservedTensor& t) {
+      if (t.id == y) seen.assign(static_cast<const float*>(t.data), static_cast<const float*>(t.data) + 4);
+      return Status::Ok();
+    };
+    auto out = RunF(*ex.value(), {in}, &obs);
+    REQUIRE(out.ok());
+    REQUIRE(seen.size() == 4);
+    const std::vector<float> result = AsFloats(out.value()[0]);
+    CHECK(result == std::vector<float>{0.5f, 1.f, 0.f, 2.5f});  // the output is rounded either way
+    if (before) CHECK(seen == std::vector<float>{0.3f, 1.2f, 0.f, 2.6f});
+    else CHECK(seen == result);
+  }
 }
 
 TEST_CASE("executor dequantizes fixed-point static weights once", "[exec]") {
