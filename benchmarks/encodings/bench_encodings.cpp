@@ -2,7 +2,7 @@
 // 2.0.0 file (benchmarks/encodings/gen_synthetic.py). Not a test: prints
 // MB/s; run_bench.sh puts Python's json module next to it.
 //
-//   bench_encodings FILE.json FILE.tensors [repeats]
+//   bench_encodings FILE.json FILE.tensors [repeats] [threads (0: auto)] [window bytes (0: whole file)]
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -34,10 +34,13 @@ struct Usage {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: bench_encodings FILE.json FILE.tensors [repeats]\n");
+    std::fprintf(stderr, "usage: bench_encodings FILE.json FILE.tensors [repeats] [threads] [window_bytes]\n");
     return 2;
   }
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 3;
+  encodings::ReadOptions read_options;
+  if (argc > 4) read_options.threads = static_cast<uint32_t>(std::atoi(argv[4]));
+  if (argc > 5) read_options.window_bytes = static_cast<uint64_t>(std::atoll(argv[5]));
   // A long-running process keeps freed memory: no mmap/munmap (and page
   // faults) per large array on every repeat. The first run is reported too.
   if (!mallopt(M_MMAP_THRESHOLD, 1 << 30) || !mallopt(M_TRIM_THRESHOLD, 1 << 30)) return 1;
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
     const Usage parse_usage;
     const auto t0 = std::chrono::steady_clock::now();
     encodings::Diags diags;
-    auto file = encodings::ReadEncodingsFile(argv[1], {}, &diags);
+    auto file = encodings::ReadEncodingsFile(argv[1], read_options, &diags);
     const auto t1 = std::chrono::steady_clock::now();
     const std::string parse_sys = parse_usage.Since();
     const Usage apply_usage;
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     encodings::ApplyOptions ao;
+    ao.threads = read_options.threads;
     // As the CLI applies an overrides file: the encodings are moved into the
     // graph (the file is not used afterwards).
     auto stats = encodings::ApplyEncodings(std::move(file.value()), &g, ao, &diags);

@@ -149,6 +149,7 @@ struct File {
   bool bare_list = false;      // 2.0.0 without the {"version","encodings"} wrapper
   std::vector<Entry> entries;
   std::shared_ptr<const SourceText> source;  // for locating diagnostics
+  size_t windows = 0;  // windows its list was parsed in (ReadOptions::window_bytes); 0 = read whole
 
   // Fills d.line/d.column from d.offset.
   void Locate(Diag* d) const;
@@ -162,6 +163,12 @@ struct ReadOptions {
   uint32_t max_depth = 64;              // JSON nesting limit (the formats need <= 8)
   uint32_t max_rank = 8;                // nesting of one numeric array
   bool keep_going = true;               // keep the good entries when some are bad
+  // A 2.0.0 file of at least 4 windows is parsed in windows of about this many
+  // bytes of whole entries, on up to `threads` threads (0: up to 4, as the
+  // machine has cores), instead of in one document; 0 reads every file whole.
+  // The result and the diagnostics are the same either way.
+  uint64_t window_bytes = uint64_t{64} << 10;
+  uint32_t threads = 0;
 };
 
 // Reads an encodings file. Syntax errors, unreadable files and limits fail the
@@ -180,6 +187,10 @@ struct ApplyOptions {
   bool allow_unmatched = false;  // names absent from the graph are warnings, not errors
   bool keep_going = false;       // apply the good entries even if others fail
   bool report_missing = true;    // one note listing float tensors left without an encoding
+  // Entries are checked against their tensors on up to this many threads (0:
+  // up to 4, as the machine has cores) when there are many; the result and
+  // the order of the diagnostics do not depend on it.
+  uint32_t threads = 0;
 };
 
 struct ApplyStats {

@@ -139,7 +139,7 @@ Result<File> Reader::Run() {
   if (size == 0) return fail("json-syntax", "empty file: expected a JSON encodings document");
   if (size > opt_.max_bytes)
     return fail("file-size", fmt::format("file is {} bytes, above the limit of {} bytes", size, opt_.max_bytes));
-  const auto* u = reinterpret_cast<const unsigned char*>(base_);
+  const auto* u = reinterpret_cast<const unsigned char*>(src_->data());
   if (size >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF)
     return fail("file-encoding",
                 "file starts with a UTF-8 byte order mark, which JSON forbids (RFC 8259 §8.1; Python's json rejects "
@@ -148,6 +148,64 @@ Result<File> Reader::Run() {
                     (size >= 2 && u[1] == 0)))
     return fail("file-encoding", "file is UTF-16 or binary: JSON encodings files must be UTF-8");
 
+  // Large 2.0.0 files window by window; anything else, and any file the
+  // windowed read has a problem with, whole.
+  if (opt_.window_bytes && size >= 4 * opt_.window_bytes && opt_.version != Version::kV0_6_1 &&
+      opt_.version != Version::kV1_0_0) {
+    ListLayout layout;
+    if (FindListLayout(src_->data(), size, opt_.window_bytes, &layout)) {
+      Diags local;
+      Reader skeleton(src_, name_, opt_, &local);
+      if (auto r = skeleton.RunSkeleton(layout)) {
+        for (Diag& d : local) diags_->push_back(std::move(d));
+        return std::move(*r);
+      }
+    }
+  }
+  return RunWhole();
+}
+
+size_t Reader::ParserDepth() const {
+  // simdjson's own depth limit sits above ours so that the reader's check
+  // (a diagnostic) always fires first: on-demand iteration *assumes* it never
+  // reaches the parser's max_depth (an assertion in debug builds, undefined
+  // behaviour in release ones).
+  constexpr size_t kSimdjsonDepthMargin = 8;
+  return opt_.max_depth + kSimdjsonDepthMargin;
+}
+
+void Reader::ReadDocument() {
+  od::json_type t;
+  Check(doc_.type().get(t));
+  if (t == od::json_type::array) {
+    file_.version = opt_.version == Version::kAuto ? Version::kV2_0_0 : opt_.version;
+    file_.bare_list = true;
+    if (file_.version != Version::kV2_0_0) {
+      Add(Severity::kError, "version", 0, "", "",
+          "a top-level list is the 2.0.0 format (without wrapper), not {}", VersionName(file_.version));
+    } else {
+      ForEachElement(doc_, [&](od::value& entry) { ReadV2Entry(entry); });
+      if (layout_) ReadWindows();  // a skeleton's bare list is the cut one
+    }
+  } else if (t == od::json_type::object) {
+    ReadTopObject();
+  } else {
+    Add(Severity::kError, "wrong-type", 0, "", "", "the document must be a JSON object or array");
+  }
+  const char* rest = nullptr;
+  if (errors_ == 0 && !doc_.current_location().get(rest) && rest) {
+    const uint64_t off = Off(rest);
+    Add(Severity::kError, "json-syntax", off, "", "", "unexpected content after the JSON document");
+  }
+}
+
+Result<File> Reader::RunWhole() {
+  const size_t size = src_->size();
+  const auto* u = reinterpret_cast<const unsigned char*>(src_->data());
+  auto fail = [&](const char* code, std::string msg) -> Status {
+    Add(Severity::kError, code, size ? 0 : Diag::kNoOffset, "", "", "{}", msg);
+    return Status(StatusCode::kParseError, fmt::format("{}: {}", name_, msg));
+  };
   // Room for the entries up front: an LLM file has ~200k of them, and growing
   // the vector moves every Entry ~log2(n) times. ~512 bytes per entry is a
   // mid estimate (an activation takes ~120, a blocked weight ~400k).
@@ -166,12 +224,7 @@ Result<File> Reader::Run() {
     own_parser_ = std::make_unique<od::parser>();
     parser_ = own_parser_.get();
   }
-  // simdjson's own depth limit sits above ours so that the reader's check
-  // (a diagnostic) always fires first: on-demand iteration *assumes* it never
-  // reaches the parser's max_depth (an assertion in debug builds, undefined
-  // behaviour in release ones).
-  constexpr size_t kSimdjsonDepthMargin = 8;
-  const size_t parser_depth = opt_.max_depth + kSimdjsonDepthMargin;
+  const size_t parser_depth = ParserDepth();
   error_code e = simdjson::SUCCESS;
   if (parser_->capacity() < size || parser_->max_depth() != parser_depth)
     e = parser_->allocate(std::max<size_t>(size, 4096), parser_depth);
@@ -198,27 +251,7 @@ Result<File> Reader::Run() {
     return fail("json-syntax", fmt::format("invalid JSON: {}", simdjson::error_message(e)));
   }
   try {
-    od::json_type t;
-    Check(doc_.type().get(t));
-    if (t == od::json_type::array) {
-      file_.version = opt_.version == Version::kAuto ? Version::kV2_0_0 : opt_.version;
-      file_.bare_list = true;
-      if (file_.version != Version::kV2_0_0) {
-        Add(Severity::kError, "version", 0, "", "",
-            "a top-level list is the 2.0.0 format (without wrapper), not {}", VersionName(file_.version));
-      } else {
-        ForEachElement(doc_, [&](od::value& entry) { ReadV2Entry(entry); });
-      }
-    } else if (t == od::json_type::object) {
-      ReadTopObject();
-    } else {
-      Add(Severity::kError, "wrong-type", 0, "", "", "the document must be a JSON object or array");
-    }
-    const char* rest = nullptr;
-    if (errors_ == 0 && !doc_.current_location().get(rest) && rest) {
-      const uint64_t off = Off(rest);
-      Add(Severity::kError, "json-syntax", off, "", "", "unexpected content after the JSON document");
-    }
+    ReadDocument();
   } catch (const ParseAbort&) {
     return Status(StatusCode::kParseError, fatal_);
   }

@@ -187,7 +187,7 @@ void Reader::ReadV1Entry(od::value& v, Section section) {
     enc.decompressed_bitwidth = static_cast<uint32_t>(bw);
     enc.scales.assign(scale.values.begin(), scale.values.end());  // double -> float
     enc.block_int_scales.assign(pbis.values.begin(), pbis.values.end());  // integral: checked
-    enc.offsets.assign(enc.scales.size(), 0);
+    enc.offsets = ZeroOffsets(enc.scales.size());
     AddEntry(std::move(e), errors_before);
     return;
   }

@@ -17,9 +17,9 @@ bool IsIntegral(double v) { return std::isfinite(v) && std::floor(v) == v; }
 
 uint64_t Reader::ElementOffset(uint64_t array_offset, size_t index) const {
   if (array_offset == Diag::kNoOffset) return array_offset;
-  const char* p = base_ + array_offset;
-  const char* end = base_ + src_->size();
-  if (p >= end || *p != '[') return array_offset;
+  const char* p = Ptr(array_offset);
+  const char* end = view_.data + view_.size;
+  if (!p || p >= end || *p != '[') return array_offset;
   size_t leaf = 0;
   int depth = 0;
   for (; p < end; ++p) {
@@ -31,7 +31,7 @@ uint64_t Reader::ElementOffset(uint64_t array_offset, size_t index) const {
     } else if (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
       continue;
     } else {
-      if (leaf == index) return static_cast<uint64_t>(p - base_);
+      if (leaf == index) return Off(p);
       ++leaf;
       while (p + 1 < end && !std::strchr(",] \t\r\n", p[1])) ++p;
     }
@@ -151,6 +151,14 @@ void Reader::AddEntry(Entry e, size_t errors_before) {
     Add(Severity::kError, "invalid-encoding", e.FieldOffset(d.field), e.name, e.JsonField(d.field), "{}", msg);
   }
   if (errors_ != errors_before) return;
+  if (slots_) {  // a window's entries go to their places in the list
+    if (slots_filled_ == slots_count_) {
+      ++errors_;  // more entries than the scan found: the window is not read this way
+      return;
+    }
+    slots_[slots_filled_++] = std::move(e);
+    return;
+  }
   file_.entries.push_back(std::move(e));
 }
 

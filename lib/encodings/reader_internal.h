@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "encodings/encodings.h"
+#include "encodings/list_layout.h"
 #include "encodings/number_array_scan.h"
 
 namespace qairt::encodings::reader_internal {
@@ -55,11 +56,38 @@ inline const char* SectionKey(Section section) {
 
 struct ParseAbort {};  // internal: a structural error ended the parse
 
+// The bytes simdjson iterates and where they sit in the file: the whole file;
+// the file with its list's entries cut out (the skeleton of a windowed read);
+// or a window of entries copied behind a '['. Diagnostics always carry file
+// offsets.
+struct View {
+  const char* data = nullptr;
+  size_t size = 0;
+  uint64_t file_begin = 0;   // file offset of data[0]
+  size_t gap_at = SIZE_MAX;  // from this index on, file offsets skip gap_len bytes
+  uint64_t gap_len = 0;
+  uint64_t ToFile(const char* p) const {
+    if (!p || p < data || p > data + size) return Diag::kNoOffset;
+    const auto i = static_cast<size_t>(p - data);
+    return file_begin + i + (i >= gap_at ? gap_len : 0);
+  }
+  const char* ToPtr(uint64_t offset) const {
+    if (offset == Diag::kNoOffset || offset < file_begin) return nullptr;
+    uint64_t i = offset - file_begin;
+    if (i >= gap_at) {
+      if (i < gap_at + gap_len) return nullptr;  // inside the cut
+      i -= gap_len;
+    }
+    return i <= size ? data + i : nullptr;
+  }
+};
+
 class Reader {
  public:
   Reader(std::shared_ptr<SourceText> src, std::string name, const ReadOptions& options, Diags* diags)
       : src_(std::move(src)), name_(std::move(name)), opt_(options), diags_(diags) {
-    base_ = src_->data();
+    view_.data = src_->data();
+    view_.size = src_->size();
   }
 
   Result<File> Run();
@@ -85,10 +113,8 @@ class Reader {
     if (sev == Severity::kError) ++errors_;
     diags_->push_back(std::move(d));
   }
-  uint64_t Off(const char* p) const {
-    if (!p || p < base_ || p > base_ + src_->size()) return Diag::kNoOffset;
-    return static_cast<uint64_t>(p - base_);
-  }
+  uint64_t Off(const char* p) const { return view_.ToFile(p); }
+  const char* Ptr(uint64_t offset) const { return view_.ToPtr(offset); }
   uint64_t Off(od::value& v) {
     std::string_view tok = v.raw_json_token();
     return Off(tok.data());
@@ -247,8 +273,28 @@ class Reader {
   bool ExpectSection(od::value& v, Section section, od::json_type layout, const char* expected,
                      const char* expected_other);
 
-  // ---- the formats ----------------------------------------------------------
+  // ---- the document ---------------------------------------------------------
+  // The whole file in one simdjson document (reader.cpp).
+  Result<File> RunWhole();
+  // Reads doc_ (any dialect; reader.cpp). Throws ParseAbort.
+  void ReadDocument();
   void ReadTopObject();  // the dialect dispatcher (reader.cpp)
+  // A large 2.0.0 file window by window (reader_windows.cpp): the skeleton
+  // (the file with its list emptied) in one document, the list's entries in
+  // windows parsed on worker threads. nullopt when the result would differ
+  // from RunWhole's in any way (any error, a shape the scan does not take):
+  // the caller then reads the file whole, so diagnostics of bad files never
+  // depend on this path.
+  std::optional<Result<File>> RunSkeleton(const ListLayout& layout);
+  // Reads the cut list's entries from its windows into file_.entries (throws
+  // ParseAbort with windows_failed_ set when a window fails).
+  void ReadWindows();
+  // One window into `slots` (its entries' places in the list); false if it
+  // failed or had errors.
+  bool ReadWindow(const ListWindow& w, Entry* slots, Diags* diags, od::parser* parser, std::vector<char>* buf);
+  size_t ParserDepth() const;
+
+  // ---- the formats ----------------------------------------------------------
   // QAIRT 2.0.0 (reader_v2.cpp)
   void ReadV2List(od::value& v);
   void ReadV2Entry(od::value& v);
@@ -262,6 +308,14 @@ class Reader {
   // AIMET 1.0.0 (reader_aimet_v1.cpp)
   void ReadV1Section(od::value& v, Section section);
   void ReadV1Entry(od::value& v, Section section);
+
+  // n zero offsets, shared with the entries before that had as many (the
+  // tables are copy-on-write): an LLM file's symmetric blockwise weights would
+  // otherwise each allocate, and fault in, a table of zeros.
+  CowVector<int32_t> ZeroOffsets(size_t n) {
+    if (zeros_.size() != n) zeros_.assign(n, 0);
+    return zeros_;
+  }
 
   // ---- checks and the entry list, common to the formats (reader_checks.cpp) --
   void AddEntry(Entry e, size_t errors_before);
@@ -283,7 +337,7 @@ class Reader {
                         uint64_t off, GridValue* out);
 
   std::shared_ptr<SourceText> src_;
-  const char* base_;
+  View view_;
   std::string name_;
   ReadOptions opt_;
   Diags* diags_;
@@ -293,8 +347,15 @@ class Reader {
   od::parser* parser_ = nullptr;
   od::document doc_;
   File file_;
+  CowVector<int32_t> zeros_;
   Nums nums_[6];  // per-entry field buffers, reused (large y_scale arrays would otherwise be reallocated)
   NumberArrayScan scan_;  // the fast path's buffers, swapped with a Nums' on success
+  // Windowed reads: the skeleton's layout (the list whose entries it cut),
+  // whether its windows were read, and a window's entry places.
+  const ListLayout* layout_ = nullptr;
+  bool windows_read_ = false;
+  Entry* slots_ = nullptr;
+  size_t slots_filled_ = 0, slots_count_ = 0;
 };
 
 }  // namespace qairt::encodings::reader_internal

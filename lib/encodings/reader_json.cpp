@@ -151,7 +151,8 @@ bool Reader::GetNums(od::value& v, std::string_view tensor, std::string_view fie
     return ReadNumber(v, tensor, field, out);
   }
   if (t != od::json_type::array) return WrongType(v, tensor, field, "a number or an array of numbers");
-  if (out->offset != Diag::kNoOffset && ScanNumberArray(base_ + out->offset, static_cast<int>(opt_.max_rank), &scan_)) {
+  const char* text = Ptr(out->offset);
+  if (text && ScanNumberArray(text, static_cast<int>(opt_.max_rank), &scan_)) {
     // The common case, read from the text; simdjson only steps over it.
     od::array arr;
     std::string_view raw;
@@ -160,7 +161,7 @@ bool Reader::GetNums(od::value& v, std::string_view tensor, std::string_view fie
     const char* after = scan_.end;
     while (after < raw.data() + raw.size() && (*after == ' ' || *after == '\n' || *after == '\r' || *after == '\t'))
       ++after;
-    if (raw.data() != base_ + out->offset || after != raw.data() + raw.size()) Fatal(simdjson::TAPE_ERROR, out->offset);
+    if (raw.data() != text || after != raw.data() + raw.size()) Fatal(simdjson::TAPE_ERROR, out->offset);
     out->values.swap(scan_.values);
     out->shape.swap(scan_.shape);
     if (literal_kind) out->any_float_literal = scan_.any_float_literal;

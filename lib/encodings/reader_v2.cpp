@@ -45,8 +45,10 @@ std::optional<DType> OutputDType(std::string_view s) {
 }  // namespace
 
 void Reader::ReadV2List(od::value& v) {
+  const bool cut = layout_ && Off(v) == layout_->open;  // a skeleton's emptied list: its entries are in windows
   if (!Expect(v, od::json_type::array, "", "encodings", "an array of encoding objects")) return;
   ForEachElement(v, [&](od::value& entry) { ReadV2Entry(entry); });
+  if (cut) ReadWindows();
 }
 
 bool Reader::ReadV2Blocks(const Nums& block_size, std::optional<int64_t> axis, bool lpbq, Entry* e) {
@@ -256,7 +258,7 @@ void Reader::ReadV2Entry(od::value& v) {
     }
     enc.scales.assign(pc.values.begin(), pc.values.end());  // double -> float
     enc.block_int_scales.assign(pbis.values.begin(), pbis.values.end());  // integral: checked
-    enc.offsets.assign(enc.scales.size(), 0);
+    enc.offsets = ZeroOffsets(enc.scales.size());
     e.grid_shape = pbis.scalar ? std::vector<int64_t>{1} : pbis.shape;
     if (!block_size.present) {
       Add(Severity::kError, "missing-field", entry_off, tn, "block_size", "LPBQ entry needs block_size");
@@ -345,7 +347,7 @@ void Reader::ReadV2Entry(od::value& v) {
     }
     enc.symmetry = is_signed && enc.float_offsets.empty() && all_zero(enc.offsets) ? Symmetry::kSymmetric
                                                                                    : Symmetry::kAsymmetric;
-    if (enc.float_offsets.empty() && all_zero(enc.offsets)) enc.offsets.assign(enc.scales.size(), 0);
+    if (enc.float_offsets.empty() && all_zero(enc.offsets)) enc.offsets = ZeroOffsets(enc.scales.size());
     AddEntry(std::move(e), errors_before);
     return;
   }
@@ -368,7 +370,7 @@ void Reader::ReadV2Entry(od::value& v) {
     std::vector<float> unused;
     if (!zero_points_to_offsets(y_zp, "y_zero_point", false, &enc.offsets, &unused)) return;
   } else {
-    enc.offsets.assign(enc.scales.size(), 0);
+    enc.offsets = ZeroOffsets(enc.scales.size());
   }
   enc.symmetry = is_signed && all_zero(enc.offsets) ? Symmetry::kSymmetric : Symmetry::kAsymmetric;
   if (per_channel) {
