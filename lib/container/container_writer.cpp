@@ -1,11 +1,13 @@
 // The .qairt container writer (see container.h and schema/container.fbs):
 // the FlatBuffer holds the graph and metadata; static bytes stream after it
 // into the data section, straight from each tensor's StaticData.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include <flatbuffers/flatbuffers.h>
@@ -14,6 +16,7 @@
 #include "container/container_generated.h"
 #include "container/container_internal.h"
 #include "support/atomic_file.h"
+#include "support/piece_stream.h"
 
 namespace qairt::container {
 namespace {
@@ -257,37 +260,28 @@ class Writer {
   // The whole file in order, as pieces handed to `sink(bytes, size)`: the
   // FlatBuffer, padding, each static tensor's bytes from its StaticData (no
   // copy in between), the trailer. Bytes not made yet (a weight whose
-  // quantization was deferred, a transposed view) are made into one scratch
-  // buffer, reused from tensor to tensor and never kept: the anonymous
-  // memory this needs is the largest such tensor, not the model.
-  template <class Sink>
-  Status Emit(Sink sink) const {
+  // quantization was deferred, a transposed view) are made on the way, a
+  // piece ahead of the sink, into buffers reused from piece to piece and
+  // never kept (StreamPieces): the anonymous memory this needs is two
+  // pieces, not the model.
+  Status Emit(const std::function<Status(const void*, size_t)>& sink) const {
     static constexpr uint8_t kZeros[kDataSectionAlignment] = {};
     const uint64_t fb = b_.GetSize();
     const uint64_t start = AlignUp(fb, kDataSectionAlignment);
-    QAIRT_RETURN_IF_ERROR(sink(b_.GetBufferPointer(), fb));
-    QAIRT_RETURN_IF_ERROR(sink(kZeros, start - fb));
+    std::vector<StreamPiece> pieces;
+    pieces.push_back({b_.GetBufferPointer(), nullptr, 0, static_cast<size_t>(fb)});
+    pieces.push_back({kZeros, nullptr, 0, static_cast<size_t>(start - fb)});
     uint64_t at = 0;
-    std::shared_ptr<const StaticData> scratch;
-    uint8_t* scratch_bytes = nullptr;
     for (const auto& [data, offset] : section_) {
-      QAIRT_RETURN_IF_ERROR(sink(kZeros, offset - at));
-      if (data->lazy() && !data->materialized()) {
-        if (!scratch || scratch->size() < data->size()) {
-          scratch.reset();  // the old buffer goes before the larger one is made
-          scratch = StaticData::Uninitialized(data->size(), &scratch_bytes);
-        }
-        data->CopyTo(scratch_bytes);
-        QAIRT_RETURN_IF_ERROR(sink(scratch_bytes, data->size()));
-      } else {
-        QAIRT_RETURN_IF_ERROR(sink(data->data(), data->size()));
-      }
+      pieces.push_back({kZeros, nullptr, 0, static_cast<size_t>(offset - at)});
+      AddStaticDataPieces(*data, &pieces);
       at = offset + data->size();
     }
     uint8_t trailer[kDataTrailerBytes];
     std::memcpy(trailer, kDataTrailerMagic, 8);
     for (int i = 0; i < 8; ++i) trailer[8 + i] = static_cast<uint8_t>(start >> (8 * i));
-    return sink(trailer, sizeof trailer);
+    pieces.push_back({trailer, nullptr, 0, sizeof trailer});
+    return StreamPieces(pieces, sink, "container");
   }
 
   uint64_t FileBytes() const {
@@ -301,7 +295,10 @@ class Writer {
 };
 
 
-Status WriteFully(int fd, const void* p, uint64_t n, const std::string& path) {
+// Writes n bytes at the descriptor's position. Every ~32 MB it starts the
+// disk writes of what it wrote (sync_file_range, which does not wait), so the
+// fsync that commits the file finds little left to write.
+Status WriteFully(int fd, const void* p, uint64_t n, const std::string& path, uint64_t* written) {
   const auto* b = static_cast<const uint8_t*>(p);
   while (n > 0) {
     const ssize_t k = ::write(fd, b, static_cast<size_t>(std::min<uint64_t>(n, uint64_t{1} << 30)));
@@ -311,6 +308,18 @@ Status WriteFully(int fd, const void* p, uint64_t n, const std::string& path) {
     }
     b += k;
     n -= static_cast<uint64_t>(k);
+#if defined(__linux__)
+    constexpr uint64_t kWriteback = uint64_t{32} << 20;
+    const uint64_t before = *written;
+    *written += static_cast<uint64_t>(k);
+    if (*written / kWriteback != before / kWriteback) {
+      const uint64_t to = *written / kWriteback * kWriteback;
+      (void)::sync_file_range(fd, static_cast<off_t>(to - kWriteback), static_cast<off_t>(kWriteback),
+                              SYNC_FILE_RANGE_WRITE);  // a hint: a failure shows in the fsync
+    }
+#else
+    *written += static_cast<uint64_t>(k);
+#endif
   }
   return Status::Ok();
 }
@@ -340,7 +349,7 @@ Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const Contai
   QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
   std::vector<uint8_t> out;
   out.reserve(static_cast<size_t>(w->FileBytes()));
-  QAIRT_RETURN_IF_ERROR(w->Emit([&](const void* p, uint64_t n) {
+  QAIRT_RETURN_IF_ERROR(w->Emit([&](const void* p, size_t n) {
     out.insert(out.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
     return Status::Ok();
   }));
@@ -352,7 +361,8 @@ Status WriteContainer(const Graph& graph, const ContainerMeta& meta, const std::
   std::unique_ptr<Writer> w;
   QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
   return WriteFileAtomicallyWith(path, "container", [&](int fd) {
-    return w->Emit([&](const void* p, uint64_t n) { return WriteFully(fd, p, n, path); });
+    uint64_t written = 0;
+    return w->Emit([&](const void* p, size_t n) { return WriteFully(fd, p, n, path, &written); });
   });
 }
 

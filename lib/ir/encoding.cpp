@@ -322,14 +322,21 @@ void EncodingChecker::Check(const Encoding& e, const Shape& shape, const std::st
         break;
       }
       const int64_t max_int_scale = int64_t{1} << (e.decompressed_bitwidth - e.effective_bitwidth());
-      for (size_t i = 0; i < e.block_int_scales.size(); ++i) {
+      // Branch-free passes first (vectorised: one integer scale per block of
+      // an LLM's weights), the element to report only when one is bad.
+      const std::vector<int32_t>& bis = e.block_int_scales;
+      bool all_ok = true;
+      for (const int32_t v : bis) all_ok &= (v >= 1) & (int64_t{v} <= max_int_scale);
+      int32_t any_offset = 0;
+      for (const int32_t o : e.offsets.vec()) any_offset |= o;
+      for (size_t i = 0; !all_ok && i < e.block_int_scales.size(); ++i) {
         if (e.block_int_scales[i] < 1 || e.block_int_scales[i] > max_int_scale) {
           Fail(prefix, fmt::format("block_int_scales[{}]", i), "is {}, outside [1, {}]", e.block_int_scales[i],
                max_int_scale);
           break;
         }
       }
-      for (size_t i = 0; i < e.offsets.size(); ++i) {
+      for (size_t i = 0; any_offset != 0 && i < e.offsets.size(); ++i) {
         if (e.offsets[i] != 0) {
           Fail(prefix, fmt::format("offsets[{}]", i), "is {} but LPBQ encodings are symmetric (offset 0)",
                e.offsets[i]);

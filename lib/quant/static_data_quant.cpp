@@ -67,13 +67,14 @@ template <class Fn>
 bool ForEachBand(const StaticTransposition& t, int64_t band_rows, kernels::ThreadPool* pool, Fn fn) {
   const int64_t k = t.rows, n = t.cols;
   const size_t bands = static_cast<size_t>((k + band_rows - 1) / band_rows);
-  std::vector<std::vector<float>> buffers(pool ? pool->size() : 1);
   std::vector<char> ok(bands, 1);
   const auto* src = reinterpret_cast<const float*>(t.source->data());
   kernels::ParallelFor(pool, bands, [&](size_t b, size_t w) {
     const int64_t k0 = static_cast<int64_t>(b) * band_rows, k1 = std::min(k, k0 + band_rows);
-    std::vector<float>& buf = buffers[w];
-    buf.resize(static_cast<size_t>(band_rows * n));
+    // Kept by the thread from tensor to tensor: a fresh ~512 KiB buffer per
+    // weight is fresh pages, zeroed by the kernel and again by resize().
+    thread_local std::vector<float> buf;
+    if (buf.size() < static_cast<size_t>(band_rows * n)) buf.resize(static_cast<size_t>(band_rows * n));
     kernels::Transpose2DStrided(sizeof(float), k1 - k0, n, src + k0 * n, n, buf.data(), k1 - k0);
     ok[b] = fn(buf.data(), k0, k1, w) ? 1 : 0;
   });
@@ -114,6 +115,47 @@ Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0,
     cut(s.float_offsets, e.float_offsets);
   }
   return s;
+}
+
+// A row-local encoding of a plain (not transposed) tensor cut to rows
+// [r0, r1) of its first dim: per-channel tables (axis 0) and per-block and
+// LPBQ tables (blocks within rows) keep those rows' entries.
+Encoding SliceRows(const Encoding& e, int64_t rows, int64_t r0, int64_t r1) {
+  if (e.kind != EncodingKind::kPerChannel && e.kind != EncodingKind::kPerBlock && e.kind != EncodingKind::kLpbq)
+    return e;
+  Encoding s;
+  s.kind = e.kind;
+  s.dtype = e.dtype;
+  s.bitwidth = e.bitwidth;
+  s.symmetry = e.symmetry;
+  s.overridden = e.overridden;
+  s.axis = e.axis;
+  s.block_sizes = e.block_sizes;
+  s.decompressed_bitwidth = e.decompressed_bitwidth;
+  auto cut = [&](auto& v, const auto& from) {
+    if (from.empty()) return;
+    const auto per_row = static_cast<std::ptrdiff_t>(from.size() / static_cast<size_t>(rows));
+    v.assign(from.begin() + r0 * per_row, from.begin() + r1 * per_row);
+  };
+  cut(s.scales, e.scales);
+  cut(s.offsets, e.offsets);
+  cut(s.float_offsets, e.float_offsets);
+  cut(s.block_int_scales, e.block_int_scales);
+  return s;
+}
+
+// Rows of a plain tensor's first dim can be quantized on their own: every
+// table of the encoding is per row (or global) and a row's bytes are whole.
+bool PlainRowLocal(const Encoding& e, const std::vector<int64_t>& dims) {
+  if (dims.size() < 2 || dims[0] < 1) return false;
+  switch (e.kind) {
+    case EncodingKind::kFloat:
+    case EncodingKind::kPerTensor: return true;
+    case EncodingKind::kPerChannel: return e.axis == 0 && e.scales.size() == static_cast<size_t>(dims[0]);
+    case EncodingKind::kPerBlock:
+    case EncodingKind::kLpbq: return dims.size() == 2 && RowLocal(e.kind, e.axis, e.block_sizes);
+    default: return false;
+  }
 }
 
 // The IR's storage size of `count` values of the encoding's dtype (0 when
@@ -191,6 +233,31 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
   for (int64_t d : dims) count *= d;
   if (count < 0 || data->size() != static_cast<size_t>(count) * sizeof(float)) return nullptr;
   if (!CheckQuantizable(name, DType::kFloat32, dims, enc, dst_bytes).ok()) return nullptr;
+  if (!FloatView(*data, dims) && PlainRowLocal(enc, dims)) {
+    // In pieces of whole rows: a streaming writer quantizes a piece at a time
+    // into a buffer it reuses.
+    const int64_t rows = dims[0], cols = count / rows;
+    const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
+    const size_t row_bytes = static_cast<size_t>(cols) * bits / 8;
+    if ((static_cast<size_t>(cols) * bits) % 8 == 0 && row_bytes * static_cast<size_t>(rows) == dst_bytes) {
+      return StaticData::DeferredInPieces(
+          dst_bytes, row_bytes,
+          [name = std::string(name), data, dims, enc, rows, cols, row_bytes](uint8_t* out, size_t begin, size_t end) {
+            const auto r0 = static_cast<int64_t>(begin / row_bytes);
+            const auto r1 = static_cast<int64_t>((end + row_bytes - 1) / row_bytes);
+            const float* src = reinterpret_cast<const float*>(data->data()) + r0 * cols;
+            std::vector<int64_t> piece = dims;
+            piece[0] = r1 - r0;
+            const bool whole = r0 == 0 && r1 == rows;
+            // Cannot fail (finite values, checked layout); zeros rather than
+            // uninitialized bytes if it ever did.
+            if (!QuantizeTensor(name, DType::kFloat32, src, piece, whole ? enc : SliceRows(enc, rows, r0, r1), out,
+                                end - begin, {})
+                     .ok())
+              std::memset(out, 0, end - begin);
+          });
+    }
+  }
   return StaticData::Deferred(dst_bytes, [name = std::string(name), data, dims, enc, dst_bytes](uint8_t* out) {
     // Cannot fail (finite values, checked layout); zeros rather than
     // uninitialized bytes if it ever did.
@@ -211,18 +278,17 @@ Status QuantizeTensor(std::string_view name, const StaticData& data, const std::
   quiet.pool = nullptr;
   quiet.nonfinite = NonFinitePolicy::kError;
   quiet.warnings = nullptr;
-  std::vector<std::vector<uint8_t>> pieces(options.pool ? options.pool->size() : 1);
   const bool all_ok =
-      ForEachBand(*t, BandRows(bs, n), options.pool, [&](const float* band, int64_t k0, int64_t k1, size_t w) {
+      ForEachBand(*t, BandRows(bs, n), options.pool, [&](const float* band, int64_t k0, int64_t k1, size_t) {
         // The band's piece of every output row, quantized together, then
         // copied to its rows (k0 and the band height are multiples of 8:
         // each piece starts and ends on a byte).
         const int64_t h = k1 - k0;
         const size_t row_bytes = static_cast<size_t>(h) * bits / 8;
-        std::vector<uint8_t>& piece = pieces[w];
-        piece.resize(static_cast<size_t>(n) * row_bytes);
+        thread_local std::vector<uint8_t> piece;  // kept, as the band buffer
+        if (piece.size() < static_cast<size_t>(n) * row_bytes) piece.resize(static_cast<size_t>(n) * row_bytes);
         if (!QuantizeTensor(name, DType::kFloat32, band, {n, h}, SliceColumns(enc, n, k, k0, k1), piece.data(),
-                            piece.size(), quiet)
+                            static_cast<size_t>(n) * row_bytes, quiet)
                  .ok())
           return false;
         for (int64_t r = 0; r < n; ++r)

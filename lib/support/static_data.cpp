@@ -79,6 +79,17 @@ std::shared_ptr<const StaticData> StaticData::Deferred(size_t size, std::functio
   return data;
 }
 
+std::shared_ptr<const StaticData> StaticData::DeferredInPieces(
+    size_t size, size_t unit, std::function<void(uint8_t* out, size_t begin, size_t end)> fill_range) {
+  auto data = std::make_shared<StaticData>(nullptr, size, StaticDataOrigin::kOwned, nullptr);
+  data->lazy_ = std::make_unique<Lazy>();
+  data->lazy_->fill_range = std::move(fill_range);
+  data->lazy_->unit = unit ? unit : 1;
+  // The whole is the one piece (the function lives in the data it points to).
+  data->lazy_->fill = [raw = data.get(), size](uint8_t* out) { raw->lazy_->fill_range(out, 0, size); };
+  return data;
+}
+
 const uint8_t* StaticData::Materialized() const {
   std::call_once(lazy_->once, [this] {
     uint8_t* out = nullptr;
@@ -97,6 +108,21 @@ void StaticData::CopyTo(uint8_t* out) const {
     return;
   }
   if (size_ != 0) std::memcpy(out, data(), size_);
+}
+
+void StaticData::CopyRangeTo(uint8_t* out, size_t begin, size_t end) const {
+  if (begin >= end) return;
+  if (lazy_ && !materialized()) {
+    if (lazy_->fill_range) {
+      lazy_->fill_range(out, begin, end);
+      return;
+    }
+    if (begin == 0 && end == size_) {
+      lazy_->fill(out);
+      return;
+    }
+  }
+  std::memcpy(out, data() + begin, end - begin);
 }
 
 std::shared_ptr<const StaticData> StaticData::Borrow(const void* data, size_t size) {

@@ -63,6 +63,13 @@ class StaticData {
   // writes them, so the quantized model is never held whole. `fill` must
   // not fail: its creator checks everything that could make it fail.
   static std::shared_ptr<const StaticData> Deferred(size_t size, std::function<void(uint8_t* out)> fill);
+  // Deferred data whose bytes can also be made piece by piece:
+  // fill_range(out, begin, end) makes bytes [begin, end) into `out`, for
+  // begin and end multiples of `unit` (end may also be size()). A streaming
+  // writer then needs a buffer of a piece, not of the tensor (an LLM's
+  // embedding table quantized to 16 bits is 131 MB of fresh pages).
+  static std::shared_ptr<const StaticData> DeferredInPieces(
+      size_t size, size_t unit, std::function<void(uint8_t* out, size_t begin, size_t end)> fill_range);
 
   // Thread-safe; a transposed view or deferred data is materialized once, on
   // first call.
@@ -70,6 +77,13 @@ class StaticData {
   // Copies the size() bytes to `out`; bytes not made yet are made there
   // (and not kept).
   void CopyTo(uint8_t* out) const;
+  // Bytes [begin, end) to `out`. Bytes not made yet are made there, in
+  // pieces when piece_unit() is not 0 (begin and end multiples of it, or end
+  // == size()); other lazy data is made whole first (and kept).
+  void CopyRangeTo(uint8_t* out, size_t begin, size_t end) const;
+  // The unit pieces of unmade bytes can be made in (DeferredInPieces); 0
+  // when they are only made whole, or are already there.
+  size_t piece_unit() const { return lazy_ && lazy_->fill_range && !materialized() ? lazy_->unit : 0; }
   // Non-null for a view made by TransposeOf (whether or not data() has
   // materialized it yet).
   const StaticTransposition* transposition() const { return lazy_ ? lazy_->view.get() : nullptr; }
@@ -98,6 +112,8 @@ class StaticData {
   struct Lazy {
     std::unique_ptr<StaticTransposition> view;  // TransposeOf only
     std::function<void(uint8_t*)> fill;
+    std::function<void(uint8_t*, size_t, size_t)> fill_range;  // DeferredInPieces only
+    size_t unit = 0;
     std::once_flag once;
     std::atomic<bool> done{false};
   };

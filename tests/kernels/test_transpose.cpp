@@ -33,6 +33,20 @@ TEST_CASE("Transpose2D moves every element to its transposed place", "[kernels][
       }
     }
   }
+  // 4-byte elements at an address that is not 4-aligned (external data may
+  // sit at any offset): whole tiles and edges alike.
+  {
+    const int64_t rows = 70, cols = 64;
+    std::vector<uint8_t> buf(static_cast<size_t>(rows * cols) * 4 + 1);
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>((i * 29 + i / 3) & 0xFF);
+    const uint8_t* in = buf.data() + 1;
+    std::vector<uint8_t> want(static_cast<size_t>(rows * cols) * 4), got(want.size(), 0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(&want[static_cast<size_t>(c * rows + r) * 4], in + static_cast<size_t>(r * cols + c) * 4, 4);
+    Transpose2D(4, rows, cols, in, got.data());
+    CHECK(got == want);
+  }
   // Empty shapes write nothing.
   uint8_t untouched = 7;
   Transpose2D(4, 0, 5, nullptr, &untouched);

@@ -1,0 +1,36 @@
+// Writes a file's bytes in order from pieces, some of which are made on the
+// way (StaticData not made yet: deferred quantization, transposed views). A
+// helper thread makes the next such piece while the sink writes the one
+// before, into one of two buffers of the largest piece, reused: the write
+// (a copy into the page cache, most of a big convert's time) overlaps the
+// quantization, and the anonymous memory is two pieces, not the model.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "support/static_data.h"
+#include "support/status.h"
+
+namespace qairt {
+
+struct StreamPiece {
+  const uint8_t* bytes = nullptr;  // bytes ready to write, or
+  const StaticData* make = nullptr;  // bytes [begin, end) of this data, made on the way
+  size_t begin = 0;
+  size_t end = 0;  // with `bytes`: the size
+};
+
+// Appends the pieces that write all of `data` (its unmade bytes in pieces of
+// at most ~max_piece bytes where it can be made in pieces).
+void AddStaticDataPieces(const StaticData& data, std::vector<StreamPiece>* out, size_t max_piece = size_t{8} << 20);
+
+// Hands every piece's bytes to sink(bytes, size), in order. The first error
+// of the sink is returned (no piece after it is made); out of memory while
+// making a piece is an error naming `what`.
+Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<Status(const void*, size_t)>& sink,
+                    const char* what);
+
+}  // namespace qairt

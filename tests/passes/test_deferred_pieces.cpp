@@ -1,0 +1,150 @@
+// Deferred quantization in pieces (a plain mapped tensor made a few rows at a
+// time by a streaming writer) and the writer's piece stream: every piece
+// split gives exactly the bytes of the whole quantization, in order, whether
+// the pieces are made on the calling thread or one ahead on a helper.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "quant/quantize.h"
+#include "support/piece_stream.h"
+
+using namespace qairt;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempFile {
+  fs::path path;
+  explicit TempFile(const std::string& name) : path(fs::temp_directory_path() / name) {}
+  ~TempFile() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+};
+
+std::shared_ptr<const StaticData> MappedValues(const TempFile& f, const std::vector<float>& v) {
+  std::ofstream(f.path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+  return StaticData::MapFile(f.path.string(), 0, v.size() * sizeof(float)).value();
+}
+
+std::vector<float> Values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, 0.5f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  for (size_t i = 5; i < n; i += 97) v[i] *= 20.f;
+  return v;
+}
+
+struct Case {
+  const char* what;
+  std::vector<int64_t> dims;
+  quant::EncodingRequest req;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  auto add = [&](const char* what, std::vector<int64_t> dims, EncodingKind kind, DType dtype, Symmetry sym,
+                 int32_t axis, std::vector<int64_t> blocks = {}) {
+    quant::EncodingRequest r;
+    r.kind = kind;
+    r.dtype = dtype;
+    r.symmetry = sym;
+    r.axis = axis;
+    r.block_sizes = std::move(blocks);
+    if (kind == EncodingKind::kLpbq) r.decompressed_bitwidth = 8;
+    cases.push_back({what, std::move(dims), r});
+  };
+  add("per tensor u16 (an embedding table)", {300, 64}, EncodingKind::kPerTensor, DType::kUFixed16,
+      Symmetry::kAsymmetric, -1);
+  add("per channel s8, axis 0, rank 4", {48, 3, 5, 5}, EncodingKind::kPerChannel, DType::kSFixed8,
+      Symmetry::kSymmetric, 0);
+  add("per block s4, blocks of 32 in rows", {96, 128}, EncodingKind::kPerBlock, DType::kSFixed4,
+      Symmetry::kSymmetric, 1, {1, 32});
+  add("LPBQ s4, blocks of 64 in rows", {80, 256}, EncodingKind::kLpbq, DType::kSFixed4, Symmetry::kSymmetric, 1,
+      {1, 64});
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("a plain mapped tensor's deferred quantization is made in pieces with the whole's bytes",
+          "[passes][deferred]") {
+  for (const Case& c : Cases()) {
+    INFO(c.what);
+    int64_t count = 1;
+    for (int64_t d : c.dims) count *= d;
+    const std::vector<float> v = Values(static_cast<size_t>(count), 17);
+    TempFile file("qairt_deferred_pieces.bin");
+    const auto mapped = MappedValues(file, v);
+    const Encoding enc = quant::ComputeEncoding("t", *mapped, c.dims, c.req).value();
+    const std::vector<uint8_t> whole = quant::QuantizeTensor("t", DType::kFloat32, v.data(), c.dims, enc).value();
+    const auto deferred = quant::DeferQuantization("t", mapped, c.dims, enc, whole.size());
+    REQUIRE(deferred);
+    const size_t unit = deferred->piece_unit();
+    REQUIRE(unit > 0);
+    CHECK(whole.size() % unit == 0);
+    CHECK(whole.size() / unit == static_cast<size_t>(c.dims[0]));  // a piece is whole rows
+    for (size_t step : {unit, 3 * unit, 7 * unit, whole.size()}) {
+      INFO("pieces of " << step << " bytes");
+      std::vector<uint8_t> got(whole.size(), 0xEE);
+      for (size_t b = 0; b < got.size(); b += step)
+        deferred->CopyRangeTo(got.data() + b, b, std::min(got.size(), b + step));
+      CHECK(got == whole);
+    }
+    CHECK_FALSE(deferred->materialized());  // pieces are made where asked, not kept
+    std::vector<StreamPiece> pieces;
+    AddStaticDataPieces(*deferred, &pieces, 2 * unit);
+    CHECK(pieces.size() == (static_cast<size_t>(c.dims[0]) + 1) / 2);
+  }
+}
+
+TEST_CASE("pieces stream in order, made ahead on a helper thread, and a sink error stops them",
+          "[passes][deferred]") {
+  // Three deferred tensors between ready bytes: several pieces to make, so the
+  // helper thread makes each one while the one before is written.
+  std::vector<std::shared_ptr<const StaticData>> made;
+  std::vector<uint8_t> want;
+  std::vector<StreamPiece> pieces;
+  const uint8_t header[5] = {1, 2, 3, 4, 5};
+  pieces.push_back({header, nullptr, 0, sizeof header});
+  want.insert(want.end(), header, header + sizeof header);
+  std::vector<std::vector<float>> values;
+  std::vector<std::unique_ptr<TempFile>> files;
+  for (int i = 0; i < 3; ++i) {
+    const Case c = Cases()[static_cast<size_t>(i)];
+    int64_t count = 1;
+    for (int64_t d : c.dims) count *= d;
+    values.push_back(Values(static_cast<size_t>(count), 100 + static_cast<uint32_t>(i)));
+    files.push_back(std::make_unique<TempFile>("qairt_stream_" + std::to_string(i) + ".bin"));
+    const auto mapped = MappedValues(*files.back(), values.back());
+    const Encoding enc = quant::ComputeEncoding("t", *mapped, c.dims, c.req).value();
+    const std::vector<uint8_t> whole =
+        quant::QuantizeTensor("t", DType::kFloat32, values.back().data(), c.dims, enc).value();
+    made.push_back(quant::DeferQuantization("t", mapped, c.dims, enc, whole.size()));
+    REQUIRE(made.back());
+    AddStaticDataPieces(*made.back(), &pieces, 1000);
+    want.insert(want.end(), whole.begin(), whole.end());
+    pieces.push_back({header, nullptr, 0, 2});
+    want.insert(want.end(), header, header + 2);
+  }
+  REQUIRE(pieces.size() > 8);
+  std::vector<uint8_t> got;
+  REQUIRE(StreamPieces(pieces, [&](const void* p, size_t n) {
+            got.insert(got.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+            return Status::Ok();
+          }, "test").ok());
+  CHECK(got == want);
+
+  size_t calls = 0;
+  const Status s = StreamPieces(pieces, [&](const void*, size_t) {
+    return ++calls == 4 ? Status(StatusCode::kIoError, "disk full") : Status::Ok();
+  }, "test");
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK(calls == 4);  // nothing written after the error
+}
