@@ -1,5 +1,6 @@
 #include "calib/calibrate.h"
 
+#include "calib/sentinel_range.h"
 #include "calib/seqmse.h"
 #include "calib/stats.h"
 
@@ -9,11 +10,13 @@
 #include <tuple>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "exec/executor.h"
 #include "kernels/ops.h"
+#include "kernels/threadpool.h"
 #include "quant/quantize.h"
 
 namespace qairt::calib {
@@ -120,7 +123,7 @@ std::pair<float, float> SearchRange(Method m, const std::vector<uint64_t>& hist,
 
 namespace {
 
-// Min/max and the mask sentinels seen (below), per tensor: TensorStats.
+// Min/max and the mask sentinels seen (calib/sentinel_range.h), per tensor.
 using ActStats = TensorStats;
 
 ActStats Unseen() {
@@ -128,40 +131,6 @@ ActStats Unseen() {
   s.min = std::numeric_limits<float>::infinity();
   s.max = -std::numeric_limits<float>::infinity();
   return s;
-}
-
-// Attention masks write "minus infinity" as -inf or as float32's lowest value
-// (HF's finfo.min, -3.4e38). A range through such values leaves no resolution
-// for the ones that matter (every real score rounds to one step of 5e33), and
-// the Q-DQ model's DequantizeLinear overflows it to -inf (then 0 x -inf: NaN).
-// So |x| >= kMaskSentinel is a sentinel, not data: ranges leave it out and
-// reach kMaskDepth beyond the real values, so a sentinel saturates to a value
-// that still vanishes after softmax (e^-20 ~ 2e-9 of the largest score).
-constexpr float kMaskSentinel = 1e30f;
-constexpr float kMaskDepth = 20.0f;
-
-bool IsSentinel(float v) { return !(std::fabs(v) < kMaskSentinel) && !std::isnan(v); }
-
-// Min/max of the values that are not sentinels; flags for the sentinels seen.
-void RealMinMax(const float* x, size_t n, ActStats* s) {
-  for (size_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    if (IsSentinel(v)) {
-      (v < 0 ? s->low_sentinel : s->high_sentinel) = true;
-      continue;
-    }
-    s->min = std::min(s->min, v);
-    s->max = std::max(s->max, v);
-  }
-}
-
-// The range a tensor with sentinels is quantized over (see kMaskSentinel).
-std::pair<float, float> RangeWithSentinels(const ActStats& s) {
-  float lo = s.min, hi = s.max;
-  if (!(hi >= lo)) lo = hi = 0.0f;  // sentinels only (a -inf fill constant)
-  if (s.low_sentinel) lo = std::min(lo, hi - kMaskDepth);
-  if (s.high_sentinel) hi = std::max(hi, lo + kMaskDepth);
-  return {lo, hi};
 }
 
 DType ActDType(const Options& o) {
@@ -617,6 +586,12 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
                     std::vector<std::string>* masked_out) {
   Graph& out = *out_graph;
   std::vector<std::string>& masked = *masked_out;
+  // The weights' range passes on o.num_threads threads (0: every core); the
+  // encodings do not depend on it.
+  std::unique_ptr<kernels::ThreadPool> pool;
+  if (o.num_threads != 1) pool = std::make_unique<kernels::ThreadPool>(o.num_threads);
+  quant::QuantizeOptions range_options;
+  range_options.pool = pool.get();
   size_t coarse_weights = 0;
   ChannelGain worst_gain;
   std::string worst;
@@ -650,8 +625,18 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     std::vector<int64_t> dims = t.shape.extents();
     Result<Encoding> enc = Status::Ok();
     ActStats sentinel_scan;
-    if (p.activation_like && p.kind == EncodingKind::kPerTensor) RealMinMax(data, *count, &sentinel_scan);
-    if (sentinel_scan.low_sentinel || sentinel_scan.high_sentinel) {
+    size_t nans = 0;
+    const bool scanned = p.activation_like && p.kind == EncodingKind::kPerTensor;
+    if (scanned) nans = RealMinMax(data, *count, &sentinel_scan);
+    const bool sentinels = sentinel_scan.low_sentinel || sentinel_scan.high_sentinel;
+    if (scanned && !sentinels && nans == 0 && o.param_method == Method::kMinMax &&
+        sentinel_scan.max >= sentinel_scan.min) {
+      // Every value finite (no NaN, and an infinity is a sentinel): the scan's
+      // range is the tensor's, so the encoding needs no second pass.
+      const float range[2] = {sentinel_scan.min, sentinel_scan.max};
+      enc = quant::ComputeEncoding(t.name, range, {2}, req);
+      if (enc.ok()) t.data->MarkFinite();
+    } else if (sentinels) {
       // A mask fill constant (-inf, finfo.min): the range of its real values
       // widened as for masked activations.
       masked.push_back(t.name);
@@ -669,7 +654,7 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
       enc = SearchPerChannel(t.name, data, data_dims, data_axis(p.axis), req, o, p.bitwidth);
       if (enc.ok()) enc.value().axis = p.axis;
     } else {
-      enc = quant::ComputeEncoding(t.name, *t.data, dims, req);
+      enc = quant::ComputeEncoding(t.name, *t.data, dims, req, range_options);
     }
     if (!enc.ok()) return enc.status();
     Encoding e = enc.value();
