@@ -625,18 +625,24 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     std::vector<int64_t> dims = t.shape.extents();
     Result<Encoding> enc = Status::Ok();
     ActStats sentinel_scan;
-    size_t nans = 0;
-    const bool scanned = p.activation_like && p.kind == EncodingKind::kPerTensor;
-    if (scanned) nans = RealMinMax(data, *count, &sentinel_scan);
-    const bool sentinels = sentinel_scan.low_sentinel || sentinel_scan.high_sentinel;
-    if (scanned && !sentinels && nans == 0 && o.param_method == Method::kMinMax &&
-        sentinel_scan.max >= sentinel_scan.min) {
-      // Every value finite (no NaN, and an infinity is a sentinel): the scan's
-      // range is the tensor's, so the encoding needs no second pass.
-      const float range[2] = {sentinel_scan.min, sentinel_scan.max};
+    bool clean = false;  // every value finite and none a mask sentinel: [lo, hi] is the range
+    float scan_lo = 0, scan_hi = 0;
+    if (p.activation_like && p.kind == EncodingKind::kPerTensor) {
+      size_t nonfinite = 0;
+      kernels::ExecOptions eo;
+      eo.pool = pool.get();
+      kernels::MinMaxGrid(data, kernels::Grid::PerTensor({static_cast<int64_t>(*count)}), &scan_lo, &scan_hi, eo,
+                          &nonfinite);
+      clean = nonfinite == 0 && !IsSentinel(scan_lo) && !IsSentinel(scan_hi);
+      if (!clean) RealMinMax(data, *count, &sentinel_scan);  // a masked table: the slow path
+    }
+    if (clean && o.param_method == Method::kMinMax) {
+      // One pass gave the range and vouched for the values: the encoding
+      // needs no second pass.
+      const float range[2] = {scan_lo, scan_hi};
       enc = quant::ComputeEncoding(t.name, range, {2}, req);
       if (enc.ok()) t.data->MarkFinite();
-    } else if (sentinels) {
+    } else if (sentinel_scan.low_sentinel || sentinel_scan.high_sentinel) {
       // A mask fill constant (-inf, finfo.min): the range of its real values
       // widened as for masked activations.
       masked.push_back(t.name);

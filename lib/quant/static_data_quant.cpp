@@ -60,23 +60,25 @@ int64_t BandRows(int64_t block, int64_t n) {
   return std::max<int64_t>(unit, want / unit * unit);
 }
 
-// Runs fn(band, k0, k1, worker) over bands [k0, k1) of the source's rows,
-// `band` holding them transposed: [n, k1 - k0] floats, row i = the view's
-// row i, columns k0..k1. False when some fn returned false.
+// Runs fn(band, k0, k1) over bands [k0, k1) of the source's rows, `band`
+// holding columns [c0, c0 + width) of them transposed: [width, k1 - k0]
+// floats, row i = the view's row c0 + i, columns k0..k1. False when some fn
+// returned false.
 template <class Fn>
-bool ForEachBand(const StaticTransposition& t, int64_t band_rows, kernels::ThreadPool* pool, Fn fn) {
-  const int64_t k = t.rows, n = t.cols;
+bool ForEachBand(const StaticTransposition& t, int64_t c0, int64_t width, int64_t band_rows,
+                 kernels::ThreadPool* pool, Fn fn) {
+  const int64_t k = t.rows, ld = t.cols;
   const size_t bands = static_cast<size_t>((k + band_rows - 1) / band_rows);
   std::vector<char> ok(bands, 1);
-  const auto* src = reinterpret_cast<const float*>(t.source->data());
-  kernels::ParallelFor(pool, bands, [&](size_t b, size_t w) {
+  const auto* src = reinterpret_cast<const float*>(t.source->data()) + c0;
+  kernels::ParallelFor(pool, bands, [&](size_t b, size_t) {
     const int64_t k0 = static_cast<int64_t>(b) * band_rows, k1 = std::min(k, k0 + band_rows);
     // Kept by the thread from tensor to tensor: a fresh ~512 KiB buffer per
     // weight is fresh pages, zeroed by the kernel and again by resize().
     thread_local std::vector<float> buf;
-    if (buf.size() < static_cast<size_t>(band_rows * n)) buf.resize(static_cast<size_t>(band_rows * n));
-    kernels::Transpose2DStrided(sizeof(float), k1 - k0, n, src + k0 * n, n, buf.data(), k1 - k0);
-    ok[b] = fn(buf.data(), k0, k1, w) ? 1 : 0;
+    if (buf.size() < static_cast<size_t>(band_rows * width)) buf.resize(static_cast<size_t>(band_rows * width));
+    kernels::Transpose2DStrided(sizeof(float), k1 - k0, width, src + k0 * ld, ld, buf.data(), k1 - k0);
+    ok[b] = fn(buf.data(), k0, k1) ? 1 : 0;
   });
   return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
 }
@@ -215,6 +217,47 @@ Result<Encoding> EncodingOf(std::string_view name, const StaticData& data, const
   return enc;
 }
 
+// A transposed view's quantization goes through bands of its source when
+// its encoding is row-local and a band's piece of each row is whole bytes.
+bool ViewRowsQuantizable(const Encoding& enc, const std::vector<int64_t>& dims, size_t dst_bytes) {
+  if (!RowLocal(enc.kind, enc.axis, enc.block_sizes)) return false;
+  const int64_t n = dims[0], k = dims[1], bs = BlockLength(enc);
+  return k % 8 == 0 && bs >= 1 && k % bs == 0 && dst_bytes == StorageBytesOf(enc, n * k);
+}
+
+// Rows [r0, r1) of a transposed view quantized to `enc` (the whole view's
+// encoding) into `out`, (r1 - r0) rows of its row bytes: columns [r0, r1) of
+// its [k, n] source, in bands of source rows, each transposed through a
+// small buffer. False when a band failed (non-finite values, a bad
+// encoding): the caller's plain path reports it.
+bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const Encoding& enc, int64_t r0,
+                      int64_t r1, uint8_t* out, const QuantizeOptions& options) {
+  const int64_t n = t.cols, k = t.rows, w = r1 - r0;
+  const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
+  const Encoding rows = r0 == 0 && r1 == n ? enc : SliceRows(enc, n, r0, r1);
+  QuantizeOptions quiet = options;
+  quiet.pool = nullptr;
+  quiet.nonfinite = NonFinitePolicy::kError;
+  quiet.warnings = nullptr;
+  return ForEachBand(t, r0, w, BandRows(BlockLength(enc), w), options.pool, [&](const float* band, int64_t k0, int64_t k1) {
+    // The band's piece of every output row, quantized together, then
+    // copied to its rows (k0 and the band height are multiples of 8: each
+    // piece starts and ends on a byte).
+    const int64_t h = k1 - k0;
+    const size_t row_bytes = static_cast<size_t>(h) * bits / 8;
+    thread_local std::vector<uint8_t> piece;  // kept, as the band buffer
+    if (piece.size() < static_cast<size_t>(w) * row_bytes) piece.resize(static_cast<size_t>(w) * row_bytes);
+    if (!QuantizeTensor(name, DType::kFloat32, band, {w, h}, SliceColumns(rows, w, k, k0, k1), piece.data(),
+                        static_cast<size_t>(w) * row_bytes, quiet)
+             .ok())
+      return false;
+    for (int64_t r = 0; r < w; ++r)
+      std::memcpy(out + static_cast<size_t>(r * k + k0) * bits / 8, piece.data() + static_cast<size_t>(r) * row_bytes,
+                  row_bytes);
+    return true;
+  });
+}
+
 }  // namespace
 
 Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
@@ -258,6 +301,18 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
           });
     }
   }
+  if (const StaticTransposition* t = FloatView(*data, dims); t && ViewRowsQuantizable(enc, dims, dst_bytes)) {
+    // Pieces of whole rows of the view (column panels of the source).
+    const size_t row_bytes = dst_bytes / static_cast<size_t>(dims[0]);
+    return StaticData::DeferredInPieces(
+        dst_bytes, row_bytes, [name = std::string(name), data, t, enc, row_bytes](uint8_t* out, size_t begin, size_t end) {
+          const auto r0 = static_cast<int64_t>(begin / row_bytes);
+          const auto r1 = static_cast<int64_t>((end + row_bytes - 1) / row_bytes);
+          // Cannot fail (finite values, checked layout); zeros rather than
+          // uninitialized bytes if it ever did.
+          if (!QuantizeViewRows(name, *t, enc, r0, r1, out, {})) std::memset(out, 0, end - begin);
+        });
+  }
   return StaticData::Deferred(dst_bytes, [name = std::string(name), data, dims, enc, dst_bytes](uint8_t* out) {
     // Cannot fail (finite values, checked layout); zeros rather than
     // uninitialized bytes if it ever did.
@@ -267,38 +322,12 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
 
 Status QuantizeTensor(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
                       const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options) {
-  const StaticTransposition* t = FloatView(data, dims);
   auto plain = [&] { return QuantizeTensor(name, DType::kFloat32, data.data(), dims, enc, dst, dst_bytes, options); };
-  if (!t || !RowLocal(enc.kind, enc.axis, enc.block_sizes)) return plain();
-  const int64_t n = dims[0], k = dims[1], bs = BlockLength(enc);
-  if (k % 8 != 0 || bs < 1 || k % bs != 0 || dst_bytes != StorageBytesOf(enc, n * k)) return plain();
-  const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
-  auto* out = static_cast<uint8_t*>(dst);
-  QuantizeOptions quiet = options;
-  quiet.pool = nullptr;
-  quiet.nonfinite = NonFinitePolicy::kError;
-  quiet.warnings = nullptr;
-  const bool all_ok =
-      ForEachBand(*t, BandRows(bs, n), options.pool, [&](const float* band, int64_t k0, int64_t k1, size_t) {
-        // The band's piece of every output row, quantized together, then
-        // copied to its rows (k0 and the band height are multiples of 8:
-        // each piece starts and ends on a byte).
-        const int64_t h = k1 - k0;
-        const size_t row_bytes = static_cast<size_t>(h) * bits / 8;
-        thread_local std::vector<uint8_t> piece;  // kept, as the band buffer
-        if (piece.size() < static_cast<size_t>(n) * row_bytes) piece.resize(static_cast<size_t>(n) * row_bytes);
-        if (!QuantizeTensor(name, DType::kFloat32, band, {n, h}, SliceColumns(enc, n, k, k0, k1), piece.data(),
-                            static_cast<size_t>(n) * row_bytes, quiet)
-                 .ok())
-          return false;
-        for (int64_t r = 0; r < n; ++r)
-          std::memcpy(out + static_cast<size_t>(r * k + k0) * bits / 8, piece.data() + static_cast<size_t>(r) * row_bytes,
-                      row_bytes);
-        return true;
-      });
+  const StaticTransposition* t = FloatView(data, dims);
+  if (!t || !ViewRowsQuantizable(enc, dims, dst_bytes)) return plain();
   // Non-finite values (refused, or saturated with a warning) and bad
   // encodings: the plain path over the whole tensor says so exactly.
-  if (!all_ok) return plain();
+  if (!QuantizeViewRows(name, *t, enc, 0, dims[0], static_cast<uint8_t*>(dst), options)) return plain();
   return Status::Ok();
 }
 

@@ -148,3 +148,51 @@ TEST_CASE("pieces stream in order, made ahead on a helper thread, and a sink err
   CHECK(s.code() == StatusCode::kIoError);
   CHECK(calls == 4);  // nothing written after the error
 }
+
+TEST_CASE("a transposed view's deferred quantization is made in pieces of its rows (source column panels)",
+          "[passes][deferred]") {
+  const int64_t k = 128, n = 72;  // source [k, n]; the view [n, k]
+  const std::vector<float> src = Values(static_cast<size_t>(k * n), 23);
+  TempFile file("qairt_deferred_view_pieces.bin");
+  const auto mapped = MappedValues(file, src);
+  auto view = StaticData::TransposeOf(mapped, sizeof(float), k, n, [&](const uint8_t* in, uint8_t* out) {
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        std::memcpy(out + (c * k + r) * 4, in + (r * n + c) * 4, 4);
+  });
+  std::vector<float> transposed(src.size());
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c) transposed[static_cast<size_t>(c * k + r)] = src[static_cast<size_t>(r * n + c)];
+  const std::vector<int64_t> dims{n, k};
+  for (int lpbq = 0; lpbq < 2; ++lpbq) {
+    INFO((lpbq ? "LPBQ s4 blocks of 64" : "per row s8"));
+    quant::EncodingRequest req;
+    req.symmetry = Symmetry::kSymmetric;
+    if (lpbq) {
+      req.kind = EncodingKind::kLpbq;
+      req.dtype = DType::kSFixed4;
+      req.axis = 1;
+      req.block_sizes = {1, 64};
+      req.decompressed_bitwidth = 8;
+    } else {
+      req.kind = EncodingKind::kPerChannel;
+      req.dtype = DType::kSFixed8;
+      req.axis = 0;
+    }
+    const Encoding enc = quant::ComputeEncoding("w", *view, dims, req).value();
+    const std::vector<uint8_t> whole =
+        quant::QuantizeTensor("w", DType::kFloat32, transposed.data(), dims, enc).value();
+    const auto deferred = quant::DeferQuantization("w", view, dims, enc, whole.size());
+    REQUIRE(deferred);
+    const size_t unit = deferred->piece_unit();
+    REQUIRE(unit == whole.size() / static_cast<size_t>(n));
+    for (size_t step : {unit, 5 * unit, whole.size()}) {
+      INFO("pieces of " << step << " bytes");
+      std::vector<uint8_t> got(whole.size(), 0xEE);
+      for (size_t b = 0; b < got.size(); b += step)
+        deferred->CopyRangeTo(got.data() + b, b, std::min(got.size(), b + step));
+      CHECK(got == whole);
+    }
+    CHECK_FALSE(view->materialized());  // the float transpose was never made
+  }
+}
