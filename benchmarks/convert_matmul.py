@@ -94,24 +94,33 @@ def main():
         cmd = [QAIRT, "convert", "-i", os.path.join(d, "model.onnx"), "--target", "htp_v73",
                "--quantization_overrides", os.path.join(d, "enc.json"), "--use_per_row_quantization", "--float_fallback",
                "-o", os.path.join(d, "out.qairt")]
-        best_q, rss = float("inf"), 0
+        # As a user runs it (the default: the model runs on one thread) and
+        # with --num_threads 0 (every core also for the weight's range pass),
+        # alternating so both see the same drift of the VM.
+        variants = [("default", []), ("--num_threads 0", ["--num_threads", "0"])]
+        best = {name: (float("inf"), 0) for name, _ in variants}
         for _ in range(a.repeats):
-            out = os.path.join(d, "out.qairt")
-            if os.path.exists(out):
-                os.remove(out)
-            t = time.perf_counter()
-            r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
-            dt = time.perf_counter() - t
-            if r.returncode != 0:
-                sys.exit("convert_matmul: qairt convert failed:\n" + r.stderr)
-            rss = int(r.stderr.strip().splitlines()[-1])
-            best_q = min(best_q, dt)
-            print("qairt convert: %.3f s, peak RSS %.0f MB" % (dt, rss / 1024), flush=True)
+            for name, extra in variants:
+                out = os.path.join(d, "out.qairt")
+                if os.path.exists(out):
+                    os.remove(out)
+                t = time.perf_counter()
+                r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd + extra, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+                dt = time.perf_counter() - t
+                if r.returncode != 0:
+                    sys.exit("convert_matmul: qairt convert failed:\n" + r.stderr)
+                rss = int(r.stderr.strip().splitlines()[-1])
+                if dt < best[name][0]:
+                    best[name] = (dt, rss)
+                print("qairt convert (%s): %.3f s, peak RSS %.0f MB" % (name, dt, rss / 1024), flush=True)
         mb = a.dim * a.dim * 4 / 1e6
-        ratio = best_np / best_q
-        print("weight %dx%d (%.0f MB): numpy quantize %.3f s, qairt convert (whole process) %.3f s: %.2fx numpy "
-              "(target >= 3x) %s" % (a.dim, a.dim, mb, best_np, best_q, ratio, "PASS" if ratio >= 3 else "FAIL"))
+        for name, _ in variants:
+            best_q, rss = best[name]
+            ratio = best_np / best_q
+            print("weight %dx%d (%.0f MB): numpy quantize %.3f s, qairt convert %s (whole process) %.3f s, peak RSS "
+                  "%.0f MB: %.2fx numpy (target >= 3x) %s" % (a.dim, a.dim, mb, best_np, name, best_q, rss / 1024,
+                                                             ratio, "PASS" if ratio >= 3 else "FAIL"))
         return 0
 
 

@@ -295,7 +295,7 @@ class Writer {
 };
 
 
-// Writes n bytes at the descriptor's position. Every ~32 MB it starts the
+// Writes n bytes at the descriptor's position. Every 8 MB it starts the
 // disk writes of what it wrote (sync_file_range, which does not wait), so the
 // fsync that commits the file finds little left to write.
 Status WriteFully(int fd, const void* p, uint64_t n, const std::string& path, uint64_t* written) {
@@ -309,7 +309,7 @@ Status WriteFully(int fd, const void* p, uint64_t n, const std::string& path, ui
     b += k;
     n -= static_cast<uint64_t>(k);
 #if defined(__linux__)
-    constexpr uint64_t kWriteback = uint64_t{32} << 20;
+    constexpr uint64_t kWriteback = uint64_t{8} << 20;
     const uint64_t before = *written;
     *written += static_cast<uint64_t>(k);
     if (*written / kWriteback != before / kWriteback) {

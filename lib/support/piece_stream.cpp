@@ -73,55 +73,69 @@ Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<
     return Status::Ok();
   }
 
-  Slot slots[2];
+  // Makers take the pieces to make in turn (maker m: m, m + makers, ...);
+  // piece j goes to slot j % slots, which holds it until it is written. A
+  // slot takes piece j only after piece j - slots left it, so the writer
+  // finds every piece in order.
+  const unsigned makers = std::min<unsigned>(2, std::thread::hardware_concurrency());
+  const size_t nslots = makers + 1;
+  std::vector<Slot> slots(nslots);
+  std::vector<size_t> expect(nslots);
+  for (size_t k = 0; k < nslots; ++k) expect[k] = k;
   std::mutex mu;
   std::condition_variable cv;
   bool cancel = false, failed = false;
-  std::thread maker([&] {
-    for (size_t j = 0; j < made.size(); ++j) {
-      Slot& s = slots[j % 2];
+  auto make = [&](unsigned m) {
+    for (size_t j = m; j < made.size(); j += makers) {
+      Slot& sl = slots[j % nslots];
       {
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return cancel || !s.full; });
+        cv.wait(lock, [&] { return cancel || (!sl.full && expect[j % nslots] == j); });
         if (cancel) return;
       }
       const StreamPiece& p = pieces[made[j]];
       bool ok = true;
       try {
-        p.make->CopyRangeTo(Ensure(&s, p.end - p.begin), p.begin, p.end);
+        p.make->CopyRangeTo(Ensure(&sl, p.end - p.begin), p.begin, p.end);
       } catch (...) {
         ok = false;
       }
       {
         const std::lock_guard<std::mutex> lock(mu);
-        (ok ? s.full : failed) = true;
+        (ok ? sl.full : failed) = true;
       }
       cv.notify_all();
       if (!ok) return;
     }
-  });
+  };
+  std::vector<std::thread> threads;
   Status status = Status::Ok();
+  try {
+    for (unsigned m = 0; m < makers; ++m) threads.emplace_back(make, m);
+  } catch (...) {
+    status = Status(StatusCode::kOutOfMemory, fmt::format("{}: cannot start a thread to make its bytes", what));
+  }
   size_t j = 0;
   for (const StreamPiece& p : pieces) {
+    if (!status.ok()) break;
     if (!p.make) {
       status = sink(p.bytes, p.end);
-      if (!status.ok()) break;
       continue;
     }
-    Slot& s = slots[j % 2];
+    Slot& sl = slots[j % nslots];
     {
       std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return s.full || failed; });
-      if (!s.full) {  // the maker failed before this piece
+      cv.wait(lock, [&] { return sl.full || failed || threads.size() < makers; });
+      if (!sl.full) {  // a maker failed before this piece
         status = out_of_memory();
         break;
       }
     }
-    status = sink(s.bytes, p.end - p.begin);
-    if (!status.ok()) break;
+    status = sink(sl.bytes, p.end - p.begin);
     {
       const std::lock_guard<std::mutex> lock(mu);
-      s.full = false;
+      sl.full = false;
+      expect[j % nslots] = j + nslots;
     }
     cv.notify_all();
     ++j;
@@ -131,7 +145,7 @@ Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<
     cancel = true;
   }
   cv.notify_all();
-  maker.join();
+  for (std::thread& t : threads) t.join();
   return status;
 }
 

@@ -1,9 +1,9 @@
 // Writes a file's bytes in order from pieces, some of which are made on the
-// way (StaticData not made yet: deferred quantization, transposed views). A
-// helper thread makes the next such piece while the sink writes the one
-// before, into one of two buffers of the largest piece, reused: the write
-// (a copy into the page cache, most of a big convert's time) overlaps the
-// quantization, and the anonymous memory is two pieces, not the model.
+// way (StaticData not made yet: deferred quantization, transposed views).
+// Two helper threads make the next such pieces while the sink writes the one
+// before, each into one of three buffers reused from piece to piece: the
+// write (a copy into the page cache, much of a big convert's time) overlaps
+// the quantization, and the anonymous memory is three pieces, not the model.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +25,7 @@ struct StreamPiece {
 
 // Appends the pieces that write all of `data` (its unmade bytes in pieces of
 // at most ~max_piece bytes where it can be made in pieces).
-void AddStaticDataPieces(const StaticData& data, std::vector<StreamPiece>* out, size_t max_piece = size_t{8} << 20);
+void AddStaticDataPieces(const StaticData& data, std::vector<StreamPiece>* out, size_t max_piece = size_t{4} << 20);
 
 // Hands every piece's bytes to sink(bytes, size), in order. The first error
 // of the sink is returned (no piece after it is made); out of memory while
