@@ -83,12 +83,10 @@ bool ForEachBand(const StaticTransposition& t, int64_t c0, int64_t width, int64_
   return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
 }
 
-// A row-local encoding of `rows` rows cut to columns [k0, k1) of every row:
-// per-block tables (scales, offsets, block scales) keep the blocks inside.
-Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0, int64_t k1) {
-  if (e.kind != EncodingKind::kPerBlock && e.kind != EncodingKind::kLpbq) return e;
-  // Field by field: a copy of the whole per-block tables for every band
-  // would move the tables (bands x blocks) times.
+// `e` without its per-channel / per-block tables: a slice fills them with
+// its part (copying the whole tables first would move them bands x blocks
+// times).
+Encoding WithoutTables(const Encoding& e) {
   Encoding s;
   s.kind = e.kind;
   s.dtype = e.dtype;
@@ -98,6 +96,14 @@ Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0,
   s.axis = e.axis;
   s.block_sizes = e.block_sizes;
   s.decompressed_bitwidth = e.decompressed_bitwidth;
+  return s;
+}
+
+// A row-local encoding of `rows` rows cut to columns [k0, k1) of every row:
+// per-block tables (scales, offsets, block scales) keep the blocks inside.
+Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0, int64_t k1) {
+  if (e.kind != EncodingKind::kPerBlock && e.kind != EncodingKind::kLpbq) return e;
+  Encoding s = WithoutTables(e);
   const int64_t bs = e.block_sizes[1], per_row = cols / bs, b0 = k0 / bs, nb = (k1 - k0) / bs;
   auto cut = [&](auto& v, const auto& from) {
     if (from.size() != static_cast<size_t>(rows * per_row)) return;
@@ -125,15 +131,7 @@ Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0,
 Encoding SliceRows(const Encoding& e, int64_t rows, int64_t r0, int64_t r1) {
   if (e.kind != EncodingKind::kPerChannel && e.kind != EncodingKind::kPerBlock && e.kind != EncodingKind::kLpbq)
     return e;
-  Encoding s;
-  s.kind = e.kind;
-  s.dtype = e.dtype;
-  s.bitwidth = e.bitwidth;
-  s.symmetry = e.symmetry;
-  s.overridden = e.overridden;
-  s.axis = e.axis;
-  s.block_sizes = e.block_sizes;
-  s.decompressed_bitwidth = e.decompressed_bitwidth;
+  Encoding s = WithoutTables(e);
   auto cut = [&](auto& v, const auto& from) {
     if (from.empty()) return;
     const auto per_row = static_cast<std::ptrdiff_t>(from.size() / static_cast<size_t>(rows));

@@ -5,41 +5,16 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <random>
 
+#include "passes/weight_test_util.h"
 #include "quant/quantize.h"
 #include "support/piece_stream.h"
 
 using namespace qairt;
-namespace fs = std::filesystem;
+using namespace qairt::testing;
 
 namespace {
-
-struct TempFile {
-  fs::path path;
-  explicit TempFile(const std::string& name) : path(fs::temp_directory_path() / name) {}
-  ~TempFile() {
-    std::error_code ec;
-    fs::remove(path, ec);
-  }
-};
-
-std::shared_ptr<const StaticData> MappedValues(const TempFile& f, const std::vector<float>& v) {
-  std::ofstream(f.path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
-  return StaticData::MapFile(f.path.string(), 0, v.size() * sizeof(float)).value();
-}
-
-std::vector<float> Values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, 0.5f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  for (size_t i = 5; i < n; i += 97) v[i] *= 20.f;
-  return v;
-}
 
 struct Case {
   const char* what;
@@ -51,14 +26,7 @@ std::vector<Case> Cases() {
   std::vector<Case> cases;
   auto add = [&](const char* what, std::vector<int64_t> dims, EncodingKind kind, DType dtype, Symmetry sym,
                  int32_t axis, std::vector<int64_t> blocks = {}) {
-    quant::EncodingRequest r;
-    r.kind = kind;
-    r.dtype = dtype;
-    r.symmetry = sym;
-    r.axis = axis;
-    r.block_sizes = std::move(blocks);
-    if (kind == EncodingKind::kLpbq) r.decompressed_bitwidth = 8;
-    cases.push_back({what, std::move(dims), r});
+    cases.push_back({what, std::move(dims), WeightRequest(kind, dtype, sym, axis, std::move(blocks))});
   };
   add("per tensor u16 (an embedding table)", {300, 64}, EncodingKind::kPerTensor, DType::kUFixed16,
       Symmetry::kAsymmetric, -1);
@@ -79,9 +47,9 @@ TEST_CASE("a plain mapped tensor's deferred quantization is made in pieces with 
     INFO(c.what);
     int64_t count = 1;
     for (int64_t d : c.dims) count *= d;
-    const std::vector<float> v = Values(static_cast<size_t>(count), 17);
-    TempFile file("qairt_deferred_pieces.bin");
-    const auto mapped = MappedValues(file, v);
+    const std::vector<float> v = OutlierWeights(static_cast<size_t>(count), 17);
+    TempPath file("qairt_deferred_pieces.bin");
+    const auto mapped = MappedFloats(file, v);
     const Encoding enc = quant::ComputeEncoding("t", *mapped, c.dims, c.req).value();
     const std::vector<uint8_t> whole = quant::QuantizeTensor("t", DType::kFloat32, v.data(), c.dims, enc).value();
     const auto deferred = quant::DeferQuantization("t", mapped, c.dims, enc, whole.size());
@@ -115,14 +83,14 @@ TEST_CASE("pieces stream in order, made ahead on a helper thread, and a sink err
   pieces.push_back({header, nullptr, 0, sizeof header});
   want.insert(want.end(), header, header + sizeof header);
   std::vector<std::vector<float>> values;
-  std::vector<std::unique_ptr<TempFile>> files;
+  std::vector<std::unique_ptr<TempPath>> files;
   for (int i = 0; i < 3; ++i) {
     const Case c = Cases()[static_cast<size_t>(i)];
     int64_t count = 1;
     for (int64_t d : c.dims) count *= d;
-    values.push_back(Values(static_cast<size_t>(count), 100 + static_cast<uint32_t>(i)));
-    files.push_back(std::make_unique<TempFile>("qairt_stream_" + std::to_string(i) + ".bin"));
-    const auto mapped = MappedValues(*files.back(), values.back());
+    values.push_back(OutlierWeights(static_cast<size_t>(count), 100 + static_cast<uint32_t>(i)));
+    files.push_back(std::make_unique<TempPath>("qairt_stream_" + std::to_string(i) + ".bin"));
+    const auto mapped = MappedFloats(*files.back(), values.back());
     const Encoding enc = quant::ComputeEncoding("t", *mapped, c.dims, c.req).value();
     const std::vector<uint8_t> whole =
         quant::QuantizeTensor("t", DType::kFloat32, values.back().data(), c.dims, enc).value();
@@ -152,9 +120,9 @@ TEST_CASE("pieces stream in order, made ahead on a helper thread, and a sink err
 TEST_CASE("a transposed view's deferred quantization is made in pieces of its rows (source column panels)",
           "[passes][deferred]") {
   const int64_t k = 128, n = 72;  // source [k, n]; the view [n, k]
-  const std::vector<float> src = Values(static_cast<size_t>(k * n), 23);
-  TempFile file("qairt_deferred_view_pieces.bin");
-  const auto mapped = MappedValues(file, src);
+  const std::vector<float> src = OutlierWeights(static_cast<size_t>(k * n), 23);
+  TempPath file("qairt_deferred_view_pieces.bin");
+  const auto mapped = MappedFloats(file, src);
   auto view = StaticData::TransposeOf(mapped, sizeof(float), k, n, [&](const uint8_t* in, uint8_t* out) {
     for (int64_t r = 0; r < k; ++r)
       for (int64_t c = 0; c < n; ++c)

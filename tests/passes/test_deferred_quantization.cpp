@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -15,6 +14,7 @@
 #include "container/container.h"
 #include "kernels/ops.h"
 #include "passes/pass_test_util.h"
+#include "passes/weight_test_util.h"
 #include "passes/rewrite/rewrite.h"
 #include "quant/quantize.h"
 
@@ -22,33 +22,8 @@ using namespace qairt;
 using namespace qairt::testing;
 using qairt::container::ReadContainerFile;
 using qairt::container::WriteContainer;
-namespace fs = std::filesystem;
 
 namespace {
-
-struct TempPath {
-  fs::path path;
-  explicit TempPath(const std::string& name) : path(fs::temp_directory_path() / name) {}
-  ~TempPath() {
-    std::error_code ec;
-    fs::remove(path, ec);
-  }
-};
-
-std::vector<float> Weights(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, 0.05f);
-  std::vector<float> v(count);
-  for (float& x : v) x = d(rng);
-  for (size_t i = 3; i < count; i += 61) v[i] *= 30.f;  // outliers: scales differ between rows and blocks
-  return v;
-}
-
-std::shared_ptr<const StaticData> Mapped(const TempPath& file, const std::vector<float>& values) {
-  std::ofstream(file.path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-  return StaticData::MapFile(file.path.string(), 0, values.size() * sizeof(float)).value();
-}
 
 // x[2, k] -> MatMul(w[k, n]) -> y, the weight mapped from a file or owned,
 // then what `convert --float_fallback` does: the rewrite to FullyConnected
@@ -57,7 +32,7 @@ Graph Convert(const std::vector<float>& w, int64_t k, int64_t n, const TempPath*
   Graph g("mm");
   const TensorId x = g.AddInput("x", DType::kFloat32, Shape{2, k}).value();
   const TensorId wt =
-      g.AddConstant("w", DType::kFloat32, Shape{k, n}, file ? Mapped(*file, w) : FloatData(w)).value();
+      g.AddConstant("w", DType::kFloat32, Shape{k, n}, file ? MappedFloats(*file, w) : FloatData(w)).value();
   const OpId op = g.AddOp("MatMul", "proj", {x, wt}, {"y"}).value();
   REQUIRE(g.MarkOutput(g.op(op).outputs[0]).ok());
   rewrite::Options ro;
@@ -80,7 +55,7 @@ const Tensor& Weight(const Graph& g) { return g.tensor(g.op(*g.FindOp("proj")).i
 TEST_CASE("a mapped weight is quantized when the container is written, with the immediate path's bytes",
           "[passes][deferred]") {
   const int64_t k = 512, n = 384;  // int8: 192 KiB, int4: 96 KiB (both deferred)
-  const std::vector<float> w = Weights(static_cast<size_t>(k * n), 11);
+  const std::vector<float> w = OutlierWeights(static_cast<size_t>(k * n), 11);
   calib::Options co;
   co.per_row = true;
   SECTION("per row, int8") {}
@@ -125,9 +100,9 @@ TEST_CASE("a mapped weight is quantized when the container is written, with the 
 TEST_CASE("quantization is deferred only when it cannot fail and keeping the source costs nothing",
           "[passes][deferred]") {
   const int64_t rows = 256, cols = 512;
-  const std::vector<float> w = Weights(static_cast<size_t>(rows * cols), 3);
+  const std::vector<float> w = OutlierWeights(static_cast<size_t>(rows * cols), 3);
   TempPath file("qairt_deferred_rules.bin");
-  const std::shared_ptr<const StaticData> mapped = Mapped(file, w);
+  const std::shared_ptr<const StaticData> mapped = MappedFloats(file, w);
   const std::vector<int64_t> dims{rows, cols};
   quant::EncodingRequest req;
   req.kind = EncodingKind::kPerChannel;
@@ -157,7 +132,7 @@ TEST_CASE("quantization is deferred only when it cannot fail and keeping the sou
     TempPath other("qairt_deferred_nan.bin");
     std::vector<float> bad = w;
     bad[1234] = std::nanf("");
-    const auto unscanned = Mapped(other, bad);
+    const auto unscanned = MappedFloats(other, bad);
     CHECK_FALSE(quant::DeferQuantization("w", unscanned, dims, enc, bytes));
     // A scan that tolerates NaN does not vouch for the values either.
     quant::QuantizeOptions lenient;
@@ -179,7 +154,7 @@ TEST_CASE("quantization is deferred only when it cannot fail and keeping the sou
 
 TEST_CASE("the container writer streams a transposed view without making its transpose", "[passes][deferred]") {
   const int64_t k = 96, n = 40;
-  const std::vector<float> src = Weights(static_cast<size_t>(k * n), 8);
+  const std::vector<float> src = OutlierWeights(static_cast<size_t>(k * n), 8);
   int made = 0;
   auto view = StaticData::TransposeOf(FloatData(src), sizeof(float), k, n, [&](const uint8_t* in, uint8_t* out) {
     ++made;

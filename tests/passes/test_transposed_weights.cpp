@@ -14,6 +14,7 @@
 #include "exec/executor.h"
 #include "kernels/ops.h"
 #include "passes/pass_test_util.h"
+#include "passes/weight_test_util.h"
 #include "passes/rewrite/rewrite.h"
 #include "quant/quantize.h"
 
@@ -51,17 +52,6 @@ std::shared_ptr<const StaticData> CountingView(const std::shared_ptr<const Stati
   });
 }
 
-quant::EncodingRequest Request(EncodingKind kind, DType dtype, Symmetry sym, int32_t axis,
-                               std::vector<int64_t> blocks = {}) {
-  quant::EncodingRequest r;
-  r.kind = kind;
-  r.dtype = dtype;
-  r.symmetry = sym;
-  r.axis = axis;
-  r.block_sizes = std::move(blocks);
-  if (kind == EncodingKind::kLpbq) r.decompressed_bitwidth = 8;
-  return r;
-}
 
 }  // namespace
 
@@ -81,12 +71,12 @@ TEST_CASE("a transposed view encodes and quantizes from its source, identical to
     bool row_local;
   };
   const std::vector<Case> cases = {
-      {"per tensor", Request(EncodingKind::kPerTensor, DType::kUFixed8, Symmetry::kAsymmetric, -1), true},
-      {"per row", Request(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 0), true},
-      {"per block", Request(EncodingKind::kPerBlock, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
-      {"lpbq", Request(EncodingKind::kLpbq, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
+      {"per tensor", WeightRequest(EncodingKind::kPerTensor, DType::kUFixed8, Symmetry::kAsymmetric, -1), true},
+      {"per row", WeightRequest(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 0), true},
+      {"per block", WeightRequest(EncodingKind::kPerBlock, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
+      {"lpbq", WeightRequest(EncodingKind::kLpbq, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
       // Per column: not row-local, read through the materialized transpose.
-      {"per column", Request(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 1), false},
+      {"per column", WeightRequest(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 1), false},
   };
   for (const Case& c : cases) {
     for (kernels::ThreadPool* p : {static_cast<kernels::ThreadPool*>(nullptr), &pool}) {
@@ -128,7 +118,7 @@ TEST_CASE("a transposed view encodes and quantizes from its source, identical to
     const std::vector<float> src7 = Source(k7, n, 11), plain7 = Transposed(src7, k7, n);
     std::atomic<int> made7{0};
     const auto view7 = CountingView(FloatData(src7), k7, n, &made7);
-    const auto req = Request(EncodingKind::kPerChannel, DType::kSFixed4, Symmetry::kSymmetric, 0);
+    const auto req = WeightRequest(EncodingKind::kPerChannel, DType::kSFixed4, Symmetry::kSymmetric, 0);
     auto want7 = quant::ComputeEncoding("w", plain7.data(), {n, k7}, req);
     auto got7 = quant::ComputeEncoding("w", *view7, {n, k7}, req);
     REQUIRE(got7.ok());
@@ -150,7 +140,7 @@ TEST_CASE("a bad value in a transposed view is reported as for the plain tensor"
   const std::vector<float> plain = Transposed(src, k, n);
   std::atomic<int> made{0};
   const auto view = CountingView(FloatData(src), k, n, &made);
-  const auto req = Request(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 0);
+  const auto req = WeightRequest(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 0);
   auto want = quant::ComputeEncoding("w", plain.data(), {n, k}, req);
   auto got = quant::ComputeEncoding("w", *view, {n, k}, req);
   REQUIRE_FALSE(want.ok());
