@@ -22,9 +22,10 @@ size_t RealMinMax(const float* x, size_t n, TensorStats* s) {
     low[l] |= sentinel & (v < 0);
     high[l] |= sentinel & (v > 0);
     nans[l] += nan;
-    const float real = sentinel | nan ? lo[l] : v;  // leaves lo unchanged
-    lo[l] = real < lo[l] ? real : lo[l];
-    const float real_hi = sentinel | nan ? hi[l] : v;
+    const bool skip = sentinel | nan;
+    const float real_lo = skip ? lo[l] : v;  // a skipped value leaves lo and hi as they are
+    const float real_hi = skip ? hi[l] : v;
+    lo[l] = real_lo < lo[l] ? real_lo : lo[l];
     hi[l] = real_hi > hi[l] ? real_hi : hi[l];
   };
   size_t i = 0, nan_count = 0;

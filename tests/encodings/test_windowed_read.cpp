@@ -175,7 +175,7 @@ TEST_CASE("list layout: escapes and brackets across 64-byte blocks", "[encodings
   }
 }
 
-TEST_CASE("windowed read equals the whole read on good files", "[encodings][windowed]") {
+TEST_CASE("windowed read equals the whole read on good files", "[encodings][windowed][threads]") {
   std::vector<std::pair<std::string, std::string>> texts;
   for (bool bare : {false, true}) texts.emplace_back(bare ? "bare" : "wrapped", MixedFile(61, bare));
   texts.emplace_back("fixture doc examples", Slurp(DataFile("qairt_2.0.0__seed000_doc_examples_TRANSCRIBED.json")));

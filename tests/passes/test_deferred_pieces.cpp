@@ -72,8 +72,8 @@ TEST_CASE("a plain mapped tensor's deferred quantization is made in pieces with 
   }
 }
 
-TEST_CASE("pieces stream in order, made ahead on a helper thread, and a sink error stops them",
-          "[passes][deferred]") {
+TEST_CASE("pieces stream in order, made ahead on helper threads, and a sink error stops them",
+          "[passes][deferred][threads]") {
   // Three deferred tensors between ready bytes: several pieces to make, so the
   // helper thread makes each one while the one before is written.
   std::vector<std::shared_ptr<const StaticData>> made;
