@@ -42,7 +42,9 @@ OWW = os.path.join(REPO, "third_party", "npm", "node_modules", "openwakeword-was
 MODELS = {
     # name: (file, input name, input shape, metric, samples: "textlines" or a corpus input maker)
     "cls": (os.path.join(ASSETS, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "x", (1, 3, 48, 192), "argmax", "textlines"),
-    "rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", (1, 3, 48, 192), "ctc", "textlines"),
+    # The recognizer on what PaddleOCR's pipeline gives it: upright lines at its 48 x 320 input
+    # (examples/textlines.py render-rec; the classifier's lines are half upside down and squeezed to 192).
+    "rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", (1, 3, 48, 320), "ctc", "reclines"),
     # PaddleOCR's detector on light pages of rendered lines; openWakeWord's embedding model on
     # melspectrogram frames shaped as its front end makes them (tests/models/corpus_npm.py).
     "det": (os.path.join(ASSETS, "ch_PP-OCRv4_det_infer.onnx"), "x", (1, 3, 128, 256), "sqnr", "ocr_page"),
@@ -51,12 +53,13 @@ MODELS = {
 # Transformer families of the model corpus (tests/models/corpus.py: torch-exported, random weights from a
 # fixed seed, inputs as their pipelines make them), generated into the run's temporary folder.
 CORPUS = ("bert", "whisper_encoder", "conformer", "llama")
-# precision -> (activation bits, qairt's weight flags). The plain reference keeps int8 per-channel weights
-# at every precision: W4A16 rows show what 4-bit LPBQ weights cost against it.
+# precision -> (activation bits, qairt's weight flags, the plain reference's (weight bits, block size)).
+# At W4 the reference is blockwise symmetric int4 min-max with a float scale per block of 32; qairt's
+# LPBQ blocks of 32 carry 4-bit integer multiples of an 8-bit per-channel scale (what HTP runs).
 PRECISIONS = {
-    "W8A16": (16, ["--weights_bitwidth", "8"]),
-    "W8A8": (8, ["--weights_bitwidth", "8"]),
-    "W4A16": (16, ["--weights_bitwidth", "4", "--weights_block_size", "32", "--use_lpbq"]),
+    "W8A16": (16, ["--weights_bitwidth", "8"], (8, None)),
+    "W8A8": (8, ["--weights_bitwidth", "8"], (8, None)),
+    "W4A16": (16, ["--weights_bitwidth", "4", "--weights_block_size", "32", "--use_lpbq"], (4, 32)),
 }
 # qairt columns: name -> (heading, convert flags beyond the common ones).
 VARIANTS = {
@@ -83,6 +86,17 @@ def ctc(logits):
     """Greedy CTC decoding of [1, T, C] scores: argmax per step, repeats and blanks (0) removed."""
     best = np.argmax(logits.reshape(-1, logits.shape[-1]), axis=-1)
     return tuple(int(c) for i, c in enumerate(best) if c != 0 and (i == 0 or c != best[i - 1]))
+
+
+def float_reads(float_outs, labels, first):
+    """How many evaluation lines (from index `first` of labels.txt) the float recognizer reads as rendered."""
+    keys = os.path.join(ASSETS, "ppocr_keys_v1.txt")
+    with open(keys, encoding="utf-8") as f:
+        chars = ["<blank>"] + [line.rstrip("\n") for line in f] + [" "]
+    with open(labels, encoding="utf-8") as f:
+        texts = [line.rstrip("\n").split(" ", 1)[1] for line in f][first:]
+    outs = [list(o.values())[0] for o in float_outs]
+    return sum("".join(chars[c] for c in ctc(o)).strip() == t for o, t in zip(outs, texts))
 
 
 def corpus_lists(tmp, name, maker, count):
@@ -182,6 +196,10 @@ def main():
         half = args.lines // 2
         text_calib = textlines.prepare(os.path.join(tmp, "data"), pngs[:half], "calib_list.txt")
         text_evals = textlines.prepare(os.path.join(tmp, "data"), pngs[half:], "eval_list.txt")
+        rec_pngs = textlines.render_rec(os.path.join(tmp, "rec_png"), args.lines)
+        rec_data = os.path.join(tmp, "rec_data")
+        rec_lists = (textlines.prepare(rec_data, rec_pngs[:half], "calib_list.txt", textlines.REC_WIDTH),
+                     textlines.prepare(rec_data, rec_pngs[half:], "eval_list.txt", textlines.REC_WIDTH))
         variants = args.variants.split(",")
         print("| model | precision | plain min-max | %s |" % " | ".join(VARIANTS[v][0] for v in variants))
         print("|---|---|---|%s" % ("---|" * len(variants)))
@@ -189,24 +207,30 @@ def main():
             dtypes = None
             if name in CORPUS:
                 model, shapes, dtypes, calib, evals = corpus_model(tmp, name, args.lines)
-                input_name, shape, metric = None, None, "sqnr"
+                input_name, shape, metric, source = None, None, "sqnr", None
             else:
                 model, input_name, shape, metric, source = MODELS[name]
                 if source == "textlines":
                     calib, evals = text_calib, text_evals
+                elif source == "reclines":
+                    calib, evals = rec_lists
                 else:
                     calib, evals = corpus_lists(tmp, name, source, args.lines)
                 shapes = {input_name: shape}
             calib_samples = plain_minmax.read_input_list(calib, shapes, dtypes)
             eval_samples = plain_minmax.read_input_list(evals, shapes, dtypes)
             float_outs = plain_minmax.run_ort(model, eval_samples, os.path.join(tmp, name, "float"))
+            if source == "reclines":
+                read = float_reads(float_outs, os.path.join(tmp, "rec_png", "labels.txt"), half)
+                print("(rec: the float model reads %d of %d evaluation lines as rendered)" % (read, len(float_outs)),
+                      file=sys.stderr)
             for precision in args.precisions.split(","):
-                bits, weights = PRECISIONS[precision]
+                bits, weights, (plain_wbits, plain_block) = PRECISIONS[precision]
                 work = os.path.join(tmp, name, precision)
                 os.makedirs(work, exist_ok=True)
                 cells = []
                 plain = os.path.join(work, "plain.onnx")
-                plain_minmax.build(model, calib_samples, bits, plain, work)
+                plain_minmax.build(model, calib_samples, bits, plain, work, plain_wbits, plain_block)
                 candidates = [plain] + [VARIANTS[v][1] for v in variants]
                 for k, path in enumerate(candidates):
                     note = ""

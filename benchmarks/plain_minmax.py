@@ -7,9 +7,16 @@ Runtime's static QDQ quantizer with its defaults.
   encoding (range widened to include 0) from the float model's values on the
   calibration samples, unsigned 8 or 16 bits.
 * Weights: the constant weight of Conv, ConvTranspose, Gemm and MatMul,
-  per-channel symmetric int8 (scale = max|w| / 127 per output channel).
+  per-channel symmetric int8 (scale = max|w| / 127 per output channel). The
+  4-bit form (weight_bits=4, block_size=B) is its blockwise counterpart:
+  symmetric int4 per block of B input channels of each output channel
+  (scale = max|w| / 7 per block, float scales), the way weight-only int4
+  quantizers block LLM weights; those weights are stored already dequantized
+  (q x scale in float32, what DequantizeLinear computes), as opset 21's
+  blocked int4 DequantizeLinear is not needed to run them.
 * Biases: the constant bias of Conv and Gemm, int32 with scale = input scale
-  x weight scale (per channel).
+  x weight scale (per channel; for blocked weights the channel's largest
+  block scale).
 * Everything else (other constants) stays float.
 
 The float model's intermediate values come from onnxruntime-node
@@ -132,7 +139,25 @@ def _activation_params(lo, hi, bits):
     return np.float32(scale), zero_point
 
 
-def quantize(model_path, ranges, act_bits, out_path):
+def _blocked_int4(w, out_axis, in_axis, block_size):
+    """Symmetric int4 min-max per block of block_size input channels (along in_axis) of each output channel
+    (out_axis); returns the dequantized weight and each output channel's largest block scale."""
+    moved = np.moveaxis(w, (out_axis, in_axis), (0, 1))
+    o, i = moved.shape[:2]
+    flat = moved.reshape(o, i, -1)
+    deq = np.empty_like(flat)
+    channel_scale = np.zeros(o, np.float32)
+    for start in range(0, i, block_size):
+        blk = flat[:, start:start + block_size, :]
+        scale = (np.max(np.abs(blk), axis=(1, 2)) / 7.0).astype(np.float32)
+        scale[scale < 1e-20] = 1.0
+        q = np.clip(np.round(blk / scale[:, None, None]), -7, 7)
+        deq[:, start:start + block_size, :] = (q * scale[:, None, None]).astype(np.float32)
+        channel_scale = np.maximum(channel_scale, scale)
+    return np.moveaxis(deq.reshape(moved.shape), (0, 1), (out_axis, in_axis)), channel_scale
+
+
+def quantize(model_path, ranges, act_bits, out_path, weight_bits=8, block_size=None):
     """Writes the plain min-max Q-DQ model to out_path. The Q/DQ nodes are ONNX Runtime's com.microsoft ones
     (uint16, per-axis and int32 at any opset), so the model keeps its own opset."""
     model = onnx.load(model_path)
@@ -172,19 +197,24 @@ def quantize(model_path, ranges, act_bits, out_path):
             axis = w.ndim - 1
         else:
             axis = spec[2]
-        reduce = tuple(d for d in range(w.ndim) if d != axis)
-        w_scale = (np.max(np.abs(w), axis=reduce) / 127.0).astype(np.float32)
-        # A channel of (near) zero weights: any scale holds it; 1 keeps its bias scale representable.
-        w_scale[w_scale < 1e-20] = 1.0
         tag = "%s_w%d" % (w_name, k)
-        new_inits += [numpy_helper.from_array(w_scale, tag + "_scale"),
-                      numpy_helper.from_array(np.zeros(w_scale.shape, np.int8), tag + "_zp")]
-        shape = [1] * w.ndim
-        shape[axis] = -1
-        q = np.clip(np.round(w / w_scale.reshape(shape)), -127, 127).astype(np.int8)
-        new_inits.append(numpy_helper.from_array(q, tag + "_q"))
-        weight_nodes.append(helper.make_node("DequantizeLinear", [tag + "_q", tag + "_scale", tag + "_zp"],
-                                             [tag + "_dq"], axis=axis, domain=MS))
+        if weight_bits == 4 and w.ndim >= 2:
+            in_axis = {"Conv": 1, "ConvTranspose": 0, "Gemm": 1 - axis}.get(node.op_type, w.ndim - 2)
+            deq, w_scale = _blocked_int4(w, axis, in_axis, block_size)
+            new_inits.append(numpy_helper.from_array(deq.astype(np.float32), tag + "_dq"))
+        else:
+            reduce = tuple(d for d in range(w.ndim) if d != axis)
+            w_scale = (np.max(np.abs(w), axis=reduce) / 127.0).astype(np.float32)
+            # A channel of (near) zero weights: any scale holds it; 1 keeps its bias scale representable.
+            w_scale[w_scale < 1e-20] = 1.0
+            new_inits += [numpy_helper.from_array(w_scale, tag + "_scale"),
+                          numpy_helper.from_array(np.zeros(w_scale.shape, np.int8), tag + "_zp")]
+            shape = [1] * w.ndim
+            shape[axis] = -1
+            q = np.clip(np.round(w / w_scale.reshape(shape)), -127, 127).astype(np.int8)
+            new_inits.append(numpy_helper.from_array(q, tag + "_q"))
+            weight_nodes.append(helper.make_node("DequantizeLinear", [tag + "_q", tag + "_scale", tag + "_zp"],
+                                                 [tag + "_dq"], axis=axis, domain=MS))
         node.input[spec[0]] = tag + "_dq"
         b_index = spec[1]
         if b_index is not None and len(node.input) > b_index and node.input[b_index] in inits \
@@ -233,8 +263,8 @@ def quantize(model_path, ranges, act_bits, out_path):
     onnx.save(model, out_path)
 
 
-def build(model_path, calib_samples, act_bits, out_path, work=None):
+def build(model_path, calib_samples, act_bits, out_path, work=None, weight_bits=8, block_size=None):
     """Calibrates on calib_samples and writes the plain min-max Q-DQ model."""
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         ranges = activation_ranges(model_path, calib_samples, tmp)
-    quantize(model_path, ranges, act_bits, out_path)
+    quantize(model_path, ranges, act_bits, out_path, weight_bits, block_size)

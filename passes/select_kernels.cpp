@@ -31,6 +31,7 @@ struct SlotChoice {
   std::string reason;       // why no dtype of the slot works
   std::string hard_reason;  // symmetry/granularity failure at the requested dtype
   bool rescaled = false;    // output encoding replaced by the kernel's fixed/ranged one
+  double kept_lo = 0, kept_hi = 0;  // with a ranged rescale: the real range the values had before it
 };
 
 std::string MaskNames(uint32_t mask, std::string_view (*name)(uint32_t)) {
@@ -109,6 +110,8 @@ void ApplyScaleConstraint(const target::Slot& slot, const Tensor& t, SlotChoice*
   if (std::fabs(lo - slot.range_min) <= tol + std::fabs(c->enc->scales[0]) &&
       std::fabs(hi - slot.range_max) <= tol + std::fabs(c->enc->scales[0]))
     return;
+  c->kept_lo = lo;
+  c->kept_hi = hi;
   const float range[2] = {static_cast<float>(slot.range_min), static_cast<float>(slot.range_max)};
   quant::EncodingRequest req;
   req.dtype = c->dtype;
@@ -118,6 +121,28 @@ void ApplyScaleConstraint(const target::Slot& slot, const Tensor& t, SlotChoice*
   r.overridden = false;
   c->enc = r;
   c->rescaled = true;
+}
+
+// A kernel whose output range is fixed (Softmax and Sigmoid [0, 1] on HTP
+// v73+) leaves most of a narrow grid unused when the values span a small
+// part of that range: near-uniform attention over 32 keys reaches 0.03, so
+// an 8-bit [0, 1] grid gives it 8 levels. The target does this, not the
+// calibration, so the user is told which tensor and what a wider grid buys.
+void WarnUnusedLevels(Session& s, const Op& op, const Tensor& t, const SlotChoice& c) {
+  const double fixed = static_cast<double>(c.enc->scales[0]) * ((1u << DTypeBits(c.dtype)) - 1);
+  const double span = c.kept_hi - c.kept_lo;
+  const int bits = static_cast<int>(DTypeBits(c.dtype));
+  if (bits > 8 || !(span > 0) || !(fixed > 0)) return;
+  const double unused = std::log2(fixed / span);
+  if (unused < 2.0) return;
+  s.Warn("fixed-range-unused-levels",
+         fmt::format("'{}': the target's {} kernel fixes this {}-bit output to [{:g}, {:g}] but its values span "
+                     "[{:g}, {:g}]: about {:.1f} of its {} bits are unused. Fix: give it 16 bits "
+                     "(--mixed_precision, or a 16-bit encoding for it in --quantization_overrides) where the "
+                     "target has a 16-bit kernel",
+                     t.name, op.type, bits, RealRange(*c.enc).first, RealRange(*c.enc).second, c.kept_lo,
+                     c.kept_hi, unused, bits),
+         op.name, t.name);
 }
 
 SlotChoice ChooseSlot(Session& s, const Tensor& t, const TensorRecord& rec, const target::Slot& slot, bool is_input,
@@ -402,6 +427,7 @@ Status SelectKernels(Session& s) {
         s.tensor_record(t).computed = true;
         s.Trace("[WARN: COMP. ENC.] {} {} (rescaled to the kernel's output constraint)", g.tensor(t).name,
                 EncodingTraceText(c.enc));
+        WarnUnusedLevels(s, op, g.tensor(t), c);
       }
     }
   }

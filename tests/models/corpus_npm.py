@@ -23,11 +23,20 @@ def _textline_images(rng, count):
 
 
 def ocr_line(rng):
-    """PaddleOCR's classifier/recogniser preprocessing of a rendered text line: height 48, width 192,
-    (x / 255 - 0.5) / 0.5, zero padding on the right."""
+    """PaddleOCR's classifier preprocessing of a rendered text line (upright or turned by 180 degrees):
+    height 48, width 192, (x / 255 - 0.5) / 0.5, zero padding on the right."""
     import textlines
     (img,) = _textline_images(rng, 1)
     return OrderedDict(x=textlines.preprocess(img).astype(np.float32))
+
+
+def ocr_rec_line(rng):
+    """What PaddleOCR's recognizer receives: an upright line (the classifier has turned it) that fits its
+    48 x 320 input, with the same normalization and right padding."""
+    import random
+    import textlines
+    img = textlines.render_rec_one(random.Random(int(rng.integers(1 << 30))), int(rng.integers(0, 4)))
+    return OrderedDict(x=textlines.preprocess(img, textlines.REC_WIDTH).astype(np.float32))
 
 
 def ocr_page(rng, h=128, w=256):
@@ -117,7 +126,7 @@ MODELS = OrderedDict([
     ("ppocr_det_v4", (os.path.join(OCR, "ch_PP-OCRv4_det_infer.onnx"), "ocr", False,
                       {"x": [1, 3, 128, 256]}, ocr_page)),
     ("ppocr_rec_v4", (os.path.join(OCR, "ch_PP-OCRv4_rec_infer.onnx"), "ocr", False,
-                      {"x": [1, 3, 48, 192]}, ocr_line)),
+                      {"x": [1, 3, 48, 320]}, ocr_rec_line)),
     ("oww_melspectrogram", (os.path.join(OWW, "melspectrogram.onnx"), "audio", False,
                             {"input": [1, 16000]}, oww_audio)),
     ("oww_embedding", (os.path.join(OWW, "embedding_model.onnx"), "audio", False,

@@ -76,6 +76,12 @@ inline pass::ProcessResult RunProcess(Graph* g, target::TargetPtr t, pass::LogLe
   return r;
 }
 
+inline bool HasWarning(const pass::ProcessResult& r, const std::string& code) {
+  for (const Diag& d : r.diagnostics)
+    if (d.code == code && d.severity == Severity::kWarning) return true;
+  return false;
+}
+
 inline size_t CountOps(const Graph& g, const std::string& type) {
   size_t n = 0;
   for (OpId i = 0; i < g.op_count(); ++i) n += g.op(i).type == type;

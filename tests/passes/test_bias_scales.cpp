@@ -48,12 +48,6 @@ int32_t BiasValue(const Graph& g, TensorId bias, size_t i) {
   return q;
 }
 
-bool HasWarning(const pass::ProcessResult& r, const std::string& code) {
-  for (const Diag& d : r.diagnostics)
-    if (d.code == code && d.severity == Severity::kWarning) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("a weight scale is raised just enough for its int32 bias to fit", "[passes][bias]") {

@@ -443,3 +443,28 @@ TEST_CASE("int4 weights: a16w4 selected, stored packed two per byte, CONTAINER a
   REQUIRE(b.encoding);
   CHECK(b.encoding->scales[0] == 1e-4f * (1.f / 7));
 }
+
+TEST_CASE("a kernel's fixed output range that leaves most of an 8-bit grid unused is a warning", "[passes]") {
+  // Softmax on HTP v73 fixes its output to [0, 1]: values reaching 0.03 keep about 8 of 256 levels.
+  auto run = [](float hi) {
+    Graph g;
+    const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 32}).value();
+    const OpId sm = g.AddOp("Softmax", "attn", {x}, {"p"}).value();
+    const TensorId p = g.op(sm).outputs[0];
+    REQUIRE(g.MarkOutput(p).ok());
+    REQUIRE(g.SetEncoding(x, PerTensor(DType::kUFixed8, 0.05f, -128)).ok());
+    REQUIRE(g.SetEncoding(p, PerTensor(DType::kUFixed8, hi / 255, 0)).ok());
+    auto r = RunProcess(&g, Builtin("htp_v73"));
+    for (const auto& e : r.errors) UNSCOPED_INFO(e);
+    CHECK(r.errors.empty());
+    CHECK(g.tensor(p).encoding->scales[0] == Approx(1.0f / 255));  // the target's range stands
+    return r;
+  };
+  auto narrow = run(0.03f);
+  REQUIRE(HasWarning(narrow, "fixed-range-unused-levels"));
+  std::string text;
+  for (const auto& w : narrow.warnings) text += w;
+  CHECK(Contains(text, "'p': the target's Softmax kernel fixes this 8-bit output to [0, 1]"));
+  CHECK(Contains(text, "about 5.1 of its 8 bits are unused"));
+  CHECK_FALSE(HasWarning(run(0.9f), "fixed-range-unused-levels"));
+}
