@@ -4,6 +4,8 @@
 //    the thread count), because Debian's OpenBLAS follows OPENBLAS_CORETYPE,
 //    which environments often pin to an AVX2 core type (benchmarks/README.md
 //    has the measurements);
+//  - on an AVX2 + FMA3 host (QAIRT_FORCE_ISA not below avx2): our FMA
+//    kernel (gemm_fma.cpp), which gives the AVX-512 kernel's bits;
 //  - otherwise OpenBLAS (Debian's libopenblas0, runtime-dispatched) when the
 //    process can load it;
 //  - else a portable loop.
@@ -14,8 +16,11 @@
 // whose CPU GEMM (MLAS) sums in a fixed order; with 16-bit activations one
 // float rounding of difference moves a requantized value by a step often
 // enough that ~50 layers later the outputs differ by tens of steps. So the
-// AVX-512 backend follows MLAS's order for the product as ONNX Runtime sees
-// it (`GemmView`: the exported op's transposes), single-threaded:
+// SIMD backends follow MLAS's order for the product as ONNX Runtime sees
+// it (`GemmView`: the exported op's transposes), single-threaded. MLAS
+// takes the same kernels for M = 1 and N = 1 on every AVX host, and its
+// FMA3 and AVX-512 kernels sum each element in the same order, so one
+// order serves both:
 //  - M = 1 (A not transposed): MLAS's M=1 kernels. B not transposed: per
 //    output, products of four consecutive k summed left to right with
 //    separate multiplies and adds, each group added to C (then a pair, then
@@ -25,7 +30,7 @@
 //  - N = 1, B a contiguous column (not transposed): the same kernels with
 //    A and B swapped (MLAS's "transpose(A*B) = transpose(B)*transpose(A)").
 //  - otherwise: K blocks of MlasGemmKBlock(n, k), each summed from zero by
-//    sequential FMAs and then added to C (gemm_avx512.cpp).
+//    sequential FMAs and then added to C (gemm_blocked.h).
 // tests/exec/test_gemm.cpp checks each case against an independent model
 // of those kernels; tests/calib checks ORT's outputs on the exported model.
 // The M = 1 / N = 1 loops are written to vectorise (the module is built with
@@ -39,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exec/gemm_blocked.h"
 #include "exec/kernel.h"
 #include "kernels/hardware.h"
 
@@ -226,6 +232,7 @@ GemmBackend Backend() {
     if (const char* env = std::getenv("QAIRT_EXEC_GEMM")) {
       const std::string_view e = env;
       if (e == "avx512") b = GemmBackend::kAvx512;
+      else if (e == "fma") b = GemmBackend::kFma;
       else if (e == "openblas") b = GemmBackend::kOpenBlas;
       else if (e == "portable") b = GemmBackend::kPortable;
     }
@@ -240,13 +247,20 @@ bool Avx512Usable() {
   return kernels::HostSupports(kernels::Isa::kAvx512) && kernels::ActiveIsa() == kernels::Isa::kAvx512;
 }
 
+// The AVX2 level includes FMA3 (kernels/hardware.h).
+bool FmaUsable() {
+  return kernels::HostSupports(kernels::Isa::kAvx2) && kernels::ActiveIsa() >= kernels::Isa::kAvx2;
+}
+
 // The backend a call uses.
 GemmBackend Choose() {
   const GemmBackend b = Backend();
   if (b == GemmBackend::kAvx512) return Avx512Usable() ? b : GemmBackend::kOpenBlas;
+  if (b == GemmBackend::kFma) return FmaUsable() ? b : GemmBackend::kOpenBlas;
   if (b != GemmBackend::kAuto) return b;
   // Not dependent on the thread count: results must not change with it.
   if (Avx512Usable()) return GemmBackend::kAvx512;
+  if (FmaUsable()) return GemmBackend::kFma;
   return GemmBackend::kOpenBlas;
 }
 
@@ -286,9 +300,12 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
     return;
   }
   const GemmBackend backend = Choose();
-  if (backend == GemmBackend::kAvx512) {
+  if (backend == GemmBackend::kAvx512 || backend == GemmBackend::kFma) {
     if (MlasSpecialCase(trans_a, trans_b, view, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
-    if (GemmAvx512(trans_a, trans_b, m, n, k, MlasGemmKBlock(n, k, view.trans_a), alpha, a, lda, b, ldb, beta, c, ldc))
+    const int64_t kblock = MlasGemmKBlock(n, k, view.trans_a);
+    if (backend == GemmBackend::kAvx512
+            ? GemmAvx512(trans_a, trans_b, m, n, k, kblock, alpha, a, lda, b, ldb, beta, c, ldc)
+            : GemmFma(trans_a, trans_b, m, n, k, kblock, alpha, a, lda, b, ldb, beta, c, ldc))
       return;
   }
   const Blas& blas = GetBlas();
@@ -305,8 +322,27 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
                                                      int64_t lda) {
   // M = 1 and N = 1 take MLAS's special kernels, which read A unpacked.
-  if (Choose() != GemmBackend::kAvx512 || m == 1 || n == 1) return nullptr;
+  if (m == 1 || n == 1) return nullptr;
   return PackGemmA(trans_a, m, k, MlasGemmKBlock(n, k, trans_a), a, lda);
+}
+
+std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                             int64_t lda) {
+  switch (Choose()) {
+    case GemmBackend::kAvx512: return PackGemmAAvx512(trans_a, m, k, kblock, a, lda);
+    case GemmBackend::kFma: return PackGemmAFma(trans_a, m, k, kblock, a, lda);
+    default: return nullptr;
+  }
+}
+
+bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
+                 int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias) {
+  // The tile it was packed for, whatever the backend is now.
+  if (a.tile == static_cast<int>(GemmBackend::kAvx512))
+    return GemmPackedAAvx512(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
+  if (a.tile == static_cast<int>(GemmBackend::kFma))
+    return GemmPackedAFma(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
+  return false;
 }
 
 void SetGemmThreads(uint32_t threads) {
@@ -321,6 +357,7 @@ void SetGemmThreads(uint32_t threads) {
 const char* GemmBackendName() {
   switch (Choose()) {
     case GemmBackend::kAvx512: return "avx512";
+    case GemmBackend::kFma: return "fma";
     case GemmBackend::kPortable: return "portable";
     default: return GetBlas().name;
   }

@@ -1,17 +1,6 @@
-// Single-threaded AVX-512 SGEMM for the executor (Goto/BLIS blocking):
-// C = alpha * op(A) * op(B) + beta * C, row-major.
-//
-//   for jc over N by kNc:            B block (kc x kNc) packed in NR-wide slivers (L3)
-//     for pc over K by kc:
-//       for ic over M by kMc:        A block (kMc x kc) packed in MR-tall slivers (L2)
-//         for jr, ir:                14 x 32 register tile: 28 zmm accumulators,
-//                                    one sliver of B (kc x 32, L1) reused across ir
-//
-// Each output element is the sum, K block by K block, of a block sum taken
-// from zero by sequential FMAs (C = block sum, then C += block sum), the
-// bias added after the last block. The K block kc is the caller's: Gemm()
-// passes MLAS's (MlasGemmKBlock), which makes every element bit-identical
-// with ONNX Runtime's CPU SGEMM on AVX-512/FMA3 hosts (see gemm.cpp).
+// Single-threaded AVX-512 SGEMM for the executor: a 14 x 32 register tile
+// (28 zmm accumulators, one sliver of B reused across the rows of A) in the
+// blocked loop nest of gemm_blocked.h, which fixes the summation order.
 // Why our own: the executor's convolutions are GEMMs, and the OpenBLAS that
 // Debian ships dispatches on OPENBLAS_CORETYPE, which many environments pin
 // to an AVX2 core type; this kernel uses the host's AVX-512 whatever that
@@ -27,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "exec/gemm_blocked.h"
 #include "exec/kernel.h"
 
 namespace qairt::exec {
@@ -34,17 +24,6 @@ namespace {
 
 constexpr int64_t kMr = 14;
 constexpr int64_t kNr = 32;
-constexpr int64_t kMc = kMr * 24;  // 336 rows: 336 x 128..256 x 4 B = 168..336 KiB of A in L2 (1 MiB on Zen 4)
-constexpr int64_t kNc = kNr * 128;  // 4096 columns: 4 MiB of B
-
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<float, FreeDeleter>;
-
-Buffer Allocate(size_t floats) {
-  return Buffer(static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)));
-}
 
 // A(i, p) of op(A).
 inline float AElem(const float* a, int64_t lda, bool ta, int64_t i, int64_t p) {
@@ -112,18 +91,6 @@ __attribute__((target("avx512f"))) void PackB(const float* b, int64_t ldb, bool 
   }
 }
 
-// How the tile meets C: first K block (C = alpha*acc + beta*C, and C is not
-// read when beta == 0, so garbage or NaN in C never leaks) or a later one
-// (C += alpha*acc); after the last K block a per-row bias is added, the same
-// two roundings as a GEMM followed by a separate bias pass.
-struct TileStore {
-  float alpha;
-  float beta;
-  bool first;
-  bool last;
-  const float* row_bias;  // null: none; else indexed by the tile's row
-};
-
 __attribute__((target("avx512f"))) inline __m512 Combine(__m512 acc, const float* c, __mmask16 mask,
                                                          const TileStore& st) {
   const __m512 scaled = _mm512_mul_ps(acc, _mm512_set1_ps(st.alpha));
@@ -183,122 +150,38 @@ __attribute__((target("avx512f"))) void Kernel(int64_t kc, const float* __restri
   }
 }
 
-}  // namespace
-
-namespace {
-
-// The blocked loop nest; `a_block(pc, ic, mc, kc)` returns the packed A
-// block for rows [ic, ic + mc) and columns [pc, pc + kc).
-template <typename ABlock>
-bool Run(int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* b, int64_t ldb, bool trans_b,
-         float beta, float* c, int64_t ldc, const float* row_bias, ABlock&& a_block) {
-  // B packing buffer per thread (executors may run on several threads),
-  // kept between calls: a fresh multi-MiB buffer per call costs a page fault
-  // per 4 KiB, which for small GEMMs is more than the arithmetic.
-  thread_local Buffer bpack;
-  thread_local size_t bsize = 0;
-  const size_t bneed = static_cast<size_t>(std::min(kblock, k) * std::min(kNc, (n + kNr - 1) / kNr * kNr));
-  if (bsize < bneed) {
-    bpack = Allocate(bneed);
-    bsize = bpack ? bneed : 0;
+struct Avx512Tile {
+  static constexpr int64_t kMr = 14;
+  static constexpr int64_t kNr = 32;
+  static constexpr int64_t kMc = kMr * 24;   // 336 rows: 168..336 KiB of A in L2 (1 MiB on Zen 4)
+  static constexpr int64_t kNc = kNr * 128;  // 4096 columns: 4 MiB of B
+  static void PackA(const float* a, int64_t lda, bool ta, int64_t mc, int64_t kc, float* out) {
+    exec::PackA(a, lda, ta, mc, kc, out);
   }
-  if (!bpack) return false;  // the caller falls back to another GEMM
-  for (int64_t jc = 0; jc < n; jc += kNc) {
-    const int64_t nc = std::min(kNc, n - jc);
-    for (int64_t pc = 0; pc < k; pc += kblock) {
-      const int64_t kc = std::min(kblock, k - pc);
-      // With a single M block each B sliver is used by one pass of tiles:
-      // full slivers of an untransposed B are then read where they are
-      // (row stride ldb) instead of being copied first; only a partial last
-      // sliver is packed (zero padded).
-      const bool direct = !trans_b && m <= kMc;
-      if (!direct) PackB(trans_b ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, trans_b, kc, nc, bpack.get());
-      else if (nc % kNr) PackB(b + pc * ldb + jc + nc / kNr * kNr, ldb, false, kc, nc % kNr, bpack.get());
-      TileStore st{alpha, beta, pc == 0, pc + kc >= k, nullptr};
-      for (int64_t ic = 0; ic < m; ic += kMc) {
-        const int64_t mc = std::min(kMc, m - ic);
-        const float* ablock = a_block(pc, ic, mc, kc);
-        if (!ablock) return false;
-        for (int64_t jr = 0; jr < nc; jr += kNr) {
-          const bool in_place = direct && jr + kNr <= nc;
-          const float* bs = in_place ? b + pc * ldb + jc + jr
-                                     : bpack.get() + (direct ? 0 : (jr / kNr) * kc * kNr);
-          const int64_t b_stride = in_place ? ldb : kNr;
-          for (int64_t ir = 0; ir < mc; ir += kMr) {
-            const float* as = ablock + (ir / kMr) * kc * kMr;
-            st.row_bias = row_bias ? row_bias + ic + ir : nullptr;
-            Kernel(kc, as, bs, b_stride, c + (ic + ir) * ldc + jc + jr, ldc, std::min(kMr, mc - ir),
-                   std::min(kNr, nc - jr), st);
-          }
-        }
-      }
-    }
+  static void PackB(const float* b, int64_t ldb, bool tb, int64_t kc, int64_t nc, float* out) {
+    exec::PackB(b, ldb, tb, kc, nc, out);
   }
-  return true;
-}
-
-int64_t PaddedRows(int64_t mc) { return (mc + kMr - 1) / kMr * kMr; }
+  static void Kernel(int64_t kc, const float* ap, const float* bp, int64_t b_stride, float* c, int64_t ldc, int64_t mr,
+                     int64_t nr, const TileStore& st) {
+    exec::Kernel(kc, ap, bp, b_stride, c, ldc, mr, nr, st);
+  }
+};
 
 }  // namespace
 
 bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (kblock <= 0) return false;
-  thread_local Buffer apack;
-  thread_local size_t asize = 0;
-  const size_t aneed = static_cast<size_t>(std::min(kblock, k) * std::min(kMc, PaddedRows(m))) + 16;
-  if (asize < aneed) {
-    apack = Allocate(aneed);
-    asize = apack ? aneed : 0;
-  }
-  if (!apack) return false;
-  return Run(m, n, k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, nullptr,
-             [&](int64_t pc, int64_t ic, int64_t mc, int64_t kc) {
-    PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, mc, kc, apack.get());
-    return static_cast<const float*>(apack.get());
-  });
+  return GemmBlocked<Avx512Tile>(trans_a, trans_b, m, n, k, kblock, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-// op(A) packed once, block by block in the order Run visits them.
-struct PackedGemmA {
-  int64_t m = 0, k = 0, kc = 0;  // kc: the K block it was packed for
-  Buffer data;
-  std::vector<size_t> offsets;  // per (K block, M block), K-block-major
-  int64_t m_blocks = 0;
-};
-
-std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
-                                             int64_t lda) {
-  if (m <= 0 || k <= 0 || kblock <= 0) return nullptr;
-  auto p = std::make_shared<PackedGemmA>();
-  p->m = m;
-  p->k = k;
-  p->kc = kblock;
-  p->m_blocks = (m + kMc - 1) / kMc;
-  size_t total = 0;
-  for (int64_t pc = 0; pc < k; pc += kblock)
-    for (int64_t ic = 0; ic < m; ic += kMc) {
-      p->offsets.push_back(total);
-      total += static_cast<size_t>(PaddedRows(std::min(kMc, m - ic)) * std::min(kblock, k - pc));
-    }
-  p->data = Allocate(total + 16);
-  if (!p->data) return nullptr;
-  size_t b = 0;
-  for (int64_t pc = 0; pc < k; pc += kblock)
-    for (int64_t ic = 0; ic < m; ic += kMc)
-      PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, std::min(kMc, m - ic),
-            std::min(kblock, k - pc), p->data.get() + p->offsets[b++]);
-  return p;
+std::shared_ptr<const PackedGemmA> PackGemmAAvx512(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                                   int64_t lda) {
+  return PackGemmABlocked<Avx512Tile>(static_cast<int>(GemmBackend::kAvx512), trans_a, m, k, kblock, a, lda);
 }
 
-bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b, int64_t ldb,
-                 float beta, float* c, int64_t ldc, const float* row_bias) {
-  if (kblock != a.kc) return false;  // packed for another K block: the caller packs per call
-  return Run(a.m, n, a.k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, row_bias,
-             [&](int64_t pc, int64_t ic, int64_t, int64_t) {
-               return static_cast<const float*>(a.data.get() +
-                                                a.offsets[static_cast<size_t>((pc / kblock) * a.m_blocks + ic / kMc)]);
-             });
+bool GemmPackedAAvx512(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
+                       int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias) {
+  return GemmPackedABlocked<Avx512Tile>(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
 }
 
 }  // namespace qairt::exec

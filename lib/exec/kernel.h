@@ -144,21 +144,26 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 // MLAS's K block for an N-column product (MlasSgemmOperation's StrideK).
 int64_t MlasGemmKBlock(int64_t n, int64_t k, bool trans_a);
 void SetGemmThreads(uint32_t threads);
-// "avx512" (gemm_avx512.cpp), "openblas" or "portable": see gemm.cpp for the choice.
+// "avx512" (gemm_avx512.cpp), "fma" (gemm_fma.cpp), "openblas" or "portable": see gemm.cpp for the choice.
 const char* GemmBackendName();
 
 // Which GEMM Gemm() uses; kAuto = the default choice. For tests and
-// benchmarks (QAIRT_EXEC_GEMM=auto|avx512|openblas|portable sets it too).
-enum class GemmBackend { kAuto, kAvx512, kOpenBlas, kPortable };
+// benchmarks (QAIRT_EXEC_GEMM=auto|avx512|fma|openblas|portable sets it too).
+// Append-only: PackedGemmA records the value of the tile it was packed for.
+enum class GemmBackend { kAuto, kAvx512, kOpenBlas, kPortable, kFma };
 void SetGemmBackend(GemmBackend backend);
-// The AVX-512 kernel (precondition: the host supports AVX-512F). False if
-// its packing buffers could not be allocated.
+// The SIMD kernels (gemm_avx512.cpp, gemm_fma.cpp; precondition: the host
+// supports AVX-512F, resp. AVX2 + FMA3). They sum every element in the same
+// order (gemm_blocked.h), so they give the same bits. False if their
+// packing buffers could not be allocated.
 bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+bool GemmFma(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
+             int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-// A constant left operand (convolution weights) packed once for the AVX-512
-// kernel. PackGemmA returns null when that kernel is not the active backend
-// (callers then use Gemm). m x k = op(A).
+// A constant left operand (convolution weights) packed once for the active
+// SIMD kernel. PackGemmA returns null when neither SIMD kernel is the active
+// backend (callers then use Gemm). m x k = op(A).
 struct PackedGemmA;
 // PackGemmAIfUseful packs for products of N columns (null for M = 1 or
 // N = 1, which Gemm() sends to other kernels).
@@ -171,6 +176,15 @@ std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k,
 // memory or if A was packed for another K block than `kblock`.
 bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias = nullptr);
+// The per-kernel forms PackGemmA and GemmPackedA dispatch to.
+std::shared_ptr<const PackedGemmA> PackGemmAAvx512(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                                   int64_t lda);
+std::shared_ptr<const PackedGemmA> PackGemmAFma(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                                int64_t lda);
+bool GemmPackedAAvx512(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
+                       int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias);
+bool GemmPackedAFma(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
+                    int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias);
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 // Advances a row-major multi-index over `dims` by one element (the last

@@ -12,7 +12,11 @@ float32 raw files). --ours / --float: `qairt run --output_dir` directories
 Checks, per output: |ORT - ours| <= STEPS quantization steps, the step being
 the scale of the DequantizeLinear that produces the output in the exported
 model, with ORT's graph optimizations disabled (the Q/DQ nodes evaluated as
-written) and enabled (QLinear* integer kernels where ORT fuses). With
+written) and enabled (QLinear* integer kernels where ORT fuses). The fused
+integer kernels are ORT's own and not exact everywhere (on x86 hosts without
+AVX-VNNI MLAS's u8s8 kernels saturate 16-bit pair sums), so with
+optimizations enabled qairt may be as far from ORT as ORT's fused run is
+from its own unfused run, plus STEPS steps. With
 --float and --reported_sqnr: ORT's SQNR against the float outputs equals the
 reported one within 0.5 dB. Prints the measured figures; exit 1 on failure.
 """
@@ -118,14 +122,20 @@ def main():
     for opt in ("disabled", "all"):
         ort[opt] = run_ort(os.path.abspath(a.model), samples, inputs, work, opt)
         for name, step in steps.items():
-            worst = 0.0
+            worst = own = 0.0
             for i, res in enumerate(ort[opt]):
                 ours = np.fromfile(os.path.join(a.ours, "Result_%d" % i, name + ".raw"), dtype=np.float32)
                 worst = max(worst, float(np.max(np.abs(res[name].reshape(-1) - ours))))
+                own = max(own, float(np.max(np.abs(res[name] - ort["disabled"][i][name]))))
             print("Q-DQ %s (ORT optimizations %s): max |ORT - qairt| = %.3g = %.3f quantization steps (step %.3g) "
                   "over %d samples" % (name, opt, worst, worst / step, step, len(samples)))
-            if worst > a.steps * step * (1 + 1e-6):
-                print("FAIL: %s differs from qairt's simulation by more than %g step(s)" % (name, a.steps))
+            allowed = a.steps * step
+            if opt == "all" and own > 0:
+                print("  ORT's fused kernels differ from its unfused run by %.3f steps on this host" % (own / step))
+                allowed += own
+            if worst > allowed * (1 + 1e-6):
+                print("FAIL: %s differs from qairt's simulation by more than %g step(s)%s"
+                      % (name, a.steps, " beyond ORT's own difference" if opt == "all" and own > 0 else ""))
                 fail = True
     if a.float and a.reported_sqnr is not None:
         for name in steps:

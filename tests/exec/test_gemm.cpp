@@ -1,8 +1,8 @@
 // The executor's GEMM backends against a double-precision reference: every
 // transpose combination, alpha/beta (beta 0 never reads C: NaN there must
 // not leak), leading dimensions larger than the rows, and shapes that cut
-// every blocking level of the AVX-512 kernel (tile 14 x 32, MLAS's K block
-// of 128-1024 by N, M block 336, N block 4096) at odd places.
+// every blocking level of the SIMD kernels (tiles 14 x 32 and 6 x 16, MLAS's
+// K block of 128-1024 by N, M blocks 336 and 288, N block 4096) at odd places.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +18,16 @@
 
 namespace qairt::exec {
 namespace {
+
+const char* GemmBackendNameOf(GemmBackend b) { return b == GemmBackend::kAvx512 ? "avx512" : "fma"; }
+
+// The SIMD GEMM kernels this host can run (none on a host without AVX2 + FMA3).
+std::vector<GemmBackend> SimdBackends() {
+  std::vector<GemmBackend> out;
+  if (kernels::HostSupports(kernels::Isa::kAvx2)) out.push_back(GemmBackend::kFma);
+  if (kernels::HostSupports(kernels::Isa::kAvx512)) out.push_back(GemmBackend::kAvx512);
+  return out;
+}
 
 struct Case {
   bool ta, tb;
@@ -69,7 +79,7 @@ double RunCase(const Case& t, GemmBackend backend, std::mt19937* rng) {
 
 TEST_CASE("executor GEMM backends match a double reference on every blocking edge", "[exec][gemm]") {
   std::vector<GemmBackend> backends = {GemmBackend::kPortable, GemmBackend::kOpenBlas};
-  if (kernels::HostSupports(kernels::Isa::kAvx512)) backends.push_back(GemmBackend::kAvx512);
+  for (GemmBackend b : SimdBackends()) backends.push_back(b);
   const std::vector<Case> cases = {
       {false, false, 1, 1, 1, 1.f, 0.f},      {false, false, 14, 32, 7, 1.f, 0.f},
       {false, false, 15, 33, 257, 1.f, 0.f},  {false, true, 13, 31, 255, 0.5f, 0.f},
@@ -88,23 +98,27 @@ TEST_CASE("executor GEMM backends match a double reference on every blocking edg
 }
 
 TEST_CASE("pre-packed weights give the same result as packing per call", "[exec][gemm]") {
-  if (!kernels::HostSupports(kernels::Isa::kAvx512)) return;  // nothing to pack for
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (GemmBackend be : SimdBackends())
   for (const auto& [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
-           {1, 1, 1}, {15, 33, 257}, {170, 49, 600}, {64, 4100, 27}}) {
+           {1, 1, 1}, {15, 33, 257}, {170, 49, 600}, {64, 4100, 27}, {300, 70, 40}}) {
+    SetGemmBackend(be);
     std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
     for (auto& v : a) v = d(rng);
     for (auto& v : b) v = d(rng);
     std::vector<float> c1(static_cast<size_t>(m * n), 7.f), c2 = c1;
     const int64_t kb = MlasGemmKBlock(n, k, false);
-    REQUIRE(GemmAvx512(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n));
+    REQUIRE((be == GemmBackend::kAvx512
+                 ? GemmAvx512(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n)
+                 : GemmFma(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n)));
     auto packed = PackGemmA(false, m, k, kb, a.data(), k);
+    SetGemmBackend(GemmBackend::kAuto);
     REQUIRE(packed);
     REQUIRE(GemmPackedA(*packed, false, n, kb, 1.f, b.data(), n, 0.f, c2.data(), n));
     // Packed for another K block: refused, so the caller packs per call.
     CHECK_FALSE(GemmPackedA(*packed, false, n, kb * 2, 1.f, b.data(), n, 0.f, c2.data(), n));
-    INFO("m " << m << " n " << n << " k " << k);
+    INFO("backend " << static_cast<int>(be) << " m " << m << " n " << n << " k " << k);
     CHECK(c1 == c2);  // same blocks, same order: bit-identical
     // A fused row bias equals a separate pass after the GEMM, bit for bit.
     std::vector<float> bias(static_cast<size_t>(m));
@@ -116,14 +130,16 @@ TEST_CASE("pre-packed weights give the same result as packing per call", "[exec]
   }
 }
 
-TEST_CASE("the default GEMM is the AVX-512 kernel on AVX-512 hosts, whatever OPENBLAS_CORETYPE says",
-          "[exec][gemm]") {
+TEST_CASE("the default GEMM is the AVX-512 kernel on AVX-512 hosts and the FMA kernel on AVX2 hosts, whatever "
+          "OPENBLAS_CORETYPE says", "[exec][gemm]") {
   SetGemmBackend(GemmBackend::kAuto);
   const std::string name = GemmBackendName();
   if (kernels::HostSupports(kernels::Isa::kAvx512) && kernels::ActiveIsa() == kernels::Isa::kAvx512)
     CHECK(name == "avx512");
+  else if (kernels::HostSupports(kernels::Isa::kAvx2) && kernels::ActiveIsa() >= kernels::Isa::kAvx2)
+    CHECK(name == "fma");
   else
-    CHECK(name != "avx512");
+    CHECK((name != "avx512" && name != "fma"));
   SetGemmBackend(GemmBackend::kPortable);
   CHECK(std::string(GemmBackendName()) == "portable");
   SetGemmBackend(GemmBackend::kAuto);
@@ -269,8 +285,9 @@ std::vector<float> ModelMlas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
   return c;
 }
 
-TEST_CASE("the AVX-512 GEMM sums in ONNX Runtime's (MLAS) order, bit for bit", "[exec][gemm][mlas]") {
-  if (!kernels::HostSupports(kernels::Isa::kAvx512)) return;  // the order is the AVX-512 backend's
+TEST_CASE("the SIMD GEMMs sum in ONNX Runtime's (MLAS) order, bit for bit", "[exec][gemm][mlas]") {
+  const std::vector<GemmBackend> backends = SimdBackends();
+  REQUIRE_FALSE(backends.empty());  // x86-64 hosts without AVX2 + FMA3 are not supported by the test machines
   struct Shape {
     bool ta, tb;          // storage
     bool view_ta, view_tb;  // as the exported op has them
@@ -308,14 +325,16 @@ TEST_CASE("the AVX-512 GEMM sums in ONNX Runtime's (MLAS) order, bit for bit", "
     for (auto& v : c) v = d(rng);
     const std::vector<float> want =
         ModelMlas(s.ta, s.tb, s.m, s.n, s.k, a, lda, b, ldb, s.beta, c, ldc, s.view_ta, s.view_tb);
-    std::vector<float> got = c;
-    SetGemmBackend(GemmBackend::kAvx512);
-    Gemm(s.ta, s.tb, s.m, s.n, s.k, 1.f, a.data(), lda, b.data(), ldb, s.beta, got.data(), ldc,
-         GemmView{s.view_ta, s.view_tb});
-    SetGemmBackend(GemmBackend::kAuto);
-    INFO("ta " << s.ta << " tb " << s.tb << " view " << s.view_ta << s.view_tb << " m " << s.m << " n " << s.n
-               << " k " << s.k << " beta " << s.beta);
-    CHECK(got == want);
+    for (GemmBackend be : backends) {
+      std::vector<float> got = c;
+      SetGemmBackend(be);
+      Gemm(s.ta, s.tb, s.m, s.n, s.k, 1.f, a.data(), lda, b.data(), ldb, s.beta, got.data(), ldc,
+           GemmView{s.view_ta, s.view_tb});
+      SetGemmBackend(GemmBackend::kAuto);
+      INFO("backend " << GemmBackendNameOf(be) << " ta " << s.ta << " tb " << s.tb << " view " << s.view_ta
+                      << s.view_tb << " m " << s.m << " n " << s.n << " k " << s.k << " beta " << s.beta);
+      CHECK(got == want);
+    }
     // The same product in plain sequential FMA order differs somewhere for
     // most shapes: the test tells the orders apart.
     std::vector<float> seq = c;
