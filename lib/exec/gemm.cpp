@@ -302,10 +302,8 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
   const GemmBackend backend = Choose();
   if (backend == GemmBackend::kAvx512 || backend == GemmBackend::kFma) {
     if (MlasSpecialCase(trans_a, trans_b, view, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
-    const int64_t kblock = MlasGemmKBlock(n, k, view.trans_a);
-    if (backend == GemmBackend::kAvx512
-            ? GemmAvx512(trans_a, trans_b, m, n, k, kblock, alpha, a, lda, b, ldb, beta, c, ldc)
-            : GemmFma(trans_a, trans_b, m, n, k, kblock, alpha, a, lda, b, ldb, beta, c, ldc))
+    const BlockedGemm& simd = backend == GemmBackend::kAvx512 ? Avx512Gemm() : FmaGemm();
+    if (simd.gemm(trans_a, trans_b, m, n, k, MlasGemmKBlock(n, k, view.trans_a), alpha, a, lda, b, ldb, beta, c, ldc))
       return;
   }
   const Blas& blas = GetBlas();
@@ -329,8 +327,8 @@ std::shared_ptr<const PackedGemmA> PackGemmAIfUseful(bool trans_a, int64_t m, in
 std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
                                              int64_t lda) {
   switch (Choose()) {
-    case GemmBackend::kAvx512: return PackGemmAAvx512(trans_a, m, k, kblock, a, lda);
-    case GemmBackend::kFma: return PackGemmAFma(trans_a, m, k, kblock, a, lda);
+    case GemmBackend::kAvx512: return Avx512Gemm().pack(trans_a, m, k, kblock, a, lda);
+    case GemmBackend::kFma: return FmaGemm().pack(trans_a, m, k, kblock, a, lda);
     default: return nullptr;
   }
 }
@@ -339,9 +337,9 @@ bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, 
                  int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias) {
   // The tile it was packed for, whatever the backend is now.
   if (a.tile == static_cast<int>(GemmBackend::kAvx512))
-    return GemmPackedAAvx512(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
+    return Avx512Gemm().gemm_packed(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
   if (a.tile == static_cast<int>(GemmBackend::kFma))
-    return GemmPackedAFma(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
+    return FmaGemm().gemm_packed(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
   return false;
 }
 

@@ -151,6 +151,7 @@ __attribute__((target("avx512f"))) void Kernel(int64_t kc, const float* __restri
 }
 
 struct Avx512Tile {
+  static constexpr int kTile = static_cast<int>(GemmBackend::kAvx512);
   static constexpr int64_t kMr = 14;
   static constexpr int64_t kNr = 32;
   static constexpr int64_t kMc = kMr * 24;   // 336 rows: 168..336 KiB of A in L2 (1 MiB on Zen 4)
@@ -169,19 +170,9 @@ struct Avx512Tile {
 
 }  // namespace
 
-bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
-                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  return GemmBlocked<Avx512Tile>(trans_a, trans_b, m, n, k, kblock, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-std::shared_ptr<const PackedGemmA> PackGemmAAvx512(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
-                                                   int64_t lda) {
-  return PackGemmABlocked<Avx512Tile>(static_cast<int>(GemmBackend::kAvx512), trans_a, m, k, kblock, a, lda);
-}
-
-bool GemmPackedAAvx512(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
-                       int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias) {
-  return GemmPackedABlocked<Avx512Tile>(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
+const BlockedGemm& Avx512Gemm() {
+  static constexpr BlockedGemm kGemm = MakeBlockedGemm<Avx512Tile>();
+  return kGemm;
 }
 
 }  // namespace qairt::exec

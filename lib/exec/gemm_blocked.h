@@ -13,8 +13,8 @@
 // the same bits; with MLAS's K block (MlasGemmKBlock) they are ONNX
 // Runtime's bits on FMA3 and AVX-512 hosts (see gemm.cpp).
 //
-// A tile type T provides: kMr, kNr, kMc, kNc (kMc a multiple of kMr, kNc of
-// kNr); PackA(a, lda, ta, mc, kc, out) into kMr-tall slivers (zero padded,
+// A tile type T provides: kTile (its GemmBackend value, recorded in what it
+// packs); kMr, kNr, kMc, kNc (kMc a multiple of kMr, kNc of kNr); PackA(a, lda, ta, mc, kc, out) into kMr-tall slivers (zero padded,
 // 16 floats of slack past the last); PackB(b, ldb, tb, kc, nc, out) into
 // kNr-wide slivers (zero padded past nc); Kernel(kc, ap, bp, b_stride, c,
 // ldc, mr, nr, TileStore) writing rows [0, mr) x columns [0, nr) of a tile.
@@ -135,11 +135,11 @@ bool GemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, in
 }
 
 template <class T>
-std::shared_ptr<const PackedGemmA> PackGemmABlocked(int tile, bool trans_a, int64_t m, int64_t k, int64_t kblock,
-                                                    const float* a, int64_t lda) {
+std::shared_ptr<const PackedGemmA> PackGemmABlocked(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                                    int64_t lda) {
   if (m <= 0 || k <= 0 || kblock <= 0) return nullptr;
   auto p = std::make_shared<PackedGemmA>();
-  p->tile = tile;
+  p->tile = T::kTile;
   p->m = m;
   p->k = k;
   p->kc = kblock;
@@ -169,6 +169,21 @@ bool GemmPackedABlocked(const PackedGemmA& a, bool trans_b, int64_t n, int64_t k
                          return static_cast<const float*>(
                              a.data.get() + a.offsets[static_cast<size_t>((pc / kblock) * a.m_blocks + ic / T::kMc)]);
                        });
+}
+
+// What a tile's translation unit exports (kernel.h: Avx512Gemm, FmaGemm).
+struct BlockedGemm {
+  bool (*gemm)(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
+               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+  std::shared_ptr<const PackedGemmA> (*pack)(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
+                                             int64_t lda);
+  bool (*gemm_packed)(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
+                      int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias);
+};
+
+template <class T>
+constexpr BlockedGemm MakeBlockedGemm() {
+  return BlockedGemm{&GemmBlocked<T>, &PackGemmABlocked<T>, &GemmPackedABlocked<T>};
 }
 
 }  // namespace qairt::exec

@@ -18,6 +18,7 @@ namespace qairt::exec {
 namespace {
 
 struct FmaTile {
+  static constexpr int kTile = static_cast<int>(GemmBackend::kFma);
   static constexpr int64_t kMr = 6;
   static constexpr int64_t kNr = 16;
   static constexpr int64_t kMc = kMr * 48;   // 288 rows: 144..288 KiB of A in L2 (512 KiB on Zen 3)
@@ -115,19 +116,9 @@ struct FmaTile {
 
 }  // namespace
 
-bool GemmFma(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
-             int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  return GemmBlocked<FmaTile>(trans_a, trans_b, m, n, k, kblock, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-std::shared_ptr<const PackedGemmA> PackGemmAFma(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
-                                                int64_t lda) {
-  return PackGemmABlocked<FmaTile>(static_cast<int>(GemmBackend::kFma), trans_a, m, k, kblock, a, lda);
-}
-
-bool GemmPackedAFma(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
-                    int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias) {
-  return GemmPackedABlocked<FmaTile>(a, trans_b, n, kblock, alpha, b, ldb, beta, c, ldc, row_bias);
+const BlockedGemm& FmaGemm() {
+  static constexpr BlockedGemm kGemm = MakeBlockedGemm<FmaTile>();
+  return kGemm;
 }
 
 }  // namespace qairt::exec

@@ -153,13 +153,13 @@ const char* GemmBackendName();
 enum class GemmBackend { kAuto, kAvx512, kOpenBlas, kPortable, kFma };
 void SetGemmBackend(GemmBackend backend);
 // The SIMD kernels (gemm_avx512.cpp, gemm_fma.cpp; precondition: the host
-// supports AVX-512F, resp. AVX2 + FMA3). They sum every element in the same
-// order (gemm_blocked.h), so they give the same bits. False if their
+// supports AVX-512F, resp. AVX2 + FMA3): a product packing A per call, A
+// packed once, and a product with A packed (gemm_blocked.h). They sum every
+// element in the same order, so they give the same bits; false if their
 // packing buffers could not be allocated.
-bool GemmAvx512(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
-                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-bool GemmFma(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* a,
-             int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+struct BlockedGemm;
+const BlockedGemm& Avx512Gemm();
+const BlockedGemm& FmaGemm();
 
 // A constant left operand (convolution weights) packed once for the active
 // SIMD kernel. PackGemmA returns null when neither SIMD kernel is the active
@@ -176,16 +176,6 @@ std::shared_ptr<const PackedGemmA> PackGemmA(bool trans_a, int64_t m, int64_t k,
 // memory or if A was packed for another K block than `kblock`.
 bool GemmPackedA(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias = nullptr);
-// The per-kernel forms PackGemmA and GemmPackedA dispatch to.
-std::shared_ptr<const PackedGemmA> PackGemmAAvx512(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
-                                                   int64_t lda);
-std::shared_ptr<const PackedGemmA> PackGemmAFma(bool trans_a, int64_t m, int64_t k, int64_t kblock, const float* a,
-                                                int64_t lda);
-bool GemmPackedAAvx512(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
-                       int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias);
-bool GemmPackedAFma(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
-                    int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias);
-
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
 // Advances a row-major multi-index over `dims` by one element (the last
 // dimension fastest); past the end it wraps to all zeros.

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "exec/gemm_blocked.h"
 #include "exec/kernel.h"
 #include "kernels/hardware.h"
 
@@ -109,9 +110,8 @@ TEST_CASE("pre-packed weights give the same result as packing per call", "[exec]
     for (auto& v : b) v = d(rng);
     std::vector<float> c1(static_cast<size_t>(m * n), 7.f), c2 = c1;
     const int64_t kb = MlasGemmKBlock(n, k, false);
-    REQUIRE((be == GemmBackend::kAvx512
-                 ? GemmAvx512(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n)
-                 : GemmFma(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n)));
+    const BlockedGemm& simd = be == GemmBackend::kAvx512 ? Avx512Gemm() : FmaGemm();
+    REQUIRE(simd.gemm(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n));
     auto packed = PackGemmA(false, m, k, kb, a.data(), k);
     SetGemmBackend(GemmBackend::kAuto);
     REQUIRE(packed);
