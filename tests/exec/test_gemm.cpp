@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -21,6 +22,17 @@ namespace qairt::exec {
 namespace {
 
 const char* GemmBackendNameOf(GemmBackend b) { return b == GemmBackend::kAvx512 ? "avx512" : "fma"; }
+
+// Selects a SIMD kernel with the dispatch level it needs, whatever
+// QAIRT_FORCE_ISA says; RestoreBackend undoes both.
+void UseBackend(GemmBackend b) {
+  kernels::SetIsaOverride(b == GemmBackend::kAvx512 ? kernels::Isa::kAvx512 : kernels::Isa::kAvx2);
+  SetGemmBackend(b);
+}
+void RestoreBackend() {
+  SetGemmBackend(GemmBackend::kAuto);
+  kernels::SetIsaOverride(std::nullopt);
+}
 
 // The SIMD GEMM kernels this host can run (none on a host without AVX2 + FMA3).
 std::vector<GemmBackend> SimdBackends() {
@@ -104,7 +116,7 @@ TEST_CASE("pre-packed weights give the same result as packing per call", "[exec]
   for (GemmBackend be : SimdBackends())
   for (const auto& [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
            {1, 1, 1}, {15, 33, 257}, {170, 49, 600}, {64, 4100, 27}, {300, 70, 40}}) {
-    SetGemmBackend(be);
+    UseBackend(be);
     std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
     for (auto& v : a) v = d(rng);
     for (auto& v : b) v = d(rng);
@@ -113,7 +125,7 @@ TEST_CASE("pre-packed weights give the same result as packing per call", "[exec]
     const BlockedGemm& simd = be == GemmBackend::kAvx512 ? Avx512Gemm() : FmaGemm();
     REQUIRE(simd.gemm(false, false, m, n, k, kb, 1.f, a.data(), k, b.data(), n, 0.f, c1.data(), n));
     auto packed = PackGemmA(false, m, k, kb, a.data(), k);
-    SetGemmBackend(GemmBackend::kAuto);
+    RestoreBackend();
     REQUIRE(packed);
     REQUIRE(GemmPackedA(*packed, false, n, kb, 1.f, b.data(), n, 0.f, c2.data(), n));
     // Packed for another K block: refused, so the caller packs per call.
@@ -327,10 +339,10 @@ TEST_CASE("the SIMD GEMMs sum in ONNX Runtime's (MLAS) order, bit for bit", "[ex
         ModelMlas(s.ta, s.tb, s.m, s.n, s.k, a, lda, b, ldb, s.beta, c, ldc, s.view_ta, s.view_tb);
     for (GemmBackend be : backends) {
       std::vector<float> got = c;
-      SetGemmBackend(be);
+      UseBackend(be);
       Gemm(s.ta, s.tb, s.m, s.n, s.k, 1.f, a.data(), lda, b.data(), ldb, s.beta, got.data(), ldc,
            GemmView{s.view_ta, s.view_tb});
-      SetGemmBackend(GemmBackend::kAuto);
+      RestoreBackend();
       INFO("backend " << GemmBackendNameOf(be) << " ta " << s.ta << " tb " << s.tb << " view " << s.view_ta
                       << s.view_tb << " m " << s.m << " n " << s.n << " k " << s.k << " beta " << s.beta);
       CHECK(got == want);
