@@ -129,10 +129,13 @@ void ApplyScaleConstraint(const target::Slot& slot, const Tensor& t, SlotChoice*
 // an 8-bit [0, 1] grid gives it 8 levels. The target does this, not the
 // calibration, so the user is told which tensor and what a wider grid buys.
 void WarnUnusedLevels(Session& s, const Op& op, const Tensor& t, const SlotChoice& c) {
-  const double fixed = static_cast<double>(c.enc->scales[0]) * ((1u << DTypeBits(c.dtype)) - 1);
-  const double span = c.kept_hi - c.kept_lo;
+  // Only narrow grids are worth a warning (and the level count below must not
+  // shift a 32-bit type's width).
   const int bits = static_cast<int>(DTypeBits(c.dtype));
-  if (bits > 8 || !(span > 0) || !(fixed > 0)) return;
+  if (bits > 8) return;
+  const double fixed = static_cast<double>(c.enc->scales[0]) * ((1u << bits) - 1);
+  const double span = c.kept_hi - c.kept_lo;
+  if (!(span > 0) || !(fixed > 0)) return;
   const double unused = std::log2(fixed / span);
   if (unused < 2.0) return;
   s.Warn("fixed-range-unused-levels",
