@@ -290,6 +290,86 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
   if (count) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
 }
 
+namespace {
+
+// Sub-byte values of `per` consecutive tile rows packed into one row of
+// bytes (element j of a group in bits [j bits, (j + 1) bits)): the order
+// they have along a y row once the bytes are transposed.
+template <int kBits>
+void PackRowGroups(const uint8_t* tile, size_t groups, size_t cols, uint8_t* out) {
+  constexpr size_t kPer = 8 / kBits;
+  constexpr unsigned kMask = (1u << kBits) - 1u;
+  for (size_t g = 0; g < groups; ++g) {
+    const uint8_t* rows = tile + g * kPer * cols;
+    uint8_t* dst = out + g * cols;
+    for (size_t c = 0; c < cols; ++c) {
+      unsigned byte = 0;
+      for (size_t j = 0; j < kPer; ++j) byte |= (rows[j * cols + c] & kMask) << (kBits * j);
+      dst[c] = static_cast<uint8_t>(byte);
+    }
+  }
+}
+
+}  // namespace
+
+void QuantizeTransposed(const float* x, size_t rows, size_t cols, size_t ld, const QuantArgs& a, size_t scale_ld,
+                        size_t row_block, QStorage out, void* y, size_t y_ld, const ExecOptions& o,
+                        size_t* nonfinite) {
+  const KernelConfig& c = Cfg(o);
+  const int bits = StorageBits(out);
+  // Sub-byte values are quantized into int8 (their clamp range fits), then
+  // the rows of each group that shares y's bytes are packed, and the packed
+  // bytes are transposed.
+  const size_t elem = bits <= 8 ? 1 : static_cast<size_t>(bits) / 8;
+  const size_t per = bits < 8 ? static_cast<size_t>(8 / bits) : 1;
+  const QuantFn fn = c.Quant(InType::kF32, bits < 8 ? QStorage::kQ8 : out);
+  auto* yb = static_cast<uint8_t*>(y);
+  // Tiles of kRows window rows, quantized into `tile`, transposed into
+  // `moved` (contiguous: y's rows lie a whole tensor row apart, and a
+  // transpose straight into them would land its 16 or 32 rows in one cache
+  // set), then copied out, one cache line of int8 per y row and tile.
+  constexpr size_t kRows = 64;
+  thread_local std::vector<uint8_t> tile, packed, moved;  // kept: fresh pages per call would cost more than the work
+  if (tile.size() < kRows * cols * elem) tile.resize(kRows * cols * elem);
+  if (moved.size() < kRows * cols * elem) moved.resize(kRows * cols * elem);
+  if (per > 1 && packed.size() < kRows / per * cols) packed.resize(kRows / per * cols);
+  size_t bad = 0;
+  for (size_t r0 = 0; r0 < rows; r0 += kRows) {
+    const size_t tr = std::min(kRows, rows - r0);
+    for (size_t r = r0; r < r0 + tr; ++r) {
+      const float* row = x + r * ld;
+      if (nonfinite) bad += c.nonfinite(cols, row);
+      QuantParams qp;
+      const size_t base = (r / row_block) * scale_ld;
+      qp.scales = a.scales + base;
+      qp.offsets = a.offsets ? a.offsets + base : nullptr;
+      qp.block = 1;
+      qp.qmin = a.qmin;
+      qp.qmax = a.qmax;
+      // The window's rows are short pieces of long rows: the hardware
+      // prefetchers stop at each, so every vector prefetches its place in
+      // the next row (past the window's end it is only a hint).
+      qp.prefetch = ld;
+      fn(cols, row, tile.data() + (r - r0) * cols * elem, &qp);
+    }
+    const uint8_t* from = tile.data();
+    const size_t trows = tr / per;  // rows of bytes to transpose
+    if (bits == 4) {
+      PackRowGroups<4>(tile.data(), trows, cols, packed.data());
+      from = packed.data();
+    } else if (bits == 2) {
+      PackRowGroups<2>(tile.data(), trows, cols, packed.data());
+      from = packed.data();
+    }
+    Transpose2DStrided(elem, static_cast<int64_t>(trows), static_cast<int64_t>(cols), from,
+                       static_cast<int64_t>(cols), moved.data(), static_cast<int64_t>(trows));
+    for (size_t col = 0; col < cols; ++col)
+      std::memcpy(yb + (col * y_ld + r0) * static_cast<size_t>(bits) / 8, moved.data() + col * trows * elem,
+                  trows * elem);
+  }
+  if (nonfinite) *nonfinite = bad;
+}
+
 void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y, const ExecOptions& o) {
   const KernelConfig& c = Cfg(o);
   const RowPlan p = Plan(g);

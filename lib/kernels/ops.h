@@ -55,6 +55,20 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
                   const ExecOptions& o = {}, size_t* nonfinite = nullptr);
 void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y,
                     const ExecOptions& o = {});
+// A [rows, cols] window of a float32 matrix (rows `ld` elements apart)
+// quantized and written transposed: row c of y is column c of the window,
+// y's rows `y_ld` elements of `out` apart (sub-byte storage packed along
+// them: rows and y_ld multiples of 8 / bits). Window row r, column c uses
+// scale and offset [(r / row_block) * scale_ld + c] of `a`: a scale per
+// column (per channel of the transposed tensor), changing every row_block
+// rows (its blocks along the window's rows). Each element is quantized
+// exactly as QuantizeGrid quantizes it in the transposed tensor; the
+// transpose moves the quantized bytes, a quarter of the floats' (int8).
+// Runs on the calling thread (callers split their matrix into windows).
+// nonfinite: as for QuantizeGrid.
+void QuantizeTransposed(const float* x, size_t rows, size_t cols, size_t ld, const QuantArgs& a, size_t scale_ld,
+                        size_t row_block, QStorage out, void* y, size_t y_ld, const ExecOptions& o = {},
+                        size_t* nonfinite = nullptr);
 
 // Per-scale min and max (NumScales() each); NaN ignored; +inf/-inf when a
 // scale saw no value; zeros are +0.

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #if defined(__SSE2__)
+#include <emmintrin.h>
 #include <xmmintrin.h>
 #endif
 
@@ -48,6 +49,31 @@ void FullTile4(const uint8_t* in, int64_t in_ld, uint8_t* out, int64_t out_ld, i
     }
   for (int64_t c = 0; c < kTile; ++c) std::memcpy(out + ((c0 + c) * out_ld + r0) * 4, tiled + c * kTile, kRowBytes);
 }
+
+
+// A whole 32x32 tile of bytes (quantized int8 weights): four 16x16 blocks,
+// each transposed in registers by four rounds of interleaving row i with row
+// i + 8. A round moves the element at (row r3r2r1r0, column c3c2c1c0; bits)
+// to (r2r1r0c3, c2c1c0r3): the 8 index bits rotate left by one, so four
+// rounds swap row and column bits. Data movement only.
+void Transpose16x16Bytes(const uint8_t* in, int64_t in_ld, uint8_t* out, int64_t out_ld) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_ld));
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 8; ++i) {
+      b[2 * i] = _mm_unpacklo_epi8(a[i], a[i + 8]);
+      b[2 * i + 1] = _mm_unpackhi_epi8(a[i], a[i + 8]);
+    }
+    for (int i = 0; i < 16; ++i) a[i] = b[i];
+  }
+  for (int i = 0; i < 16; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i * out_ld), a[i]);
+}
+
+void FullTile1(const uint8_t* in, int64_t in_ld, uint8_t* out, int64_t out_ld, int64_t r0, int64_t c0) {
+  for (int64_t i = 0; i < kTile; i += 16)
+    for (int64_t j = 0; j < kTile; j += 16)
+      Transpose16x16Bytes(in + (r0 + i) * in_ld + c0 + j, in_ld, out + (c0 + j) * out_ld + r0 + i, out_ld);
+}
 #endif
 
 template <size_t E>
@@ -62,6 +88,12 @@ void TransposeBand(int64_t cols, const uint8_t* in, int64_t in_ld, uint8_t* out,
     if constexpr (E == 4) {
       if (nc == kTile && nr == kTile) {
         FullTile4(in, in_ld, out, out_ld, r0, c0);
+        continue;
+      }
+    }
+    if constexpr (E == 1) {
+      if (nc == kTile && nr == kTile) {
+        FullTile1(in, in_ld, out, out_ld, r0, c0);
         continue;
       }
     }

@@ -254,6 +254,61 @@ Status QuantizeTensor(std::string_view name, DType src_dtype, const void* src, c
   return Status::Ok();
 }
 
+Result<TransposedQuantizer> TransposedQuantizer::Make(std::string_view name, int64_t n, int64_t k,
+                                                      const Encoding& enc) {
+  const bool blocks = enc.kind == EncodingKind::kPerBlock || enc.kind == EncodingKind::kLpbq;
+  const bool row_local = enc.kind == EncodingKind::kPerTensor || (enc.kind == EncodingKind::kPerChannel && enc.axis == 0) ||
+                         (blocks && enc.block_sizes.size() == 2 && enc.block_sizes[0] == 1 && enc.block_sizes[1] >= 1 &&
+                          k % enc.block_sizes[1] == 0);
+  if (!row_local || n < 1 || k < 1)
+    return Status(StatusCode::kUnsupported,
+                  fmt::format("tensor '{}': its encoding's scales are not per row of [{}, {}]", name, n, k));
+  auto plan = MakePlan(name, {n, k}, enc);
+  if (!plan.ok()) return plan.status();
+  const Plan& p = plan.value();
+  TransposedQuantizer q;
+  q.n_ = n;
+  q.k_ = k;
+  q.bits_ = p.bits;
+  q.qmin_ = p.qmin;
+  q.qmax_ = p.qmax;
+  const auto un = static_cast<size_t>(n);
+  if (p.scales.size() == 1) {  // per tensor: the same scale for every column
+    q.block_ = k;
+    q.scales_.assign(un, p.scales[0]);
+    if (!p.offsets.empty()) q.offsets_.assign(un, p.offsets[0]);
+    return q;
+  }
+  const size_t cells = p.scales.size() / un;  // [n][cells] in the plan
+  q.block_ = k / static_cast<int64_t>(cells);
+  q.scales_.resize(p.scales.size());
+  for (size_t r = 0; r < un; ++r)
+    for (size_t j = 0; j < cells; ++j) q.scales_[j * un + r] = p.scales[r * cells + j];
+  if (!p.offsets.empty()) {
+    q.offsets_.resize(p.offsets.size());
+    for (size_t r = 0; r < un; ++r)
+      for (size_t j = 0; j < cells; ++j) q.offsets_[j * un + r] = p.offsets[r * cells + j];
+  }
+  return q;
+}
+
+bool TransposedQuantizer::Run(const float* src, int64_t r0, int64_t r1, int64_t k0, int64_t k1, uint8_t* out,
+                              bool known_finite) const {
+  const auto un = static_cast<size_t>(n_);
+  const size_t first = static_cast<size_t>(k0 / block_) * un + static_cast<size_t>(r0);
+  k::QuantArgs a;
+  a.scales = scales_.data() + first;
+  a.offsets = offsets_.empty() ? nullptr : offsets_.data() + first;
+  a.qmin = qmin_;
+  a.qmax = qmax_;
+  size_t nonfinite = 0;
+  k::QuantizeTransposed(src + static_cast<size_t>(k0) * un + static_cast<size_t>(r0), static_cast<size_t>(k1 - k0),
+                        static_cast<size_t>(r1 - r0), un, a, un, static_cast<size_t>(block_), StorageOf(bits_),
+                        out + static_cast<size_t>(k0) * static_cast<size_t>(bits_) / 8, static_cast<size_t>(k_), {},
+                        known_finite ? nullptr : &nonfinite);
+  return nonfinite == 0;
+}
+
 Status CheckQuantizable(std::string_view name, DType src_dtype, const std::vector<int64_t>& dims, const Encoding& enc,
                         size_t dst_bytes) {
   auto n = CountOf(name, dims);

@@ -95,6 +95,38 @@ Status QuantizeTensor(std::string_view name, const StaticData& data, const std::
 Status CheckQuantizable(std::string_view name, DType src_dtype, const std::vector<int64_t>& dims, const Encoding& enc,
                         size_t dst_bytes);
 
+// Quantization of a tensor [n, k] stored as its transpose, a float32 source
+// [k, n] (a MatMul weight seen as a FullyConnected's), window by window:
+// each window of source rows is quantized in the source's layout, a scale
+// per source column, and its quantized bytes are transposed into place, so
+// the floats are read once and never copied. Bits identical to
+// QuantizeTensor on the transposed floats. Made once per tensor (the
+// encoding's scales in the source's layout).
+class TransposedQuantizer {
+ public:
+  // For a fixed-point encoding whose scales are per tensor, per row of
+  // [n, k] (per channel, axis 0) or per blocks within rows; otherwise the
+  // error QuantizeTensor would give, or kUnsupported for other layouts and
+  // float encodings.
+  static Result<TransposedQuantizer> Make(std::string_view name, int64_t n, int64_t k, const Encoding& enc);
+  int bits() const { return bits_; }
+  int64_t block() const { return block_; }  // source rows per scale (k when a whole row has one)
+  // Rows [r0, r1) of [n, k], columns [k0, k1) (k0 and k1 - k0 multiples of
+  // block() and of 8, or k1 == k), read from `src` (the source, rows n
+  // floats apart) into `out`: row r at out + (r - r0) x k x bits / 8 bytes,
+  // its columns from k0 at bit k0 x bits. False when a value is NaN or Inf
+  // (some bytes then written); not looked for when `known_finite`.
+  bool Run(const float* src, int64_t r0, int64_t r1, int64_t k0, int64_t k1, uint8_t* out,
+           bool known_finite = false) const;
+
+ private:
+  std::vector<float> scales_;     // [cells][n]: cell j covers source rows [j block, (j + 1) block)
+  std::vector<int32_t> offsets_;  // the same, or empty for all 0
+  int64_t n_ = 0, k_ = 0, block_ = 1;
+  int32_t qmin_ = 0, qmax_ = 0;
+  int bits_ = 8;
+};
+
 // `data` quantized to `enc` (dst_bytes bytes) as StaticData::Deferred: the
 // bytes are made when a writer asks for them. Only when holding on to the
 // source costs nothing and quantizing cannot fail: the float32 source is

@@ -4,8 +4,11 @@
 // FullyConnected [N, K]) is read from its [K, N] source whenever the
 // encoding is row-local, and its float transpose is never materialized:
 // its ranges are reduced down the source's rows (a grid over columns), its
-// quantization goes through bands of source rows, each transposed through
-// a small buffer. Bands, not panels of source columns: a band is contiguous
+// quantization goes through bands of source rows, each quantized in the
+// source's layout (a scale per column) and its quantized bytes transposed
+// into place (TransposedQuantizer: a quarter of the floats' bytes move at
+// int8, an eighth at int4); float16 views transpose the floats through a
+// small buffer. Bands, not panels of source columns: a band is contiguous
 // memory, read once in order, while a column panel touches one page per
 // source row (a TLB miss each, and no prefetch across pages). That is the
 // difference between one sequential pass over an LLM's weights and a second
@@ -15,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -225,12 +229,28 @@ bool ViewRowsQuantizable(const Encoding& enc, const std::vector<int64_t>& dims, 
 
 // Rows [r0, r1) of a transposed view quantized to `enc` (the whole view's
 // encoding) into `out`, (r1 - r0) rows of its row bytes: columns [r0, r1) of
-// its [k, n] source, in bands of source rows, each transposed through a
+// its [k, n] source, in bands of source rows, by `quantizer` when there is
+// one (fixed-point encodings), else each band's floats transposed through a
 // small buffer. False when a band failed (non-finite values, a bad
-// encoding): the caller's plain path reports it.
-bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const Encoding& enc, int64_t r0,
-                      int64_t r1, uint8_t* out, const QuantizeOptions& options) {
+// encoding): the caller's plain path reports it. `known_finite`: the source
+// need not be checked for NaN and Inf.
+bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const Encoding& enc,
+                      const TransposedQuantizer* quantizer, bool known_finite, int64_t r0, int64_t r1,
+                      uint8_t* out, const QuantizeOptions& options) {
   const int64_t n = t.cols, k = t.rows, w = r1 - r0;
+  if (quantizer) {
+    // Quantized in the source's layout, the bytes transposed.
+    const int64_t band_rows = BandRows(quantizer->block() >= k ? 1 : quantizer->block(), w);
+    const size_t bands = static_cast<size_t>((k + band_rows - 1) / band_rows);
+    std::vector<char> ok(bands, 1);
+    const auto* src = reinterpret_cast<const float*>(t.source->data());
+    kernels::ParallelFor(options.pool, bands, [&](size_t b, size_t) {
+      const int64_t k0 = static_cast<int64_t>(b) * band_rows, k1 = std::min(k, k0 + band_rows);
+      ok[b] = quantizer->Run(src, r0, r1, k0, k1, out, known_finite) ? 1 : 0;
+    });
+    return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
+  }
+  // Float encodings (float16): floats transposed through a band buffer.
   const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
   const Encoding rows = r0 == 0 && r1 == n ? enc : SliceRows(enc, n, r0, r1);
   QuantizeOptions quiet = options;
@@ -302,13 +322,17 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
   if (const StaticTransposition* t = FloatView(*data, dims); t && ViewRowsQuantizable(enc, dims, dst_bytes)) {
     // Pieces of whole rows of the view (column panels of the source).
     const size_t row_bytes = dst_bytes / static_cast<size_t>(dims[0]);
+    auto made = TransposedQuantizer::Make(name, dims[0], dims[1], enc);
+    std::shared_ptr<const TransposedQuantizer> quantizer;
+    if (made.ok()) quantizer = std::make_shared<const TransposedQuantizer>(std::move(made.value()));
     return StaticData::DeferredInPieces(
-        dst_bytes, row_bytes, [name = std::string(name), data, t, enc, row_bytes](uint8_t* out, size_t begin, size_t end) {
+        dst_bytes, row_bytes,
+        [name = std::string(name), data, t, enc, quantizer, row_bytes](uint8_t* out, size_t begin, size_t end) {
           const auto r0 = static_cast<int64_t>(begin / row_bytes);
           const auto r1 = static_cast<int64_t>((end + row_bytes - 1) / row_bytes);
           // Cannot fail (finite values, checked layout); zeros rather than
           // uninitialized bytes if it ever did.
-          if (!QuantizeViewRows(name, *t, enc, r0, r1, out, {})) std::memset(out, 0, end - begin);
+          if (!QuantizeViewRows(name, *t, enc, quantizer.get(), /*known_finite=*/true, r0, r1, out, {})) std::memset(out, 0, end - begin);
         });
   }
   return StaticData::Deferred(dst_bytes, [name = std::string(name), data, dims, enc, dst_bytes](uint8_t* out) {
@@ -325,7 +349,10 @@ Status QuantizeTensor(std::string_view name, const StaticData& data, const std::
   if (!t || !ViewRowsQuantizable(enc, dims, dst_bytes)) return plain();
   // Non-finite values (refused, or saturated with a warning) and bad
   // encodings: the plain path over the whole tensor says so exactly.
-  if (!QuantizeViewRows(name, *t, enc, 0, dims[0], static_cast<uint8_t*>(dst), options)) return plain();
+  auto quantizer = TransposedQuantizer::Make(name, dims[0], dims[1], enc);
+  if (!QuantizeViewRows(name, *t, enc, quantizer.ok() ? &quantizer.value() : nullptr, data.known_finite(), 0, dims[0],
+                        static_cast<uint8_t*>(dst), options))
+    return plain();
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "ir/encoding.h"
@@ -125,6 +126,90 @@ TEST_CASE("QuantizeGrid matches a per-element reference on every axis and block 
       }
     }
   }
+}
+
+TEST_CASE("QuantizeTransposed equals QuantizeGrid of the transposed window", "[kernels][ops][transpose]") {
+  // A window of a [R, C] matrix whose columns are the channels of the
+  // transposed tensor [cols, rows] (per channel: one scale per column; per
+  // block: a scale per column and block of `row_block` rows), written into
+  // rows of a wider output at an offset. The reference transposes the floats
+  // and quantizes with the grid of the transposed tensor.
+  std::mt19937 rng(31);
+  for (int iter = 0; iter < 120; ++iter) {
+    const int bits = std::vector<int>{2, 4, 8, 16, 32}[static_cast<size_t>(iter) % 5];
+    const bool blocks = rng() % 2;
+    const size_t row_block = blocks ? size_t{8} << (rng() % 3) : SIZE_MAX;
+    // rows: whole blocks and whole bytes; across several 64-row tiles sometimes
+    const size_t unit = blocks ? row_block : 8;
+    const size_t rows = unit * (1 + rng() % (iter % 7 == 0 ? 20 : 6));
+    const size_t cols = 1 + rng() % 90, ld = cols + rng() % 5, c0 = ld - cols;
+    const size_t y_at = 8 * (rng() % 2), y_ld = rows + y_at + 8 * (rng() % 3);
+    const bool is_signed = bits == 32 || rng() % 2;
+    QuantArgs a;
+    ClampRange(static_cast<uint32_t>(bits), is_signed, Schema::kAsymmetric, &a.qmin, &a.qmax);
+    const size_t cells = blocks ? rows / row_block : 1;
+    // Scales of the transposed tensor's grid: [cols][cells].
+    std::vector<float> scales(cols * cells);
+    std::vector<int32_t> offsets(cols * cells);
+    for (size_t i = 0; i < scales.size(); ++i) {
+      scales[i] = std::uniform_real_distribution<float>(0.01f, 1.0f)(rng);
+      offsets[i] = bits == 32 ? 0 : -static_cast<int32_t>(std::uniform_int_distribution<int64_t>(a.qmin, a.qmax)(rng));
+    }
+    const bool with_offsets = rng() % 2;
+    std::vector<float> src((rows + 2) * ld);
+    for (auto& v : src) v = RandNormal(rng, 5.0f);
+    const float* window = src.data() + ld + c0;  // from row 1, column c0
+    std::vector<float> t(cols * rows);
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t c = 0; c < cols; ++c) t[c * rows + r] = window[r * ld + c];
+    const Grid g = blocks ? Grid::PerBlock({static_cast<int64_t>(cols), static_cast<int64_t>(rows)},
+                                           {1, static_cast<int64_t>(row_block)})
+                          : Grid::PerChannel({static_cast<int64_t>(cols), static_cast<int64_t>(rows)}, 0);
+    QuantArgs ta = a;
+    ta.scales = scales.data();
+    ta.offsets = with_offsets ? offsets.data() : nullptr;
+    const std::vector<uint8_t> want = RefQuantGrid(t, g, ta, bits);
+    // The window's layout of the same tables: [cells][cols].
+    std::vector<float> wscales(cells * cols);
+    std::vector<int32_t> woffsets(cells * cols);
+    for (size_t c = 0; c < cols; ++c)
+      for (size_t j = 0; j < cells; ++j) {
+        wscales[j * cols + c] = scales[c * cells + j];
+        woffsets[j * cols + c] = offsets[c * cells + j];
+      }
+    QuantArgs wa = a;
+    wa.scales = wscales.data();
+    wa.offsets = with_offsets ? woffsets.data() : nullptr;
+    const size_t row_bytes = y_ld * static_cast<size_t>(bits) / 8;
+    std::vector<uint8_t> y(cols * row_bytes, 0xA5);
+    size_t nonfinite = 7;
+    QuantizeTransposed(window, rows, cols, ld, wa, cols, row_block, StorageFor(bits),
+                       y.data() + y_at * static_cast<size_t>(bits) / 8, y_ld, {}, &nonfinite);
+    INFO("iter " << iter << " bits " << bits << " rows " << rows << " cols " << cols << " row_block " << row_block);
+    CHECK(nonfinite == 0);
+    const size_t want_row = rows * static_cast<size_t>(bits) / 8;
+    for (size_t c = 0; c < cols; ++c) {
+      const uint8_t* got_row = y.data() + c * row_bytes;
+      const size_t at = y_at * static_cast<size_t>(bits) / 8;
+      REQUIRE(std::equal(got_row + at, got_row + at + want_row, want.begin() + static_cast<std::ptrdiff_t>(c * want_row)));
+      // bytes outside the window's place untouched
+      for (size_t b = 0; b < row_bytes; ++b)
+        if (b < at || b >= at + want_row) REQUIRE(got_row[b] == 0xA5);
+    }
+  }
+  // Non-finite values are counted (the caller's policy reports them).
+  std::vector<float> x(16 * 8, 1.0f);
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  x[77] = std::numeric_limits<float>::infinity();
+  std::vector<float> s(8, 0.1f);
+  QuantArgs a;
+  a.scales = s.data();
+  a.qmin = -128;
+  a.qmax = 127;
+  std::vector<uint8_t> y(8 * 16);
+  size_t nonfinite = 0;
+  QuantizeTransposed(x.data(), 16, 8, 8, a, 8, SIZE_MAX, QStorage::kQ8, y.data(), 16, {}, &nonfinite);
+  CHECK(nonfinite == 2);
 }
 
 TEST_CASE("MinMaxGrid, histogram, sums: identical results for 1, 2 and 3 threads", "[kernels][ops][threads]") {
