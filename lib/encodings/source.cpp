@@ -143,7 +143,8 @@ std::string_view FieldOffsets::KeyName(int index) {
 void FieldOffsets::Add(std::string_view key, uint64_t offset) {
   const int k = KeyIndex(key);
   if (k < 0 || size_ == kCapacity) return;
-  slots_[size_++] = (static_cast<uint64_t>(k) << 56) | (offset & kOffsetMask);
+  keys_[size_] = static_cast<uint8_t>(k);
+  offsets_[size_++] = offset < kNone ? static_cast<uint32_t>(offset) : kNone;
 }
 
 namespace {
