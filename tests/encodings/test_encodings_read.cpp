@@ -428,13 +428,17 @@ TEST_CASE("field offsets keep the known keys inline", "[encodings][read]") {
   f.Add("not_a_key", 7);  // unknown keys are not kept
   f.Add("", 5);           // an AIMET 0.6.1 list
   f.Add("axis", Diag::kNoOffset);
-  REQUIRE(f.size() == 3);
+  f.Add("block_size", (uint64_t{1} << 32) + 9);  // past 4 GiB: kept as unknown, not wrapped to 9
+  f.Add("offset", UINT32_MAX - 1);                // the largest offset kept
+  REQUIRE(f.size() == 5);
+  CHECK(f[3] == std::pair<std::string_view, uint64_t>{"block_size", Diag::kNoOffset});
+  CHECK(f[4] == std::pair<std::string_view, uint64_t>{"offset", UINT32_MAX - 1});
   CHECK(f[0] == std::pair<std::string_view, uint64_t>{"y_scale", 120});
   CHECK(f[1] == std::pair<std::string_view, uint64_t>{"", 5});
   CHECK(f[2].second == Diag::kNoOffset);
   size_t seen = 0;
   for (const auto& [key, off] : f) seen += !key.empty() || off == 5;
-  CHECK(seen == 3);
+  CHECK(seen == 5);
   for (size_t i = 0; i < 2 * FieldOffsets::kCapacity; ++i) f.Add("bw", i);
   CHECK(f.size() == FieldOffsets::kCapacity);
   CHECK(FieldOffsets::KeyIndex("per_block_int_scale") >= 0);
