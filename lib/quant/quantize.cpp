@@ -263,47 +263,58 @@ Result<TransposedQuantizer> TransposedQuantizer::Make(std::string_view name, int
   if (!row_local || n < 1 || k < 1)
     return Status(StatusCode::kUnsupported,
                   fmt::format("tensor '{}': its encoding's scales are not per row of [{}, {}]", name, n, k));
+  // The plan checks everything QuantizeTensor checks (its tables are
+  // dropped: windows lay out their own part).
   auto plan = MakePlan(name, {n, k}, enc);
   if (!plan.ok()) return plan.status();
-  const Plan& p = plan.value();
   TransposedQuantizer q;
   q.n_ = n;
   q.k_ = k;
-  q.bits_ = p.bits;
-  q.qmin_ = p.qmin;
-  q.qmax_ = p.qmax;
-  const auto un = static_cast<size_t>(n);
-  if (p.scales.size() == 1) {  // per tensor: the same scale for every column
-    q.block_ = k;
-    q.scales_.assign(un, p.scales[0]);
-    if (!p.offsets.empty()) q.offsets_.assign(un, p.offsets[0]);
-    return q;
-  }
-  const size_t cells = p.scales.size() / un;  // [n][cells] in the plan
-  q.block_ = k / static_cast<int64_t>(cells);
-  q.scales_.resize(p.scales.size());
-  for (size_t r = 0; r < un; ++r)
-    for (size_t j = 0; j < cells; ++j) q.scales_[j * un + r] = p.scales[r * cells + j];
-  if (!p.offsets.empty()) {
-    q.offsets_.resize(p.offsets.size());
-    for (size_t r = 0; r < un; ++r)
-      for (size_t j = 0; j < cells; ++j) q.offsets_[j * un + r] = p.offsets[r * cells + j];
-  }
+  q.bits_ = plan.value().bits;
+  q.qmin_ = plan.value().qmin;
+  q.qmax_ = plan.value().qmax;
+  q.cells_ = blocks ? k / enc.block_sizes[1] : 1;
+  q.block_ = k / q.cells_;
+  q.enc_ = enc;
   return q;
 }
 
 bool TransposedQuantizer::Run(const float* src, int64_t r0, int64_t r1, int64_t k0, int64_t k1, uint8_t* out,
                               bool known_finite) const {
-  const auto un = static_cast<size_t>(n_);
-  const size_t first = static_cast<size_t>(k0 / block_) * un + static_cast<size_t>(r0);
+  // The window's scales and offsets, [cells it covers][r1 - r0], each as
+  // MakePlan computes it for the tensor (the LPBQ product in float).
+  const auto w = static_cast<size_t>(r1 - r0);
+  const int64_t j0 = k0 / block_, j1 = (k1 - 1) / block_ + 1;
+  const auto cells = static_cast<size_t>(j1 - j0);
+  thread_local std::vector<float> scales;
+  thread_local std::vector<int32_t> offsets;
+  scales.resize(cells * w);
+  const bool lpbq = enc_.kind == EncodingKind::kLpbq;
+  const bool has_offsets = !lpbq && (!enc_.offsets.empty() || !enc_.float_offsets.empty());
+  if (has_offsets) offsets.resize(cells * w);
+  const auto per_row = static_cast<size_t>(cells_);
+  for (size_t j = 0; j < cells; ++j)
+    for (size_t i = 0; i < w; ++i) {
+      const size_t r = static_cast<size_t>(r0) + i, cell = static_cast<size_t>(j0) + j;
+      // Per tensor: one entry; per channel: one per row; blocks: [n][cells].
+      const size_t at = enc_.scales.size() == 1 ? 0 : per_row == 1 ? r : r * per_row + cell;
+      if (lpbq) {
+        scales[j * w + i] = static_cast<float>(enc_.block_int_scales[r * per_row + cell]) * enc_.scales[r];
+        continue;
+      }
+      scales[j * w + i] = enc_.scales[at];
+      if (has_offsets)
+        offsets[j * w + i] = enc_.float_offsets.empty() ? enc_.offsets[at] : static_cast<int32_t>(enc_.float_offsets[at]);
+    }
   k::QuantArgs a;
-  a.scales = scales_.data() + first;
-  a.offsets = offsets_.empty() ? nullptr : offsets_.data() + first;
+  a.scales = scales.data();
+  a.offsets = has_offsets ? offsets.data() : nullptr;
   a.qmin = qmin_;
   a.qmax = qmax_;
   size_t nonfinite = 0;
-  k::QuantizeTransposed(src + static_cast<size_t>(k0) * un + static_cast<size_t>(r0), static_cast<size_t>(k1 - k0),
-                        static_cast<size_t>(r1 - r0), un, a, un, static_cast<size_t>(block_), StorageOf(bits_),
+  const auto un = static_cast<size_t>(n_);
+  k::QuantizeTransposed(src + static_cast<size_t>(k0) * un + static_cast<size_t>(r0), static_cast<size_t>(k1 - k0), w,
+                        un, a, w, static_cast<size_t>(block_), StorageOf(bits_),
                         out + static_cast<size_t>(k0) * static_cast<size_t>(bits_) / 8, static_cast<size_t>(k_), {},
                         known_finite ? nullptr : &nonfinite);
   return nonfinite == 0;

@@ -101,7 +101,9 @@ Status CheckQuantizable(std::string_view name, DType src_dtype, const std::vecto
 // per source column, and its quantized bytes are transposed into place, so
 // the floats are read once and never copied. Bits identical to
 // QuantizeTensor on the transposed floats. Made once per tensor (the
-// encoding's scales in the source's layout).
+// encoding checked); each window's scales are laid out in the source's
+// layout as it is quantized, so a deferred quantization holds the encoding's
+// shared tables, not a copy of them.
 class TransposedQuantizer {
  public:
   // For a fixed-point encoding whose scales are per tensor, per row of
@@ -120,8 +122,8 @@ class TransposedQuantizer {
            bool known_finite = false) const;
 
  private:
-  std::vector<float> scales_;     // [cells][n]: cell j covers source rows [j block, (j + 1) block)
-  std::vector<int32_t> offsets_;  // the same, or empty for all 0
+  Encoding enc_;      // its tables shared with the graph's (CowVector)
+  int64_t cells_ = 1;  // scales per row of [n, k]: cell j covers source rows [j block, (j + 1) block)
   int64_t n_ = 0, k_ = 0, block_ = 1;
   int32_t qmin_ = 0, qmax_ = 0;
   int bits_ = 8;
