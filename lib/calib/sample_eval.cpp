@@ -26,6 +26,7 @@ Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples
       std::vector<float>& o = outs[k];
       if (h.dtype == DType::kFloat32) {
         const size_t n = h.bytes.size() / 4, at = o.size();
+        if (at == 0) o.reserve(n * samples.count);  // every sample's output has this size: no regrowth copies
         o.resize(at + n);
         if (n) std::memcpy(o.data() + at, h.bytes.data(), n * 4);
       } else if (h.dtype == DType::kInt64) {
