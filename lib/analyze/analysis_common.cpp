@@ -164,10 +164,7 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
           rr += a * a;
           err += (a - b) * (a - b);
         }
-      const double db = !std::isfinite(err) ? -200.0
-                        : err == 0          ? 200.0
-                                            : std::min(200.0, 10.0 * std::log10(std::max(rr, 1e-300) / err));
-      worst = std::min(worst, db);
+      worst = std::min(worst, calib::SqnrDb(rr, err));
     }
     return worst;
   };

@@ -43,6 +43,11 @@ Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples
   return outs;
 }
 
+double SqnrDb(double signal, double error) {
+  if (!std::isfinite(error)) return -200;
+  return error == 0 ? 200.0 : std::min(200.0, 10.0 * std::log10(std::max(signal, 1e-300) / error));
+}
+
 Agreement Agree(const std::vector<float>& ref, const std::vector<float>& x) {
   double dot = 0, rr = 0, xx = 0, err = 0;
   const size_t n = std::min(ref.size(), x.size());
@@ -56,7 +61,7 @@ Agreement Agree(const std::vector<float>& ref, const std::vector<float>& x) {
   Agreement g;
   if (ref.size() != x.size() || !std::isfinite(err)) return Agreement{0, -200};
   g.cosine = rr == 0 && xx == 0 ? 1.0 : (rr == 0 || xx == 0 ? 0.0 : dot / std::sqrt(rr * xx));
-  g.sqnr_db = err == 0 ? 200.0 : std::min(200.0, 10.0 * std::log10(std::max(rr, 1e-300) / err));
+  g.sqnr_db = SqnrDb(rr, err);
   return g;
 }
 

@@ -25,6 +25,9 @@ struct Agreement {
   double cosine = 1;
   double sqnr_db = 0;  // 10 log10(sum ref^2 / sum err^2); capped at 200 when identical
 };
+// 10 log10(signal / error) from sums of squares, as Agree reports it: 200
+// when the error is 0, -200 when it is not finite.
+double SqnrDb(double signal, double error);
 // Per output; `worst` of a set is the minimum of each.
 Agreement Agree(const std::vector<float>& ref, const std::vector<float>& x);
 Agreement Worst(const SampleOutputs& ref, const SampleOutputs& x);

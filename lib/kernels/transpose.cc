@@ -50,7 +50,6 @@ void FullTile4(const uint8_t* in, int64_t in_ld, uint8_t* out, int64_t out_ld, i
   for (int64_t c = 0; c < kTile; ++c) std::memcpy(out + ((c0 + c) * out_ld + r0) * 4, tiled + c * kTile, kRowBytes);
 }
 
-
 // A whole 32x32 tile of bytes (quantized int8 weights): four 16x16 blocks,
 // each transposed in registers by four rounds of interleaving row i with row
 // i + 8. A round moves the element at (row r3r2r1r0, column c3c2c1c0; bits)

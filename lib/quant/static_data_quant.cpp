@@ -103,32 +103,6 @@ Encoding WithoutTables(const Encoding& e) {
   return s;
 }
 
-// A row-local encoding of `rows` rows cut to columns [k0, k1) of every row:
-// per-block tables (scales, offsets, block scales) keep the blocks inside.
-Encoding SliceColumns(const Encoding& e, int64_t rows, int64_t cols, int64_t k0, int64_t k1) {
-  if (e.kind != EncodingKind::kPerBlock && e.kind != EncodingKind::kLpbq) return e;
-  Encoding s = WithoutTables(e);
-  const int64_t bs = e.block_sizes[1], per_row = cols / bs, b0 = k0 / bs, nb = (k1 - k0) / bs;
-  auto cut = [&](auto& v, const auto& from) {
-    if (from.size() != static_cast<size_t>(rows * per_row)) return;
-    v.clear();
-    for (int64_t r = 0; r < rows; ++r) {
-      const auto first = from.begin() + static_cast<std::ptrdiff_t>(r * per_row + b0);
-      v.insert(v.end(), first, first + static_cast<std::ptrdiff_t>(nb));
-    }
-  };
-  if (e.kind == EncodingKind::kLpbq) {
-    s.scales = e.scales;  // per row
-    s.offsets = e.offsets;
-    cut(s.block_int_scales, e.block_int_scales);
-  } else {
-    cut(s.scales, e.scales);
-    cut(s.offsets, e.offsets);
-    cut(s.float_offsets, e.float_offsets);
-  }
-  return s;
-}
-
 // A row-local encoding of a plain (not transposed) tensor cut to rows
 // [r0, r1) of its first dim: per-channel tables (axis 0) and per-block and
 // LPBQ tables (blocks within rows) keep those rows' entries.
@@ -237,7 +211,7 @@ bool ViewRowsQuantizable(const Encoding& enc, const std::vector<int64_t>& dims, 
 bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const Encoding& enc,
                       const TransposedQuantizer* quantizer, bool known_finite, int64_t r0, int64_t r1,
                       uint8_t* out, const QuantizeOptions& options) {
-  const int64_t n = t.cols, k = t.rows, w = r1 - r0;
+  const int64_t k = t.rows, w = r1 - r0;
   if (quantizer) {
     // Quantized in the source's layout, the bytes transposed.
     const int64_t band_rows = BandRows(quantizer->block() >= k ? 1 : quantizer->block(), w);
@@ -250,14 +224,17 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
     });
     return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
   }
-  // Float encodings (float16): floats transposed through a band buffer.
-  const size_t bits = enc.kind == EncodingKind::kFloat ? 16 : DTypeBits(enc.dtype);
-  const Encoding rows = r0 == 0 && r1 == n ? enc : SliceRows(enc, n, r0, r1);
+  // A fixed-point encoding the quantizer refused: the caller's plain path
+  // reports why.
+  if (enc.kind != EncodingKind::kFloat) return false;
+  // Float encodings (float16, elementwise: no tables to cut): floats
+  // transposed through a band buffer.
+  constexpr size_t bits = 16;
   QuantizeOptions quiet = options;
   quiet.pool = nullptr;
   quiet.nonfinite = NonFinitePolicy::kError;
   quiet.warnings = nullptr;
-  return ForEachBand(t, r0, w, BandRows(BlockLength(enc), w), options.pool, [&](const float* band, int64_t k0, int64_t k1) {
+  return ForEachBand(t, r0, w, BandRows(1, w), options.pool, [&](const float* band, int64_t k0, int64_t k1) {
     // The band's piece of every output row, quantized together, then
     // copied to its rows (k0 and the band height are multiples of 8: each
     // piece starts and ends on a byte).
@@ -265,7 +242,7 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
     const size_t row_bytes = static_cast<size_t>(h) * bits / 8;
     thread_local std::vector<uint8_t> piece;  // kept, as the band buffer
     if (piece.size() < static_cast<size_t>(w) * row_bytes) piece.resize(static_cast<size_t>(w) * row_bytes);
-    if (!QuantizeTensor(name, DType::kFloat32, band, {w, h}, SliceColumns(rows, w, k, k0, k1), piece.data(),
+    if (!QuantizeTensor(name, DType::kFloat32, band, {w, h}, enc, piece.data(),
                         static_cast<size_t>(w) * row_bytes, quiet)
              .ok())
       return false;
