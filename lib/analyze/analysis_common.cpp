@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "kernels/ops.h"
+
 namespace qairt::analyze::detail {
 std::string Label(uint32_t w, uint32_t a) { return fmt::format("W{}A{}", w, a); }
 
@@ -158,12 +160,12 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
       const std::vector<float>& q = out.value()[slot];
       const size_t per = r.size() / n;
       double rr = 0, err = 0;
-      for (size_t i : which)
-        for (size_t e = i * per; e < (i + 1) * per; ++e) {
-          const double a = r[e], b = q[e];
-          rr += a * a;
-          err += (a - b) * (a - b);
-        }
+      for (size_t i : which) {
+        double s[2];
+        kernels::SquaredError(r.data() + i * per, q.data() + i * per, per, s);
+        err += s[0];
+        rr += s[1];
+      }
       worst = std::min(worst, calib::SqnrDb(rr, err));
     }
     return worst;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "exec/executor.h"
+#include "kernels/ops.h"
 #include "quant/quantize.h"
 
 namespace qairt::analyze {
@@ -56,18 +57,15 @@ struct ProbeInputs {
 };
 
 double Power(const float* a, size_t n) {
-  double p = 0;
-  for (size_t k = 0; k < n; ++k) p += static_cast<double>(a[k]) * a[k];
-  return p;
+  double s[2];
+  kernels::SquaredError(a, a, n, s);
+  return s[1];
 }
 
 double ErrorPower(const float* a, const float* b, size_t n) {
-  double p = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const double d = static_cast<double>(a[k]) - b[k];
-    p += d * d;
-  }
-  return std::isfinite(p) ? p : 0.0;
+  double s[2];
+  kernels::SquaredError(a, b, n, s);
+  return std::isfinite(s[0]) ? s[0] : 0.0;
 }
 
 // Power of the noise `enc` adds to float values x.
@@ -181,6 +179,8 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
       if (g.tensor(t).kind == TensorKind::kStatic) unit_weights[u.name].push_back(t);
 
   std::vector<OpProbe> probes(order.size());
+  // The probes run one at a time, never inside each other: one arena for all.
+  auto probe_space = std::make_shared<exec::Workspace>();
   // Noise each tensor's rounding adds (graph inputs: on their float values;
   // op outputs: in the quantized run), at each precision.
   std::vector<double> n_low(g.tensor_count(), 0), n_high(g.tensor_count(), 0), signal(g.tensor_count(), 0);
@@ -215,6 +215,7 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
       if (t != kInvalidId) pr.outs.push_back(t);
     exec::Options po;
     po.num_threads = num_threads;
+    po.workspace = probe_space;
     auto make = [&](const Graph* from, const std::vector<TensorId>& enc) -> std::unique_ptr<exec::Executor> {
       auto one = OneOpGraph(g, op, pr.acts, vals, from, enc);
       if (!one.ok()) return nullptr;

@@ -192,13 +192,29 @@ struct TensorRt {
 
 }  // namespace
 
+struct Workspace::Impl {
+  std::unique_ptr<uint8_t, AlignedFree> arena;
+  size_t arena_size = 0;
+  std::vector<uint8_t> qscratch;
+  std::vector<float> scratch;
+  std::unique_ptr<kernels::ThreadPool> pool;
+  uint32_t pool_request = 0;  // the thread count the pool was made for
+  bool busy = false;          // an executor is running in it
+};
+
+Workspace::Workspace() : impl_(std::make_unique<Impl>()) {}
+Workspace::~Workspace() = default;
+uint64_t Workspace::arena_bytes() const { return impl_->arena_size; }
+
 struct Executor::Impl {
   Graph graph;
   Options options;
   std::vector<OpId> order;
   std::vector<KernelFn> fns;
   std::vector<TensorRt> t;
-  std::unique_ptr<uint8_t, AlignedFree> arena;
+  std::unique_ptr<uint8_t, AlignedFree> arena;  // own arena (no workspace)
+  std::vector<TensorId> planned;                // tensors living in the arena
+  const uint8_t* bound_base = nullptr;          // the workspace arena they point into
   PlanStats stats;
   std::vector<DType> in_dtypes, out_dtypes;
   std::vector<std::vector<int64_t>> in_dims, out_dims;
@@ -207,6 +223,13 @@ struct Executor::Impl {
   std::vector<float> scratch;  // im2col and other per-op temporaries, reused
   std::vector<std::unique_ptr<OpState>> op_state;  // per position in `order`, kept across runs
 
+  Workspace::Impl* ws() const { return options.workspace ? options.workspace->impl_.get() : nullptr; }
+  kernels::ThreadPool* Pool() const {
+    Workspace::Impl* w = ws();
+    return pool ? pool.get() : w ? w->pool.get() : nullptr;
+  }
+  // Points the planned tensors into the workspace's arena, grown if needed.
+  Status BindArena();
   Status Simulate(TensorId id);
   Status Prepare();
   Status LoadStatic(TensorId id);
@@ -324,7 +347,7 @@ void ConvertOut(const Buf& b, DType dst, uint8_t* out) {
 Status Executor::Impl::Simulate(TensorId id) {
   TensorRt& rt = t[id];
   if (!options.simulate_quantization || rt.sim == SimKind::kNone) return Status::Ok();
-  return SimulateBuf(graph.tensor(id), rt.sim, rt.buf, &qscratch);
+  return SimulateBuf(graph.tensor(id), rt.sim, rt.buf, ws() ? &ws()->qscratch : &qscratch);
 }
 
 Status Executor::Impl::LoadStatic(TensorId id) {
@@ -494,9 +517,13 @@ Status Executor::Impl::Prepare() {
   }
   stats.arena_bytes = arena_size;
   stats.ops = order.size();
-  arena.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, std::max<size_t>(arena_size, kAlign))));
-  if (!arena) return Status(StatusCode::kOutOfMemory, fmt::format("cannot allocate the {}-byte activation arena", arena_size));
-  for (TensorId id : planned) t[id].buf.data = arena.get() + t[id].offset;
+  this->planned = std::move(planned);
+  if (!ws()) {
+    arena.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, std::max<size_t>(arena_size, kAlign))));
+    if (!arena)
+      return Status(StatusCode::kOutOfMemory, fmt::format("cannot allocate the {}-byte activation arena", arena_size));
+    for (TensorId id : this->planned) t[id].buf.data = arena.get() + t[id].offset;
+  }
   // I/O metadata.
   for (TensorId id : graph.inputs()) {
     in_dtypes.push_back(graph.tensor(id).dtype);
@@ -508,8 +535,29 @@ Status Executor::Impl::Prepare() {
   }
   const uint32_t threads = options.num_threads;
   if (threads != 1) {
-    pool = std::make_unique<kernels::ThreadPool>(threads);
-    options.num_threads = static_cast<uint32_t>(pool->size());
+    Workspace::Impl* w = ws();
+    if (w && !w->pool) {
+      w->pool = std::make_unique<kernels::ThreadPool>(threads);
+      w->pool_request = threads;
+    }
+    if (!w || w->pool_request != threads) pool = std::make_unique<kernels::ThreadPool>(threads);
+    options.num_threads = static_cast<uint32_t>(Pool()->size());
+  }
+  return Status::Ok();
+}
+
+Status Executor::Impl::BindArena() {
+  Workspace::Impl& w = *ws();
+  const size_t need = std::max<size_t>(stats.arena_bytes, kAlign);
+  if (w.arena_size < need) {
+    w.arena.reset(static_cast<uint8_t*>(std::aligned_alloc(kAlign, need)));
+    w.arena_size = w.arena ? need : 0;
+    if (!w.arena)
+      return Status(StatusCode::kOutOfMemory, fmt::format("cannot allocate the {}-byte activation arena", need));
+  }
+  if (bound_base != w.arena.get()) {
+    for (TensorId id : planned) t[id].buf.data = w.arena.get() + t[id].offset;
+    bound_base = w.arena.get();
   }
   return Status::Ok();
 }
@@ -563,6 +611,22 @@ Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void
   const Graph& g = m.graph;
   if (inputs.size() != g.inputs().size() || input_bytes.size() != inputs.size())
     return InvalidArgument("the graph has {} inputs but {} were given", g.inputs().size(), inputs.size());
+  Workspace::Impl* ws = m.ws();
+  if (ws) {
+    if (ws->busy)
+      return InvalidArgument(
+          "graph '{}': its executor shares a workspace with one that is running; executors sharing a workspace "
+          "must run one at a time",
+          g.name());
+    QAIRT_RETURN_IF_ERROR(m.BindArena());
+    ws->busy = true;
+  }
+  struct Release {
+    Workspace::Impl* w;
+    ~Release() {
+      if (w) w->busy = false;
+    }
+  } release{ws};
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorId id = g.inputs()[k];
     const Tensor& tensor = g.tensor(id);
@@ -606,7 +670,8 @@ Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void
     uint64_t statics = 0;
     for (size_t i = 0; i < op.inputs.size() && i < 64; ++i)
       if (op.inputs[i] != kInvalidId && g.tensor(op.inputs[i]).kind == TensorKind::kStatic) statics |= uint64_t{1} << i;
-    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.pool.get(), &m.scratch, &m.op_state[pos],
+    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.Pool(), ws ? &ws->scratch : &m.scratch,
+            &m.op_state[pos],
             statics);
     Status s = m.fns[pos](ctx);
     if (!s.ok()) return s;

@@ -24,6 +24,28 @@
 
 namespace qairt::exec {
 
+// Memory and threads that executors run one at a time can share: the
+// activation arena, the kernels' scratch and the thread pool. An analysis
+// that builds an executor per op (hundreds on one model) would otherwise
+// give each its own arena, touched fresh on its first runs and held until
+// the end: on the PP-OCR recognizer that was most of the analysis's time
+// and 0.6 GB. Executors sharing a workspace must never run at the same
+// time, nor one inside another's observer (Run returns an error if they
+// do); the workspace outlives none of them by contract of shared_ptr.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  uint64_t arena_bytes() const;  // the arena's size: the largest any of its executors needed
+
+ private:
+  friend class Executor;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 struct Options {
   uint32_t num_threads = 1;           // 1: single-threaded (reproducible); 0: hardware concurrency
   bool simulate_quantization = true;  // quantize->dequantize at tensors with integer encodings
@@ -34,6 +56,8 @@ struct Options {
   // quantization is simulated (what the next op reads is that value
   // quantized). Graph inputs are still seen as loaded.
   bool observe_unsimulated = false;
+  // Shared with other executors run in turn (see Workspace); null: own memory.
+  std::shared_ptr<Workspace> workspace = nullptr;
 };
 
 // One tensor crossing the executor boundary. `dtype` is the external dtype:

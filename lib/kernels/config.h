@@ -36,6 +36,7 @@ struct KernelConfig {
   VMinMaxFn vminmax = nullptr;
   HistFn hist = nullptr;
   QdqErrFn qdqerr = nullptr;
+  SqErrFn sqerr = nullptr;
   NonFiniteFn nonfinite = nullptr;
   F32ToF16Fn f32_to_f16 = nullptr;
   F16ToF32Fn f16_to_f32 = nullptr;

@@ -98,6 +98,11 @@ struct QdqErrParams {
   int32_t qmax = 0;
 };
 using QdqErrFn = void (*)(size_t n, const float* x, const QdqErrParams* p, double* acc);
+// Squared error of y against x, for noise and SQNR measurements: acc[0] +=
+// sum (x - y)^2 (difference in float, square and sum in double), acc[1] +=
+// sum x^2. NaN or Inf propagate into the sums. Not bit-exact across ISAs
+// (summation order).
+using SqErrFn = void (*)(size_t n, const float* x, const float* y, double* acc);
 // Number of NaN / +-Inf values.
 using NonFiniteFn = size_t (*)(size_t n, const float* x);
 
@@ -145,6 +150,7 @@ namespace qairt::kernels {
 #define QAIRT_STATS_DECL_vminmax(name) void name(size_t n, const float* x, float* mins, float* maxs);
 #define QAIRT_STATS_DECL_hist(name) void name(size_t n, const float* x, const HistParams* p, uint64_t* counts);
 #define QAIRT_STATS_DECL_qdqerr(name) void name(size_t n, const float* x, const QdqErrParams* p, double* acc);
+#define QAIRT_STATS_DECL_sqerr(name) void name(size_t n, const float* x, const float* y, double* acc);
 #define QAIRT_STATS_DECL_nonfinite(name) size_t name(size_t n, const float* x);
 #include "kernels/stats/kernels.inc"
 #undef QAIRT_KERNEL
@@ -183,6 +189,7 @@ void MinMax(size_t n, const float* x, size_t first, size_t block, float* mins, f
 void VMinMax(size_t n, const float* x, float* mins, float* maxs);
 void Hist(size_t n, const float* x, const HistParams* p, uint64_t* counts);
 void QdqErr(size_t n, const float* x, const QdqErrParams* p, double* acc);
+void SqErr(size_t n, const float* x, const float* y, double* acc);
 size_t NonFinite(size_t n, const float* x);
 void F32ToF16(size_t n, const float* x, Half* y);
 void F16ToF32(size_t n, const Half* x, float* y);

@@ -489,6 +489,26 @@ void QdqError(const float* x, size_t n, const QdqErrParams& qp, double out[2], c
   }
 }
 
+void SquaredError(const float* x, const float* y, size_t n, double out[2], const ExecOptions& o) {
+  const KernelConfig& c = Cfg(o);
+  const size_t tasks = Tasks(n, o.chunk);
+  if (tasks <= 1 || !o.pool) {  // one caller's sums, no allocation
+    out[0] = out[1] = 0.0;
+    for (size_t a = 0; a < n; a += o.chunk) c.sqerr(std::min(n, a + o.chunk) - a, x + a, y + a, out);
+    return;
+  }
+  std::vector<double> part(2 * tasks, 0.0);
+  ParallelFor(o.pool, tasks, [&](size_t t, size_t) {
+    const size_t a = t * o.chunk;
+    c.sqerr(std::min(n, a + o.chunk) - a, x + a, y + a, part.data() + 2 * t);
+  });
+  out[0] = out[1] = 0.0;
+  for (size_t t = 0; t < tasks; ++t) {  // fixed order: same sum for any thread count
+    out[0] += part[2 * t];
+    out[1] += part[2 * t + 1];
+  }
+}
+
 void QuantizeBias(const float* b, size_t n, const BiasParams& bp, int32_t* y, const ExecOptions& o) {
   const KernelConfig& c = Cfg(o);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {

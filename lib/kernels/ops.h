@@ -83,6 +83,9 @@ size_t CountNonFinite(const float* x, size_t n, const ExecOptions& o = {});
 // Per-tensor quantize-dequantize error: out[0] = sum of squared errors,
 // out[1] = sum of squares of the input (SQNR = out[1] / out[0]).
 void QdqError(const float* x, size_t n, const QdqErrParams& p, double out[2], const ExecOptions& o = {});
+// out[0] = sum (x - y)^2, out[1] = sum x^2 (see SqErrFn); the same sums for
+// any thread count.
+void SquaredError(const float* x, const float* y, size_t n, double out[2], const ExecOptions& o = {});
 void QuantizeBias(const float* b, size_t n, const BiasParams& p, int32_t* y, const ExecOptions& o = {});
 void ConvertF32ToF16(const float* x, size_t n, Half* y, const ExecOptions& o = {});
 // out [cols, rows] = in [rows, cols] transposed, elements of `elem` bytes

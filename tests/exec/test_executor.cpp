@@ -402,3 +402,64 @@ TEST_CASE("a transposed view read by several threads at once is made once", "[ex
   CHECK(v == static_cast<float>(7 * kCols + 5));
   CHECK(view->materialized());
 }
+
+TEST_CASE("executors sharing a workspace run in turn as they run alone", "[exec][workspace]") {
+  // Two graphs with different arenas: the shared one grows to the larger,
+  // and each executor's tensors follow it when it moves.
+  Graph small = SmallConvGraph();
+  Graph big("big");
+  auto bx = big.AddInput("x", DType::kFloat32, Shape{1, 4, 32, 32}).value();
+  auto h = big.AddOp("HardSwish", "hs", {bx}, {"h"});
+  REQUIRE(h.ok());
+  auto two = big.AddConstant("two", DType::kFloat32, Shape{1}, Floats({2.0f})).value();
+  auto m = big.AddOp("ElementWiseMultiply", "mul", {big.op(h.value()).outputs[0], two}, {"out"});
+  REQUIRE(m.ok());
+  REQUIRE(big.MarkOutput(big.op(m.value()).outputs[0]).ok());
+
+  std::vector<float> xs(18), xb(4 * 32 * 32);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(static_cast<float>(i)) * 3.0f;
+  for (size_t i = 0; i < xb.size(); ++i) xb[i] = std::cos(static_cast<float>(i) * 0.37f) * 5.0f;
+  for (uint32_t threads : {1u, 2u}) {
+    INFO("threads " << threads);
+    exec::Options own;
+    own.num_threads = threads;
+    auto alone_small = exec::Executor::Create(small, own);
+    auto alone_big = exec::Executor::Create(big, own);
+    REQUIRE(alone_small.ok());
+    REQUIRE(alone_big.ok());
+    const auto want_small = RunF(*alone_small.value(), {xs});
+    const auto want_big = RunF(*alone_big.value(), {xb});
+    REQUIRE(want_small.ok());
+    REQUIRE(want_big.ok());
+
+    exec::Options shared = own;
+    shared.workspace = std::make_shared<exec::Workspace>();
+    auto es = exec::Executor::Create(small, shared);
+    auto eb = exec::Executor::Create(big, shared);
+    REQUIRE(es.ok());
+    REQUIRE(eb.ok());
+    for (int round = 0; round < 3; ++round) {  // small first: the arena grows under it
+      auto gs = RunF(*es.value(), {xs});
+      auto gb = RunF(*eb.value(), {xb});
+      REQUIRE(gs.ok());
+      REQUIRE(gb.ok());
+      CHECK(gs.value()[0].bytes == want_small.value()[0].bytes);
+      CHECK(gb.value()[0].bytes == want_big.value()[0].bytes);
+    }
+    CHECK(shared.workspace->arena_bytes() ==
+          std::max(es.value()->stats().arena_bytes, eb.value()->stats().arena_bytes));
+
+    // One run inside another's observer would overwrite its tensors: refused,
+    // and the workspace is usable again once the outer run returns.
+    exec::Observer nested = [&](const exec::ObservedTensor&) -> Status {
+      auto inner = RunF(*eb.value(), {xb});
+      return inner.ok() ? Status::Ok() : inner.status();
+    };
+    auto refused = RunF(*es.value(), {xs}, &nested);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.status().message(), Catch::Contains("workspace"));
+    auto again = RunF(*eb.value(), {xb});
+    REQUIRE(again.ok());
+    CHECK(again.value()[0].bytes == want_big.value()[0].bytes);
+  }
+}

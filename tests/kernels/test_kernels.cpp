@@ -568,6 +568,23 @@ TEST_CASE("statistics kernels match the reference", "[kernels][stats]") {
           CHECK(got[0] == Approx(want[0]).epsilon(1e-12));
           CHECK(got[1] == Approx(want[1]).epsilon(1e-12));
         }
+      } else if (k.op == "sqerr") {
+        std::vector<float> xf = x, yf(n);
+        for (auto& v : xf)
+          if (!std::isfinite(v)) v = 100.0f;
+        for (size_t i = 0; i < n; ++i) yf[i] = xf[i] + RandNormal(rng, 0.01f);
+        double got[2] = {1.0, 2.0}, want[2] = {1.0, 2.0};
+        reinterpret_cast<SqErrFn>(k.fn)(n, xf.data(), yf.data(), got);
+        ref::SqErr(n, xf.data(), yf.data(), want);
+        CHECK(got[0] == Approx(want[0]).epsilon(1e-12));
+        CHECK(got[1] == Approx(want[1]).epsilon(1e-12));
+        if (n > 0) {  // a NaN anywhere, tail included, reaches the error sum
+          yf[n - 1] = std::numeric_limits<float>::quiet_NaN();
+          double nan_sum[2] = {0, 0};
+          reinterpret_cast<SqErrFn>(k.fn)(n, xf.data(), yf.data(), nan_sum);
+          CHECK(std::isnan(nan_sum[0]));
+          CHECK(std::isfinite(nan_sum[1]));
+        }
       } else if (k.op == "nonfinite") {
         REQUIRE(reinterpret_cast<NonFiniteFn>(k.fn)(n, x.data()) == ref::NonFinite(n, x.data()));
       } else {
@@ -699,6 +716,7 @@ TEST_CASE("every list entry is a distinct kernel and the lists cover all slots",
     CHECK(c.vminmax);
     CHECK(c.hist);
     CHECK(c.qdqerr);
+    CHECK(c.sqerr);
     CHECK(c.nonfinite);
     CHECK(c.f32_to_f16);
     CHECK(c.f16_to_f32);

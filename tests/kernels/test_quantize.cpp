@@ -256,7 +256,21 @@ TEST_CASE("MinMaxGrid, histogram, sums: identical results for 1, 2 and 3 threads
   qp.qmin = -128;
   qp.qmax = 127;
   QdqError(x.data(), x.size(), qp, s1, o);
+  std::vector<float> y(x.size()), finite(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    finite[i] = std::isfinite(x[i]) ? x[i] : 0.0f;
+    y[i] = finite[i] * 0.99f;
+  }
+  double e1[2], e3[2], bad[2];
+  SquaredError(y.data(), finite.data(), x.size(), e1, o);
+  SquaredError(y.data(), x.data(), x.size(), bad, o);
   o.pool = &p3;
+  SquaredError(y.data(), finite.data(), x.size(), e3, o);
+  CHECK(std::memcmp(e1, e3, sizeof e1) == 0);  // same bits: fixed chunk order
+  CHECK(e1[0] > 0);
+  CHECK(e1[0] < 1e-3 * e1[1]);
+  CHECK(std::isnan(bad[0]));  // a NaN in the values measured shows in the error
+  CHECK(bad[1] == e1[1]);
   Histogram(x.data(), x.size(), -3.0f, 3.0f, 2048, h3.data(), o);
   QdqError(x.data(), x.size(), qp, s3, o);
   CHECK(h1 == h3);

@@ -471,6 +471,24 @@ static inline void QdqErr(size_t n, const float* x, const QdqErrParams* p, doubl
   acc[1] += sx;
 }
 
+static inline void SqErr(size_t n, const float* x, const float* y, double* acc) {
+  typename V::D e2 = V::ZeroD(), x2 = V::ZeroD();
+  size_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    const F xv = V::Load(x + i);
+    e2 = V::AccSq(e2, V::Sub(xv, V::Load(y + i)));
+    x2 = V::AccSq(x2, xv);
+  }
+  double se = V::ReduceD(e2), sx = V::ReduceD(x2);
+  for (; i < n; ++i) {
+    const float e = x[i] - y[i];
+    se += static_cast<double>(e) * e;
+    sx += static_cast<double>(x[i]) * x[i];
+  }
+  acc[0] += se;
+  acc[1] += sx;
+}
+
 static inline size_t NonFinite(size_t n, const float* x) {
   size_t c = 0, i = 0;
   for (; i + kW <= n; i += kW) c += V::CountNonFinite(V::Load(x + i));

@@ -47,6 +47,8 @@
   void name(size_t n, const float* x, const HistParams* p, uint64_t* counts) { QAIRT_ISA_NS::Hist(n, x, p, counts); }
 #define QAIRT_STATS_DEF_qdqerr(name) \
   void name(size_t n, const float* x, const QdqErrParams* p, double* acc) { QAIRT_ISA_NS::QdqErr(n, x, p, acc); }
+#define QAIRT_STATS_DEF_sqerr(name) \
+  void name(size_t n, const float* x, const float* y, double* acc) { QAIRT_ISA_NS::SqErr(n, x, y, acc); }
 #define QAIRT_STATS_DEF_nonfinite(name) \
   size_t name(size_t n, const float* x) { return QAIRT_ISA_NS::NonFinite(n, x); }
 

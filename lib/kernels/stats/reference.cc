@@ -46,6 +46,14 @@ void QdqErr(size_t n, const float* x, const QdqErrParams* p, double* acc) {
   }
 }
 
+void SqErr(size_t n, const float* x, const float* y, double* acc) {
+  for (size_t i = 0; i < n; ++i) {
+    const double e = static_cast<double>(x[i] - y[i]);
+    acc[0] += e * e;
+    acc[1] += static_cast<double>(x[i]) * x[i];
+  }
+}
+
 size_t NonFinite(size_t n, const float* x) {
   size_t c = 0;
   for (size_t i = 0; i < n; ++i) {
