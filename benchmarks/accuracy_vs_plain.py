@@ -88,15 +88,20 @@ def ctc(logits):
     return tuple(int(c) for i, c in enumerate(best) if c != 0 and (i == 0 or c != best[i - 1]))
 
 
+def ctc_text(logits, _chars=[]):
+    """The text a greedy CTC decoding reads, as a pipeline returns it (ends stripped)."""
+    if not _chars:
+        with open(os.path.join(ASSETS, "ppocr_keys_v1.txt"), encoding="utf-8") as f:
+            _chars.extend(["<blank>"] + [line.rstrip("\n") for line in f] + [" "])
+    return "".join(_chars[c] for c in ctc(logits)).strip()
+
+
 def float_reads(float_outs, labels, first):
     """How many evaluation lines (from index `first` of labels.txt) the float recognizer reads as rendered."""
-    keys = os.path.join(ASSETS, "ppocr_keys_v1.txt")
-    with open(keys, encoding="utf-8") as f:
-        chars = ["<blank>"] + [line.rstrip("\n") for line in f] + [" "]
     with open(labels, encoding="utf-8") as f:
         texts = [line.rstrip("\n").split(" ", 1)[1] for line in f][first:]
     outs = [list(o.values())[0] for o in float_outs]
-    return sum("".join(chars[c] for c in ctc(o)).strip() == t for o, t in zip(outs, texts))
+    return sum(ctc_text(o) == t for o, t in zip(outs, texts))
 
 
 def corpus_lists(tmp, name, maker, count):
@@ -124,7 +129,9 @@ def corpus_lists(tmp, name, maker, count):
 
 
 def score(metric, float_outs, quant_outs):
-    sq, agree = [], 0
+    """(SQNR, decisions agreeing, texts agreeing): strings are the CTC token sequences, texts what they read
+    with the ends stripped (a leading space the float model itself is unsure of changes the one, not the other)."""
+    sq, agree, texts = [], 0, 0
     for f, q in zip(float_outs, quant_outs):
         f0, q0 = list(f.values())[0], list(q.values())[0]
         sq.append(sqnr_db(f0, q0))
@@ -132,12 +139,13 @@ def score(metric, float_outs, quant_outs):
             agree += int(np.argmax(f0) == np.argmax(q0))
         elif metric == "ctc":
             agree += int(ctc(f0) == ctc(q0))
+            texts += int(ctc_text(f0) == ctc_text(q0))
     if metric == "argmax":
         # A confident classifier's softmax saturates on most samples (0.99999 against 0.99998, a per-sample SQNR
         # of 100+ dB): the SQNR over all samples at once is set by the ones that are not.
         firsts = lambda outs: np.concatenate([list(o.values())[0].ravel() for o in outs])  # noqa: E731
-        return sqnr_db(firsts(float_outs), firsts(quant_outs)), agree
-    return statistics.median(sq), agree
+        return sqnr_db(firsts(float_outs), firsts(quant_outs)), agree, texts
+    return statistics.median(sq), agree, texts
 
 
 def as_inputs_of(model_path, samples):
@@ -239,12 +247,14 @@ def main():
                         os.makedirs(sub, exist_ok=True)
                         path, note = qairt_qdq(args.qairt, model, input_name, shape, calib, bits, weights, path, sub)
                     outs = plain_minmax.run_ort(path, as_inputs_of(path, eval_samples), os.path.join(work, "run%d" % k))
-                    db, agree = score(metric, float_outs, outs)
+                    db, agree, texts = score(metric, float_outs, outs)
                     if metric == "sqnr":
                         cells.append("%.1f dB%s" % (db, note))
+                    elif metric == "argmax":
+                        cells.append("%.1f dB, %d/%d argmax%s" % (db, agree, len(eval_samples), note))
                     else:
-                        cells.append("%.1f dB, %d/%d %s%s" % (db, agree, len(eval_samples),
-                                                              "argmax" if metric == "argmax" else "strings", note))
+                        cells.append("%.1f dB, %d/%d strings (%d texts)%s" % (db, agree, len(eval_samples), texts,
+                                                                            note))
                 print("| %s | %s | %s |" % (name, precision, " | ".join(cells)), flush=True)
 
 
