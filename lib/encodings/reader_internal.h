@@ -311,10 +311,14 @@ class Reader {
 
   // n zero offsets, shared with the entries before that had as many (the
   // tables are copy-on-write): an LLM file's symmetric blockwise weights would
-  // otherwise each allocate, and fault in, a table of zeros.
+  // otherwise each allocate, and fault in, a table of zeros. A few sizes are
+  // kept: a model's projections alternate between them.
   CowVector<int32_t> ZeroOffsets(size_t n) {
-    if (zeros_.size() != n) zeros_.assign(n, 0);
-    return zeros_;
+    for (const CowVector<int32_t>& z : zeros_)
+      if (z.size() == n) return z;
+    if (zeros_.size() == kZeroTables) zeros_.erase(zeros_.begin());  // the oldest size
+    zeros_.emplace_back(n, 0);
+    return zeros_.back();
   }
 
   // ---- checks and the entry list, common to the formats (reader_checks.cpp) --
@@ -347,7 +351,8 @@ class Reader {
   od::parser* parser_ = nullptr;
   od::document doc_;
   File file_;
-  CowVector<int32_t> zeros_;
+  static constexpr size_t kZeroTables = 8;
+  std::vector<CowVector<int32_t>> zeros_;
   Nums nums_[6];  // per-entry field buffers, reused (large y_scale arrays would otherwise be reallocated)
   NumberArrayScan scan_;  // the fast path's buffers, swapped with a Nums' on success
   // Windowed reads: the skeleton's layout (the list whose entries it cut),

@@ -446,5 +446,28 @@ TEST_CASE("field offsets keep the known keys inline", "[encodings][read]") {
   CHECK(FieldOffsets::KeyIndex("y_scale ") == -1);
 }
 
+TEST_CASE("zero offsets of symmetric blockwise entries are shared by size", "[encodings][read]") {
+  // Two sizes alternating, as a model's projections do: each size's table of
+  // zeros is made once and shared (copy on write), not one per entry.
+  auto entry = [](const std::string& name, int rows) {
+    std::string scales;
+    for (int r = 0; r < rows; ++r) scales += std::string(r ? "," : "") + "[0.01,0.02]";
+    return "{\"name\": \"" + name + "\", \"output_dtype\": \"int4\", \"axis\": 0, \"block_size\": 16, \"y_scale\": [" +
+           scales + "]}";
+  };
+  const std::string text = "{\"version\": \"2.0.0\", \"encodings\": [" + entry("a0", 3) + "," + entry("b0", 5) + "," +
+                           entry("a1", 3) + "," + entry("b1", 5) + "]}";
+  Diags d;
+  auto f = ReadEncodingsBytes(text.data(), text.size(), "zeros.json", {}, &d);
+  REQUIRE(f.ok());
+  const Encoding &a0 = Get(f.value(), "a0").encoding, &a1 = Get(f.value(), "a1").encoding;
+  const Encoding &b0 = Get(f.value(), "b0").encoding, &b1 = Get(f.value(), "b1").encoding;
+  CHECK(a0.offsets == std::vector<int32_t>(6, 0));
+  CHECK(b0.offsets == std::vector<int32_t>(10, 0));
+  CHECK(a0.offsets.data() == a1.offsets.data());
+  CHECK(b0.offsets.data() == b1.offsets.data());
+  CHECK(a0.symmetry == Symmetry::kSymmetric);
+}
+
 }  // namespace
 }  // namespace qairt::encodings
