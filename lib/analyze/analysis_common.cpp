@@ -60,7 +60,7 @@ Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, con
   }
   auto with_proxies = WithProxies(float_graph, p->proxies);
   if (!with_proxies.ok()) return with_proxies.status();
-  auto ref = calib::RunSamples(with_proxies.value(), scoring, false, o.num_threads);
+  auto ref = calib::RunSamples(with_proxies.value(), scoring, false, o.num_threads, p->workspace);
   if (!ref.ok()) return ref.status();
   p->reference = std::move(ref).value();
 
@@ -144,7 +144,7 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   }
   auto run_graph = WithProxies(realized ? *realized : g, p.proxies);
   if (!run_graph.ok()) return Scores{kInfeasible, kInfeasible};
-  auto out = calib::RunSamples(run_graph.value(), samples, true, o.num_threads);
+  auto out = calib::RunSamples(run_graph.value(), samples, true, o.num_threads, p.workspace);
   if (!out.ok()) return out.status();
   const size_t n = samples.count, outputs = p.proxy_slot.size();
   for (size_t k = 0; k < p.reference.size(); ++k)

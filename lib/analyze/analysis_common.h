@@ -3,11 +3,13 @@
 // scored against the float model. Internal to lib/analyze.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "analyze/sensitivity.h"
 #include "calib/sample_eval.h"
+#include "exec/executor.h"
 
 namespace qairt::analyze::detail {
 
@@ -28,6 +30,9 @@ struct Prepared {
   std::vector<std::string> proxies;  // appended outputs (not already graph outputs)
   std::vector<size_t> proxy_slot;     // per graph output: its ranking tensor's index in the results
   calib::SampleOutputs reference;
+  // The sample runs of one analysis follow each other: one arena for all
+  // (each candidate's executor would otherwise touch a fresh one).
+  std::shared_ptr<exec::Workspace> workspace = std::make_shared<exec::Workspace>();
 };
 
 // Per graph output, the tensor whose error ranks configurations: the logits

@@ -12,8 +12,12 @@
 namespace qairt::calib {
 
 Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples, bool simulate_quantization,
-                                 uint32_t num_threads) {
-  auto ex = exec::Executor::Create(graph, exec::Options{num_threads, simulate_quantization});
+                                 uint32_t num_threads, std::shared_ptr<exec::Workspace> workspace) {
+  exec::Options eo;
+  eo.num_threads = num_threads;
+  eo.simulate_quantization = simulate_quantization;
+  eo.workspace = std::move(workspace);
+  auto ex = exec::Executor::Create(graph, eo);
   if (!ex.ok()) return ex.status();
   SampleOutputs outs(graph.outputs().size());
   for (size_t i = 0; i < samples.count; ++i) {

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "calib/calibrate.h"
+#include "exec/executor.h"
 #include "ir/graph.h"
 #include "support/status.h"
 
@@ -18,8 +20,10 @@ namespace qairt::calib {
 // converted) per graph output, concatenated over samples.
 using SampleOutputs = std::vector<std::vector<float>>;
 
+// `workspace` (optional): shared with other executors run in turn, never
+// at the same time (exec::Workspace).
 Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples, bool simulate_quantization,
-                                 uint32_t num_threads = 1);
+                                 uint32_t num_threads = 1, std::shared_ptr<exec::Workspace> workspace = nullptr);
 
 struct Agreement {
   double cosine = 1;
