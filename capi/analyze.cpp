@@ -83,6 +83,8 @@ struct QuantizedJudge {
   qairt::Graph original;
   std::vector<std::string> ranked;  // tensor names, one per graph output
   std::optional<calib::SampleOutputs> reference;
+  // The judgement's runs follow each other: one arena for all of them.
+  std::shared_ptr<qairt::exec::Workspace> workspace = std::make_shared<qairt::exec::Workspace>();
 
   // `g`'s values of the ranked tensors over the samples.
   qairt::Result<calib::SampleOutputs> RankedOutputs(const qairt::Graph& g, bool simulate) const {
@@ -93,7 +95,7 @@ struct QuantizedJudge {
       if (!marked.tensor(*id).is_output)
         if (auto st = marked.MarkOutput(*id); !st.ok()) return st;
     }
-    auto all = calib::RunSamples(marked, samples, simulate, calibration.num_threads);
+    auto all = calib::RunSamples(marked, samples, simulate, calibration.num_threads, workspace);
     if (!all.ok()) return all.status();
     calib::SampleOutputs picked;
     for (const std::string& name : ranked)

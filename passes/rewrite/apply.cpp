@@ -7,9 +7,11 @@
 #include <functional>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "calib/sample_eval.h"
+#include "exec/executor.h"
 #include "support/json_writer.h"
 #include "passes/rewrite/rewrite.h"
 
@@ -195,7 +197,9 @@ Status Apply(Graph* graph, const Options& options, Report* report) {
   report->samples = samples.count;
   // The reference is the graph as given; every rewrite is checked against it,
   // so small differences cannot accumulate unseen across rewrites.
-  auto reference = calib::RunSamples(*graph, samples, false, options.num_threads);
+  // The verification's runs follow each other: one arena for all of them.
+  auto space = std::make_shared<exec::Workspace>();
+  auto reference = calib::RunSamples(*graph, samples, false, options.num_threads, space);
   if (!reference.ok()) {
     // A graph the executor cannot run (an op it does not implement) still
     // converts: it only goes without the rewrites, which cannot be verified.
@@ -210,7 +214,7 @@ Status Apply(Graph* graph, const Options& options, Report* report) {
   return ApplyEach(graph, registry, options, report, [&](const RewriteInfo& info, const Graph& candidate, Outcome* out) {
     const Diagnostics diags = candidate.Validate();
     auto got = HasErrors(diags) ? Result<calib::SampleOutputs>(InvalidArgument("the rewritten graph is invalid"))
-                                : calib::RunSamples(candidate, samples, false, options.num_threads);
+                                : calib::RunSamples(candidate, samples, false, options.num_threads, space);
     if (!got.ok()) {
       out->rolled_back = true;
       out->cosine = 0;
