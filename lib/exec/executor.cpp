@@ -4,6 +4,7 @@
 #include "ir/fused_activation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -199,7 +200,9 @@ struct Workspace::Impl {
   std::vector<float> scratch;
   std::unique_ptr<kernels::ThreadPool> pool;
   uint32_t pool_request = 0;  // the thread count the pool was made for
-  bool busy = false;          // an executor is running in it
+  // An executor is running in it. Atomic so that a second thread's run is
+  // refused like a nested one instead of racing on the arena.
+  std::atomic<bool> busy{false};
 };
 
 Workspace::Workspace() : impl_(std::make_unique<Impl>()) {}
@@ -612,21 +615,18 @@ Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void
   if (inputs.size() != g.inputs().size() || input_bytes.size() != inputs.size())
     return InvalidArgument("the graph has {} inputs but {} were given", g.inputs().size(), inputs.size());
   Workspace::Impl* ws = m.ws();
-  if (ws) {
-    if (ws->busy)
-      return InvalidArgument(
-          "graph '{}': its executor shares a workspace with one that is running; executors sharing a workspace "
-          "must run one at a time",
-          g.name());
-    QAIRT_RETURN_IF_ERROR(m.BindArena());
-    ws->busy = true;
-  }
+  if (ws && ws->busy.exchange(true))
+    return InvalidArgument(
+        "graph '{}': its executor shares a workspace with one that is running; executors sharing a workspace "
+        "must run one at a time",
+        g.name());
   struct Release {
     Workspace::Impl* w;
     ~Release() {
       if (w) w->busy = false;
     }
   } release{ws};
+  if (ws) QAIRT_RETURN_IF_ERROR(m.BindArena());
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorId id = g.inputs()[k];
     const Tensor& tensor = g.tensor(id);

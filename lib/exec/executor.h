@@ -30,8 +30,9 @@ namespace qairt::exec {
 // give each its own arena, touched fresh on its first runs and held until
 // the end: on the PP-OCR recognizer that was most of the analysis's time
 // and 0.6 GB. Executors sharing a workspace must never run at the same
-// time, nor one inside another's observer (Run returns an error if they
-// do); the workspace outlives none of them by contract of shared_ptr.
+// time, nor one inside another's observer: Run returns an error if they do.
+// Each executor holds the workspace (Options::workspace), so it lives as
+// long as the last of them.
 class Workspace {
  public:
   Workspace();
