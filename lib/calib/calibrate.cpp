@@ -629,10 +629,7 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     float scan_lo = 0, scan_hi = 0;
     if (p.activation_like && p.kind == EncodingKind::kPerTensor) {
       size_t nonfinite = 0;
-      kernels::ExecOptions eo;
-      eo.pool = pool.get();
-      kernels::MinMaxGrid(data, kernels::Grid::PerTensor({static_cast<int64_t>(*count)}), &scan_lo, &scan_hi, eo,
-                          &nonfinite);
+      quant::RangeOf(swapped ? *view->source : *t.data, *count, pool.get(), &scan_lo, &scan_hi, &nonfinite);
       clean = nonfinite == 0 && !IsSentinel(scan_lo) && !IsSentinel(scan_hi);
       if (!clean) RealMinMax(data, *count, &sentinel_scan);  // a masked table: the slow path
     }

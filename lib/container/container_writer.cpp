@@ -17,6 +17,7 @@
 #include "container/container_internal.h"
 #include "support/atomic_file.h"
 #include "support/piece_stream.h"
+#include "support/stream_writer.h"
 
 namespace qairt::container {
 namespace {
@@ -264,7 +265,7 @@ class Writer {
   // piece ahead of the sink, into buffers reused from piece to piece and
   // never kept (StreamPieces): the anonymous memory this needs is two
   // pieces, not the model.
-  Status Emit(const std::function<Status(const void*, size_t)>& sink) const {
+  Status Emit(const std::function<Status(const void*, size_t)>& sink, const FileSink& file_sink) const {
     static constexpr uint8_t kZeros[kDataSectionAlignment] = {};
     const uint64_t fb = b_.GetSize();
     const uint64_t start = AlignUp(fb, kDataSectionAlignment);
@@ -281,7 +282,7 @@ class Writer {
     std::memcpy(trailer, kDataTrailerMagic, 8);
     for (int i = 0; i < 8; ++i) trailer[8 + i] = static_cast<uint8_t>(start >> (8 * i));
     pieces.push_back({trailer, nullptr, 0, sizeof trailer});
-    return StreamPieces(pieces, sink, "container");
+    return StreamPieces(pieces, sink, "container", file_sink);
   }
 
   uint64_t FileBytes() const {
@@ -294,35 +295,6 @@ class Writer {
   uint64_t section_bytes_ = 0;
 };
 
-
-// Writes n bytes at the descriptor's position. Every 8 MB it starts the
-// disk writes of what it wrote (sync_file_range, which does not wait), so the
-// fsync that commits the file finds little left to write.
-Status WriteFully(int fd, const void* p, uint64_t n, const std::string& path, uint64_t* written) {
-  const auto* b = static_cast<const uint8_t*>(p);
-  while (n > 0) {
-    const ssize_t k = ::write(fd, b, static_cast<size_t>(std::min<uint64_t>(n, uint64_t{1} << 30)));
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return Status(StatusCode::kIoError, fmt::format("cannot write container '{}': {}", path, std::strerror(errno)));
-    }
-    b += k;
-    n -= static_cast<uint64_t>(k);
-#if defined(__linux__)
-    constexpr uint64_t kWriteback = uint64_t{8} << 20;
-    const uint64_t before = *written;
-    *written += static_cast<uint64_t>(k);
-    if (*written / kWriteback != before / kWriteback) {
-      const uint64_t to = *written / kWriteback * kWriteback;
-      (void)::sync_file_range(fd, static_cast<off_t>(to - kWriteback), static_cast<off_t>(kWriteback),
-                              SYNC_FILE_RANGE_WRITE);  // a hint: a failure shows in the fsync
-    }
-#else
-    *written += static_cast<uint64_t>(k);
-#endif
-  }
-  return Status::Ok();
-}
 
 // Checks, then serializes into `w` (which holds the bytes).
 Status Build(const Graph& graph, const ContainerMeta& meta, std::unique_ptr<Writer>* w) {
@@ -349,10 +321,12 @@ Result<std::vector<uint8_t>> SerializeContainer(const Graph& graph, const Contai
   QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
   std::vector<uint8_t> out;
   out.reserve(static_cast<size_t>(w->FileBytes()));
-  QAIRT_RETURN_IF_ERROR(w->Emit([&](const void* p, size_t n) {
-    out.insert(out.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
-    return Status::Ok();
-  }));
+  QAIRT_RETURN_IF_ERROR(w->Emit(
+      [&](const void* p, size_t n) {
+        out.insert(out.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+        return Status::Ok();
+      },
+      nullptr));
   return out;
 }
 
@@ -361,8 +335,10 @@ Status WriteContainer(const Graph& graph, const ContainerMeta& meta, const std::
   std::unique_ptr<Writer> w;
   QAIRT_RETURN_IF_ERROR(Build(graph, meta, &w));
   return WriteFileAtomicallyWith(path, "container", [&](int fd) {
-    uint64_t written = 0;
-    return w->Emit([&](const void* p, size_t n) { return WriteFully(fd, p, n, path, &written); });
+    StreamWriter out(fd, path, "container", w->FileBytes());
+    QAIRT_RETURN_IF_ERROR(w->Emit([&](const void* p, size_t n) { return out.Write(p, n); },
+                                  [&](const StaticData& d, size_t b, size_t e) { return out.WriteData(d, b, e); }));
+    return out.Finish();
   });
 }
 

@@ -96,8 +96,11 @@ struct Plan {
 };
 
 // LPBQ: the channel of each block (grid index order) is its grid index with
-// the block axis dropped. Walked as an odometer: no division per block.
-std::vector<size_t> BlockChannels(const std::vector<int64_t>& scale_dims, size_t axis, size_t* nchannels) {
+// the block axis dropped. Walked as an odometer: no division per block. The
+// table is the calling thread's, reused from tensor to tensor (an LLM's
+// tables are 8 bytes a block: fresh pages for every weight otherwise).
+const std::vector<size_t>& BlockChannels(const std::vector<int64_t>& scale_dims, size_t axis, size_t* nchannels) {
+  thread_local std::vector<size_t> channel;
   const size_t r = scale_dims.size();
   std::vector<size_t> ch_stride(r, 0);
   size_t nch = 1;
@@ -109,7 +112,7 @@ std::vector<size_t> BlockChannels(const std::vector<int64_t>& scale_dims, size_t
   if (nchannels) *nchannels = nch;
   size_t nb = 1;
   for (int64_t v : scale_dims) nb *= static_cast<size_t>(v);
-  std::vector<size_t> channel(nb);
+  channel.resize(nb);
   if (r == 0 || nb == 0) return channel;
   // Innermost dim in runs; the odometer advances the outer dims.
   const auto inner = static_cast<size_t>(scale_dims[r - 1]);
@@ -129,7 +132,11 @@ std::vector<size_t> BlockChannels(const std::vector<int64_t>& scale_dims, size_t
   return channel;
 }
 
-Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, const Encoding& enc) {
+// `tables`: the plan keeps its scales and offsets; without, they are only
+// checked (in the thread's scratch: a check per deferred weight would
+// otherwise allocate an LLM's scale tables again, fresh pages each time).
+Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, const Encoding& enc,
+                      bool tables = true) {
   Diagnostics diags;
   if (!ValidateEncoding(enc, std::string(name), Shape::FromExtents(dims), kInvalidId, &diags))
     return Status(StatusCode::kInvalidArgument, JoinMessages(diags));
@@ -155,38 +162,43 @@ Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, c
       return Status(StatusCode::kUnsupported, fmt::format("tensor '{}': {} encodings cannot be applied by the kernels",
                                                           name, EncodingKindName(enc.kind)));
   }
+  thread_local std::vector<float> checked_scales;
+  thread_local std::vector<int32_t> checked_offsets;
+  std::vector<float>& scales = tables ? p.scales : checked_scales;
+  std::vector<int32_t>& offsets = tables ? p.offsets : checked_offsets;
+  offsets.clear();
   if (enc.kind == EncodingKind::kLpbq) {
     // Effective block scale = integer block scale x channel scale; the
     // channel of a block is its grid index without the block axis.
-    const std::vector<size_t> channel = BlockChannels(p.grid.ScaleDims(), static_cast<size_t>(enc.axis), nullptr);
-    p.scales.resize(channel.size());
+    const std::vector<size_t>& channel = BlockChannels(p.grid.ScaleDims(), static_cast<size_t>(enc.axis), nullptr);
+    scales.resize(channel.size());
     for (size_t b = 0; b < channel.size(); ++b)
-      p.scales[b] = static_cast<float>(enc.block_int_scales[b]) * enc.scales[channel[b]];
+      scales[b] = static_cast<float>(enc.block_int_scales[b]) * enc.scales[channel[b]];
   } else {
-    p.scales = enc.scales;
+    scales.assign(enc.scales.begin(), enc.scales.end());
     if (!enc.float_offsets.empty()) {
-      p.offsets.resize(enc.float_offsets.size());
-      for (size_t i = 0; i < p.offsets.size(); ++i) {
+      offsets.resize(enc.float_offsets.size());
+      for (size_t i = 0; i < offsets.size(); ++i) {
         const float f = enc.float_offsets[i];
         if (f != std::nearbyint(f))
           return Status(StatusCode::kUnsupported,
                         fmt::format("tensor '{}': float_offsets[{}] = {} is not an integer", name, i, f));
-        p.offsets[i] = static_cast<int32_t>(f);
+        offsets[i] = static_cast<int32_t>(f);
       }
     } else {
-      p.offsets = enc.offsets;
+      offsets.assign(enc.offsets.begin(), enc.offsets.end());
     }
   }
-  if (p.scales.size() != p.grid.NumScales())
-    return Invalid(name, fmt::format("{} scales for a grid of {}", p.scales.size(), p.grid.NumScales()));
-  if (!p.offsets.empty() && p.offsets.size() != p.scales.size())
-    return Invalid(name, fmt::format("{} offsets for {} scales", p.offsets.size(), p.scales.size()));
-  for (size_t i = 0; i < p.scales.size(); ++i)
-    if (!(p.scales[i] > 0.0f) || !std::isfinite(p.scales[i]))
-      return Invalid(name, fmt::format("scale {} is {}; scales must be finite and > 0", i, p.scales[i]));
-  for (size_t i = 0; i < p.offsets.size(); ++i)
-    if (p.offsets[i] > (1 << 24) || p.offsets[i] < -(1 << 24))
-      return Invalid(name, fmt::format("offset {} is {}; |offset| must be <= 2^24", i, p.offsets[i]));
+  if (scales.size() != p.grid.NumScales())
+    return Invalid(name, fmt::format("{} scales for a grid of {}", scales.size(), p.grid.NumScales()));
+  if (!offsets.empty() && offsets.size() != scales.size())
+    return Invalid(name, fmt::format("{} offsets for {} scales", offsets.size(), scales.size()));
+  for (size_t i = 0; i < scales.size(); ++i)
+    if (!(scales[i] > 0.0f) || !std::isfinite(scales[i]))
+      return Invalid(name, fmt::format("scale {} is {}; scales must be finite and > 0", i, scales[i]));
+  for (size_t i = 0; i < offsets.size(); ++i)
+    if (offsets[i] > (1 << 24) || offsets[i] < -(1 << 24))
+      return Invalid(name, fmt::format("offset {} is {}; |offset| must be <= 2^24", i, offsets[i]));
   return p;
 }
 
@@ -265,7 +277,7 @@ Result<TransposedQuantizer> TransposedQuantizer::Make(std::string_view name, int
                   fmt::format("tensor '{}': its encoding's scales are not per row of [{}, {}]", name, n, k));
   // The plan checks everything QuantizeTensor checks (its tables are
   // dropped: windows lay out their own part).
-  auto plan = MakePlan(name, {n, k}, enc);
+  auto plan = MakePlan(name, {n, k}, enc, /*tables=*/false);
   if (!plan.ok()) return plan.status();
   TransposedQuantizer q;
   q.n_ = n;
@@ -279,8 +291,8 @@ Result<TransposedQuantizer> TransposedQuantizer::Make(std::string_view name, int
   return q;
 }
 
-bool TransposedQuantizer::Run(const float* src, int64_t r0, int64_t r1, int64_t k0, int64_t k1, uint8_t* out,
-                              bool known_finite) const {
+bool TransposedQuantizer::RunBand(const float* band, int64_t ld, int64_t r0, int64_t r1, int64_t k0, int64_t k1,
+                                  uint8_t* out, bool known_finite) const {
   // The window's scales and offsets, [cells it covers][r1 - r0], each as
   // MakePlan computes it for the tensor (the LPBQ product in float).
   const auto w = static_cast<size_t>(r1 - r0);
@@ -312,9 +324,8 @@ bool TransposedQuantizer::Run(const float* src, int64_t r0, int64_t r1, int64_t 
   a.qmin = qmin_;
   a.qmax = qmax_;
   size_t nonfinite = 0;
-  const auto un = static_cast<size_t>(n_);
-  k::QuantizeTransposed(src + static_cast<size_t>(k0) * un + static_cast<size_t>(r0), static_cast<size_t>(k1 - k0), w,
-                        un, a, w, static_cast<size_t>(block_), StorageOf(bits_),
+  k::QuantizeTransposed(band, static_cast<size_t>(k1 - k0), w, static_cast<size_t>(ld), a, w,
+                        static_cast<size_t>(block_), StorageOf(bits_),
                         out + static_cast<size_t>(k0) * static_cast<size_t>(bits_) / 8, static_cast<size_t>(k_), {},
                         known_finite ? nullptr : &nonfinite);
   return nonfinite == 0;
@@ -333,7 +344,7 @@ Status CheckQuantizable(std::string_view name, DType src_dtype, const std::vecto
       return Invalid(name, fmt::format("destination has {} bytes, float16 needs {}", dst_bytes, 2 * n.value()));
     return Status::Ok();
   }
-  auto plan = MakePlan(name, dims, enc);
+  auto plan = MakePlan(name, dims, enc, /*tables=*/false);
   if (!plan.ok()) return plan.status();
   if (dst_bytes != Bytes(plan.value().bits, n.value()))
     return Invalid(name, fmt::format("destination has {} bytes, {} x {} needs {}", dst_bytes, n.value(),
@@ -389,29 +400,25 @@ Status DequantizeTensor(std::string_view name, const void* src, size_t src_bytes
   return Status::Ok();
 }
 
-Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const std::vector<int64_t>& dims,
-                                 const EncodingRequest& req, const QuantizeOptions& options) {
-  auto n = CountOf(name, dims);
-  if (!n.ok()) return n.status();
-  if (!data && n.value() != 0) return Invalid(name, "null data pointer");
-  if (!IsFixedPoint(req.dtype)) return Invalid(name, fmt::format("{} is not a fixed-point dtype", DTypeName(req.dtype)));
-  const k::ExecOptions e = Exec(options);
+namespace {
 
-  Encoding enc;
-  enc.kind = req.kind;
-  enc.dtype = req.dtype;
-  enc.bitwidth = req.bitwidth;
-  enc.symmetry = req.symmetry;
-  const uint32_t bw = enc.effective_bitwidth();
-  const bool is_signed = IsSigned(req.dtype);
-  k::Grid grid;
+// The encoding's fields from the request and the grid its ranges are taken
+// on (the checks both ComputeEncoding and EncodingFromRanges make).
+Status SetUpEncoding(std::string_view name, const std::vector<int64_t>& dims, const EncodingRequest& req,
+                     Encoding* enc, k::Grid* grid) {
+  if (!IsFixedPoint(req.dtype))
+    return Invalid(name, fmt::format("{} is not a fixed-point dtype", DTypeName(req.dtype)));
+  enc->kind = req.kind;
+  enc->dtype = req.dtype;
+  enc->bitwidth = req.bitwidth;
+  enc->symmetry = req.symmetry;
   switch (req.kind) {
-    case EncodingKind::kPerTensor: grid = k::Grid::PerTensor(dims); break;
+    case EncodingKind::kPerTensor: *grid = k::Grid::PerTensor(dims); break;
     case EncodingKind::kPerChannel:
       if (req.axis < 0 || static_cast<size_t>(req.axis) >= dims.size())
         return Invalid(name, fmt::format("channel axis {} out of range for rank {}", req.axis, dims.size()));
-      grid = k::Grid::PerChannel(dims, static_cast<size_t>(req.axis));
-      enc.axis = req.axis;
+      *grid = k::Grid::PerChannel(dims, static_cast<size_t>(req.axis));
+      enc->axis = req.axis;
       break;
     case EncodingKind::kPerBlock:
     case EncodingKind::kLpbq:
@@ -422,14 +429,65 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
           return Invalid(name, fmt::format("block size {} does not divide dim {} ({})", req.block_sizes[d], d, dims[d]));
       if (req.axis < 0 || static_cast<size_t>(req.axis) >= dims.size())
         return Invalid(name, fmt::format("block axis {} out of range for rank {}", req.axis, dims.size()));
-      grid = k::Grid::PerBlock(dims, req.block_sizes);
-      enc.axis = req.axis;
-      enc.block_sizes = req.block_sizes;
+      *grid = k::Grid::PerBlock(dims, req.block_sizes);
+      enc->axis = req.axis;
+      enc->block_sizes = req.block_sizes;
       break;
     default:
       return Status(StatusCode::kUnsupported,
                     fmt::format("tensor '{}': cannot compute a {} encoding", name, EncodingKindName(req.kind)));
   }
+  return Status::Ok();
+}
+
+// The scales (and offsets, or LPBQ's integer block scales) of `enc` from
+// finite ranges of each cell of `grid`.
+Status FillFromRanges(std::string_view name, const k::Grid& grid, const float* mins, const float* maxs,
+                      const EncodingRequest& req, const QuantizeOptions& options, Encoding* enc) {
+  const size_t ns = grid.NumScales();
+  const uint32_t bw = enc->effective_bitwidth();
+  const bool is_signed = IsSigned(req.dtype);
+  if (req.kind == EncodingKind::kLpbq) {
+    if (!is_signed || req.symmetry == Symmetry::kAsymmetric)
+      return Invalid(name, "LPBQ encodings are signed and symmetric");
+    if (req.decompressed_bitwidth <= bw || req.decompressed_bitwidth > 16)
+      return Invalid(name, fmt::format("decompressed bitwidth {} must be in ({}, 16]", req.decompressed_bitwidth, bw));
+    size_t nch = 1;
+    const std::vector<size_t>& block_channel = BlockChannels(grid.ScaleDims(), static_cast<size_t>(req.axis), &nch);
+    enc->scales.resize(nch);
+    enc->block_int_scales.resize(ns);
+    thread_local std::vector<float> eff;  // not kept: the thread's, as BlockChannels'
+    if (eff.size() < ns) eff.resize(ns);
+    k::ComputeLpbq(ns, mins, maxs, block_channel.data(), nch, bw, req.decompressed_bitwidth, options.min_range,
+                   enc->scales.mut().data(), enc->block_int_scales.mut().data(), eff.data(), Exec(options));
+    enc->decompressed_bitwidth = req.decompressed_bitwidth;
+    enc->offsets.assign(nch, 0);
+    return Status::Ok();
+  }
+  const auto schema = static_cast<k::Schema>(static_cast<uint32_t>(req.symmetry));
+  std::vector<float> scales(ns);
+  std::vector<int32_t> offsets(ns);
+  for (size_t i = 0; i < ns; ++i) {
+    const k::GridParams g = k::ComputeGrid(mins[i], maxs[i], bw, is_signed, schema, options.min_range);
+    scales[i] = g.scale;
+    offsets[i] = g.offset;
+  }
+  enc->scales = std::move(scales);
+  enc->offsets = std::move(offsets);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const std::vector<int64_t>& dims,
+                                 const EncodingRequest& req, const QuantizeOptions& options) {
+  auto n = CountOf(name, dims);
+  if (!n.ok()) return n.status();
+  if (!data && n.value() != 0) return Invalid(name, "null data pointer");
+  Encoding enc;
+  k::Grid grid;
+  QAIRT_RETURN_IF_ERROR(SetUpEncoding(name, dims, req, &enc, &grid));
+  const k::ExecOptions e = Exec(options);
   const size_t ns = grid.NumScales();
   std::vector<float> mins(ns), maxs(ns);
   // NaN/Inf are counted in the min/max pass (one pass over memory); the
@@ -447,32 +505,23 @@ Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const
       return Invalid(name, "data contains +-Inf, which has no finite quantization range");
     }
   }
-  if (req.kind == EncodingKind::kLpbq) {
-    if (!is_signed || req.symmetry == Symmetry::kAsymmetric)
-      return Invalid(name, "LPBQ encodings are signed and symmetric");
-    if (req.decompressed_bitwidth <= bw || req.decompressed_bitwidth > 16)
-      return Invalid(name, fmt::format("decompressed bitwidth {} must be in ({}, 16]", req.decompressed_bitwidth, bw));
-    size_t nch = 1;
-    const std::vector<size_t> block_channel = BlockChannels(grid.ScaleDims(), static_cast<size_t>(req.axis), &nch);
-    enc.scales.resize(nch);
-    enc.block_int_scales.resize(ns);
-    std::vector<float> eff(ns);
-    k::ComputeLpbq(ns, mins.data(), maxs.data(), block_channel.data(), nch, bw, req.decompressed_bitwidth,
-                   options.min_range, enc.scales.mut().data(), enc.block_int_scales.mut().data(), eff.data(), e);
-    enc.decompressed_bitwidth = req.decompressed_bitwidth;
-    enc.offsets.assign(nch, 0);
-    return enc;
-  }
-  const auto schema = static_cast<k::Schema>(static_cast<uint32_t>(req.symmetry));
-  std::vector<float> scales(ns);
-  std::vector<int32_t> offsets(ns);
-  for (size_t i = 0; i < ns; ++i) {
-    const k::GridParams g = k::ComputeGrid(mins[i], maxs[i], bw, is_signed, schema, options.min_range);
-    scales[i] = g.scale;
-    offsets[i] = g.offset;
-  }
-  enc.scales = std::move(scales);
-  enc.offsets = std::move(offsets);
+  QAIRT_RETURN_IF_ERROR(FillFromRanges(name, grid, mins.data(), maxs.data(), req, options, &enc));
+  return enc;
+}
+
+Result<Encoding> EncodingFromRanges(std::string_view name, const std::vector<int64_t>& dims, const float* mins,
+                                    const float* maxs, const EncodingRequest& req, const QuantizeOptions& options) {
+  auto n = CountOf(name, dims);
+  if (!n.ok()) return n.status();
+  Encoding enc;
+  k::Grid grid;
+  QAIRT_RETURN_IF_ERROR(SetUpEncoding(name, dims, req, &enc, &grid));
+  const size_t ns = grid.NumScales();
+  if (ns != 0 && (!mins || !maxs)) return Invalid(name, "null range pointer");
+  for (size_t i = 0; i < ns; ++i)
+    if (!std::isfinite(mins[i]) || !std::isfinite(maxs[i]) || mins[i] > maxs[i])
+      return Invalid(name, fmt::format("cell {} has no finite range [{}, {}]", i, mins[i], maxs[i]));
+  QAIRT_RETURN_IF_ERROR(FillFromRanges(name, grid, mins, maxs, req, options, &enc));
   return enc;
 }
 

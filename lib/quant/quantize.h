@@ -76,6 +76,13 @@ struct EncodingRequest {
 Result<Encoding> ComputeEncoding(std::string_view name, const float* data, const std::vector<int64_t>& dims,
                                  const EncodingRequest& req, const QuantizeOptions& options = {});
 
+// The encoding ComputeEncoding gives for data whose cells (the request's
+// grid over `dims`, row-major) have the finite ranges [mins[i], maxs[i]]: for
+// readers that reduce the values their own way (a transposed weight read
+// from its source in bands).
+Result<Encoding> EncodingFromRanges(std::string_view name, const std::vector<int64_t>& dims, const float* mins,
+                                    const float* maxs, const EncodingRequest& req, const QuantizeOptions& options = {});
+
 // The same two on a static tensor's data (float32 `dims`). A transposed view
 // (StaticData::TransposeOf) is read from its source in bands of rows when the
 // encoding is row-local (per tensor, per channel on axis 0, blocks within
@@ -88,6 +95,13 @@ Result<std::vector<uint8_t>> QuantizeTensor(std::string_view name, const StaticD
                                             const QuantizeOptions& options = {});
 Status QuantizeTensor(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
                       const Encoding& enc, void* dst, size_t dst_bytes, const QuantizeOptions& options = {});
+
+// MinMaxGrid's per-tensor range of the first `count` float32 values of
+// `data` (NaN ignored, zeros canonical) and their count of NaN and Inf, read
+// in chunks through a StaticDataReader (a mapped file with pread): the same
+// results as the kernel on data().
+void RangeOf(const StaticData& data, size_t count, kernels::ThreadPool* pool, float* lo, float* hi,
+             size_t* nonfinite);
 
 // The checks QuantizeTensor makes before reading any value (shape, source
 // type, encoding tables, destination size): when they pass, quantizing
@@ -119,7 +133,13 @@ class TransposedQuantizer {
   // its columns from k0 at bit k0 x bits. False when a value is NaN or Inf
   // (some bytes then written); not looked for when `known_finite`.
   bool Run(const float* src, int64_t r0, int64_t r1, int64_t k0, int64_t k1, uint8_t* out,
-           bool known_finite = false) const;
+           bool known_finite = false) const {
+    return RunBand(src + k0 * n_ + r0, n_, r0, r1, k0, k1, out, known_finite);
+  }
+  // The same from a copy of that window of the source: `band` holds source
+  // rows [k0, k1), columns [r0, r1), rows `ld` floats apart.
+  bool RunBand(const float* band, int64_t ld, int64_t r0, int64_t r1, int64_t k0, int64_t k1, uint8_t* out,
+               bool known_finite = false) const;
 
  private:
   Encoding enc_;      // its tables shared with the graph's (CowVector)

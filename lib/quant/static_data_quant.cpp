@@ -20,6 +20,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "kernels/threadpool.h"
@@ -142,54 +143,115 @@ size_t StorageBytesOf(const Encoding& enc, int64_t count) {
   return static_cast<size_t>(StorageBytes(enc.dtype, static_cast<uint64_t>(std::max<int64_t>(count, 0))).value_or(0));
 }
 
+// The (min, max) ranges of a [k, n] float32 source down its rows: per
+// column (`bs` = 0) or per bs x 1 block, lo/hi [k / bs or 1][n]. Read in
+// bands of whole rows through a StaticDataReader (one pread each for a
+// mapped file, never its mapping), each band reduced by the min/max kernel.
+// Min and max do not depend on the order: the same ranges for any pool.
+// The count of NaN and Inf values goes to *nonfinite.
+void SourceRanges(const StaticTransposition& t, int64_t bs, kernels::ThreadPool* pool, float* lo, float* hi,
+                  size_t* nonfinite) {
+  const int64_t k = t.rows, n = t.cols;
+  const int64_t band_rows = std::min(k, BandRows(bs > 0 ? bs : 1, n));
+  const size_t bands = static_cast<size_t>((k + band_rows - 1) / band_rows);
+  const auto un = static_cast<size_t>(n);
+  const StaticDataReader reader(*t.source);
+  std::vector<size_t> bad(bands, 0);
+  // Per column: each worker folds its bands into its own row of ranges.
+  const size_t workers = kernels::PoolSize(pool);
+  std::vector<float> wlo, whi;
+  if (bs == 0) {
+    wlo.assign(workers * un, std::numeric_limits<float>::infinity());
+    whi.assign(workers * un, -std::numeric_limits<float>::infinity());
+  }
+  kernels::ParallelFor(pool, bands, [&](size_t b, size_t worker) {
+    const int64_t k0 = static_cast<int64_t>(b) * band_rows, k1 = std::min(k, k0 + band_rows);
+    const auto rows = static_cast<size_t>(k1 - k0);
+    // Kept by the thread from weight to weight (fresh pages per band would
+    // cost more than the read).
+    thread_local std::vector<float> buf, blo, bhi;
+    const float* band = reinterpret_cast<const float*>(t.source->data()) + static_cast<size_t>(k0) * un;
+    if (reader.from_file()) {
+      if (buf.size() < rows * un) buf.resize(rows * un);
+      reader.Read(static_cast<size_t>(k0) * un * sizeof(float), rows * un * sizeof(float),
+                  reinterpret_cast<uint8_t*>(buf.data()));
+      band = buf.data();
+    }
+    const std::vector<int64_t> dims = {k1 - k0, n};
+    if (bs > 0) {
+      const size_t at = static_cast<size_t>(k0 / bs) * un;
+      kernels::MinMaxGrid(band, kernels::Grid::PerBlock(dims, {bs, 1}), lo + at, hi + at, {}, &bad[b]);
+      return;
+    }
+    if (blo.size() < un) {
+      blo.resize(un);
+      bhi.resize(un);
+    }
+    kernels::MinMaxGrid(band, kernels::Grid::PerChannel(dims, 1), blo.data(), bhi.data(), {}, &bad[b]);
+    float* wl = wlo.data() + worker * un;
+    float* wh = whi.data() + worker * un;
+    for (size_t c = 0; c < un; ++c) {
+      wl[c] = std::min(wl[c], blo[c]);
+      wh[c] = std::max(wh[c], bhi[c]);
+    }
+  });
+  *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
+  if (bs > 0) return;
+  for (size_t c = 0; c < un; ++c) {
+    lo[c] = wlo[c];
+    hi[c] = whi[c];
+    for (size_t w = 1; w < workers; ++w) {
+      lo[c] = std::min(lo[c], wlo[w * un + c]);
+      hi[c] = std::max(hi[c], whi[w * un + c]);
+    }
+  }
+}
+
 // ComputeEncoding's work (it records what it learned about the values).
 Result<Encoding> EncodingOf(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
                            const EncodingRequest& req, const QuantizeOptions& options) {
   const StaticTransposition* t = FloatView(data, dims);
   auto plain = [&] { return ComputeEncoding(name, reinterpret_cast<const float*>(data.data()), dims, req, options); };
-  if (t && req.kind == EncodingKind::kPerTensor) {
-    // Min and max do not depend on the layout: the source as it is.
-    const int64_t count = t->rows * t->cols;
-    return ComputeEncoding(name, reinterpret_cast<const float*>(t->source->data()), {count}, req, options);
-  }
-  if (!t || !RowLocal(req.kind, req.axis, req.block_sizes) || req.kind == EncodingKind::kFloat) return plain();
+  if (!t || req.kind == EncodingKind::kFloat) return plain();
+  if (req.kind != EncodingKind::kPerTensor && !RowLocal(req.kind, req.axis, req.block_sizes)) return plain();
   const int64_t n = dims[0], k = dims[1];
   const bool blocks = req.kind == EncodingKind::kPerBlock || req.kind == EncodingKind::kLpbq;
   const int64_t bs = blocks ? req.block_sizes[1] : 1;
-  if (bs < 1 || k % bs != 0) return plain();  // its message
-  const int64_t cells = blocks ? k / bs : 1;  // ranges per row
+  if (n < 1 || k < 1 || bs < 1 || k % bs != 0) return plain();  // its message
+  const auto un = static_cast<size_t>(n), cells = static_cast<size_t>(blocks ? k / bs : 1);  // ranges per row
   // The view's row r is the source's column r, and its block j the source
   // rows [j bs, (j + 1) bs) of that column: in the source's own layout these
   // ranges are a grid per column (per channel on axis 1) or of bs x 1
   // blocks, which the min/max kernel reduces down the rows, reading the
-  // source once, in order, without transposing anything.
-  const auto* src = reinterpret_cast<const float*>(t->source->data());
-  const kernels::Grid grid =
-      blocks ? kernels::Grid::PerBlock({k, n}, {bs, 1}) : kernels::Grid::PerChannel({k, n}, 1);
-  const size_t nc = static_cast<size_t>(n * cells);
-  std::vector<float> lo(nc), hi(nc);  // [cells, n]: cell j of view row r at j n + r
-  kernels::ExecOptions eo;
-  eo.pool = options.pool;
+  // source once, in order, without transposing anything. Per tensor: the
+  // range of the columns' ranges. The buffers are the thread's, kept from
+  // weight to weight (an LLM's ranges are fresh pages otherwise).
+  thread_local std::vector<float> lo, hi, mins, maxs;
+  const size_t nc = un * cells;
+  for (auto* v : {&lo, &hi, &mins, &maxs})
+    if (v->size() < nc) v->resize(nc);
   size_t nonfinite = 0;
-  kernels::MinMaxGrid(src, grid, lo.data(), hi.data(), eo, &nonfinite);
+  SourceRanges(*t, blocks ? bs : 0, options.pool, lo.data(), hi.data(), &nonfinite);
   // NaN or Inf: the plain path's report (indices, policy).
   if (nonfinite) return plain();
-  // A [n, 2 x cells] table of (min, max) pairs in cells of 2 has the same
-  // ranges, so ComputeEncoding turns them into the same encoding.
-  std::vector<float> table(2 * nc);
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t j = 0; j < cells; ++j) {
-      const size_t from = static_cast<size_t>(j * n + r), to = static_cast<size_t>(r * cells + j);
-      table[2 * to] = lo[from];
-      table[2 * to + 1] = hi[from];
-    }
-  EncodingRequest pairs = req;
-  if (blocks) pairs.block_sizes = {1, 2};
   QuantizeOptions single = options;
   single.pool = nullptr;
-  auto enc = ComputeEncoding(name, table.data(), {n, 2 * cells}, pairs, single);
+  Result<Encoding> enc = Status::Ok();
+  if (req.kind == EncodingKind::kPerTensor) {
+    const float lo1 = *std::min_element(lo.begin(), lo.begin() + static_cast<std::ptrdiff_t>(un));
+    const float hi1 = *std::max_element(hi.begin(), hi.begin() + static_cast<std::ptrdiff_t>(un));
+    enc = EncodingFromRanges(name, dims, &lo1, &hi1, req, single);
+  } else if (cells == 1) {
+    enc = EncodingFromRanges(name, dims, lo.data(), hi.data(), req, single);
+  } else {
+    // [cells, n] to the encoding's [n, cells].
+    kernels::Transpose2DStrided(sizeof(float), static_cast<int64_t>(cells), n, lo.data(), n, mins.data(),
+                                static_cast<int64_t>(cells));
+    kernels::Transpose2DStrided(sizeof(float), static_cast<int64_t>(cells), n, hi.data(), n, maxs.data(),
+                                static_cast<int64_t>(cells));
+    enc = EncodingFromRanges(name, dims, mins.data(), maxs.data(), req, single);
+  }
   if (!enc.ok()) return plain();
-  if (blocks) enc.value().block_sizes = req.block_sizes;
   return enc;
 }
 
@@ -213,14 +275,29 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
                       uint8_t* out, const QuantizeOptions& options) {
   const int64_t k = t.rows, w = r1 - r0;
   if (quantizer) {
-    // Quantized in the source's layout, the bytes transposed.
+    // Quantized in the source's layout, the bytes transposed. A window of
+    // whole source rows of a mapped file is read into a buffer (one pread a
+    // band: see StaticDataReader); a narrower one is read in place (a
+    // pread per row would cost more).
     const int64_t band_rows = BandRows(quantizer->block() >= k ? 1 : quantizer->block(), w);
     const size_t bands = static_cast<size_t>((k + band_rows - 1) / band_rows);
     std::vector<char> ok(bands, 1);
-    const auto* src = reinterpret_cast<const float*>(t.source->data());
+    std::optional<StaticDataReader> reader;
+    if (w == t.cols) reader.emplace(*t.source);
+    const bool read = reader && reader->from_file();
+    const auto* src = read ? nullptr : reinterpret_cast<const float*>(t.source->data());
     kernels::ParallelFor(options.pool, bands, [&](size_t b, size_t) {
       const int64_t k0 = static_cast<int64_t>(b) * band_rows, k1 = std::min(k, k0 + band_rows);
-      ok[b] = quantizer->Run(src, r0, r1, k0, k1, out, known_finite) ? 1 : 0;
+      if (!read) {
+        ok[b] = quantizer->Run(src, r0, r1, k0, k1, out, known_finite) ? 1 : 0;
+        return;
+      }
+      const auto count = static_cast<size_t>((k1 - k0) * w);
+      thread_local std::vector<float> buf;  // kept, as SourceRanges' band
+      if (buf.size() < count) buf.resize(count);
+      reader->Read(static_cast<size_t>(k0 * w) * sizeof(float), count * sizeof(float),
+                   reinterpret_cast<uint8_t*>(buf.data()));
+      ok[b] = quantizer->RunBand(buf.data(), w, r0, r1, k0, k1, out, known_finite) ? 1 : 0;
     });
     return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
   }
@@ -255,6 +332,41 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
 
 }  // namespace
 
+void RangeOf(const StaticData& data, size_t count, kernels::ThreadPool* pool, float* lo, float* hi,
+             size_t* nonfinite) {
+  const StaticDataReader reader(data);
+  const auto* values = reinterpret_cast<const float*>(data.data());
+  if (!reader.from_file()) {
+    kernels::ExecOptions eo;
+    eo.pool = pool;
+    kernels::MinMaxGrid(values, kernels::Grid::PerTensor({static_cast<int64_t>(count)}), lo, hi, eo, nonfinite);
+    return;
+  }
+  // Chunks' ranges combined: min and max of canonical values do not depend
+  // on the split (a chunk of NaN only gives +inf, -inf: no effect).
+  constexpr size_t kChunk = size_t{256} << 10;  // floats (1 MiB)
+  const size_t chunks = (count + kChunk - 1) / kChunk;
+  std::vector<float> clo(chunks), chi(chunks);
+  std::vector<size_t> bad(chunks, 0);
+  kernels::ParallelFor(pool, chunks, [&](size_t c, size_t) {
+    const size_t b = c * kChunk, n = std::min(count, b + kChunk) - b;
+    thread_local std::vector<float> buf;
+    if (buf.size() < n) buf.resize(n);
+    reader.Read(b * sizeof(float), n * sizeof(float), reinterpret_cast<uint8_t*>(buf.data()));
+    kernels::MinMaxGrid(buf.data(), kernels::Grid::PerTensor({static_cast<int64_t>(n)}), &clo[c], &chi[c], {},
+                        &bad[c]);
+  });
+  float mn = std::numeric_limits<float>::infinity(), mx = -mn;
+  for (size_t c = 0; c < chunks; ++c) {
+    mn = std::min(mn, clo[c]);
+    mx = std::max(mx, chi[c]);
+  }
+  if (chunks == 0) kernels::MinMaxGrid(values, kernels::Grid::PerTensor({0}), &mn, &mx);
+  *lo = mn;
+  *hi = mx;
+  if (nonfinite) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
+}
+
 Result<Encoding> ComputeEncoding(std::string_view name, const StaticData& data, const std::vector<int64_t>& dims,
                                  const EncodingRequest& req, const QuantizeOptions& options) {
   Result<Encoding> enc = EncodingOf(name, data, dims, req, options);
@@ -284,6 +396,16 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
             const auto r0 = static_cast<int64_t>(begin / row_bytes);
             const auto r1 = static_cast<int64_t>((end + row_bytes - 1) / row_bytes);
             const float* src = reinterpret_cast<const float*>(data->data()) + r0 * cols;
+            // The piece's rows are contiguous: one read from the file.
+            const StaticDataReader reader(*data);
+            if (reader.from_file()) {
+              const auto n = static_cast<size_t>((r1 - r0) * cols);
+              thread_local std::vector<float> buf;  // kept from piece to piece
+              if (buf.size() < n) buf.resize(n);
+              reader.Read(static_cast<size_t>(r0 * cols) * sizeof(float), n * sizeof(float),
+                          reinterpret_cast<uint8_t*>(buf.data()));
+              src = buf.data();
+            }
             std::vector<int64_t> piece = dims;
             piece[0] = r1 - r0;
             const bool whole = r0 == 0 && r1 == rows;
@@ -297,11 +419,29 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
     }
   }
   if (const StaticTransposition* t = FloatView(*data, dims); t && ViewRowsQuantizable(enc, dims, dst_bytes)) {
-    // Pieces of whole rows of the view (column panels of the source).
-    const size_t row_bytes = dst_bytes / static_cast<size_t>(dims[0]);
     auto made = TransposedQuantizer::Make(name, dims[0], dims[1], enc);
     std::shared_ptr<const TransposedQuantizer> quantizer;
     if (made.ok()) quantizer = std::make_shared<const TransposedQuantizer>(std::move(made.value()));
+    // A source in a file, quantized whole: its bands of whole rows are read
+    // from the file, not through the mapping (StaticDataReader), at the cost
+    // of a buffer of the quantized tensor (its pieces would be column panels
+    // of the source: a read per source row). Up to 16 MB (an LLM's
+    // projections): a larger one is made in pieces read in place, so that
+    // its write overlaps its quantization (a 64 MB weight made whole took
+    // 0.16 s before its first byte was written, against 0.1 s in pieces).
+    constexpr size_t kWholeBytes = size_t{16} << 20;
+    if (quantizer && !t->source->file_path().empty() && dst_bytes <= kWholeBytes) {
+      const int64_t n = dims[0];
+      return StaticData::Deferred(dst_bytes, [name = std::string(name), data, t, enc, quantizer, n,
+                                              dst_bytes](uint8_t* out) {
+        // Cannot fail (finite values, checked layout); zeros rather than
+        // uninitialized bytes if it ever did.
+        if (!QuantizeViewRows(name, *t, enc, quantizer.get(), /*known_finite=*/true, 0, n, out, {}))
+          std::memset(out, 0, dst_bytes);
+      });
+    }
+    // Pieces of whole rows of the view (column panels of the source).
+    const size_t row_bytes = dst_bytes / static_cast<size_t>(dims[0]);
     return StaticData::DeferredInPieces(
         dst_bytes, row_bytes,
         [name = std::string(name), data, t, enc, quantizer, row_bytes](uint8_t* out, size_t begin, size_t end) {

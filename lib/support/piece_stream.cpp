@@ -14,6 +14,10 @@ namespace qairt {
 void AddStaticDataPieces(const StaticData& data, std::vector<StreamPiece>* out, size_t max_piece) {
   const size_t size = data.size();
   if (size == 0) return;
+  if (!data.lazy() && !data.file_path().empty()) {
+    out->push_back({nullptr, nullptr, 0, size, &data});
+    return;
+  }
   if (!data.lazy() || data.materialized()) {
     out->push_back({data.data(), nullptr, 0, size});
     return;
@@ -49,7 +53,13 @@ uint8_t* Ensure(Slot* s, size_t n) {
 }  // namespace
 
 Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<Status(const void*, size_t)>& sink,
-                    const char* what) {
+                    const char* what, const FileSink& file_sink) {
+  // A piece that is not made on the way.
+  auto pass = [&](const StreamPiece& p) {
+    if (!p.file) return sink(p.bytes, p.end);
+    if (file_sink) return file_sink(*p.file, p.begin, p.end);
+    return sink(p.file->data() + p.begin, p.end - p.begin);
+  };
   std::vector<size_t> made;  // indices of the pieces to make, in order
   for (size_t i = 0; i < pieces.size(); ++i)
     if (pieces[i].make) made.push_back(i);
@@ -60,7 +70,7 @@ Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<
     Slot slot;
     for (const StreamPiece& p : pieces) {
       if (!p.make) {
-        QAIRT_RETURN_IF_ERROR(sink(p.bytes, p.end));
+        QAIRT_RETURN_IF_ERROR(pass(p));
         continue;
       }
       try {
@@ -119,7 +129,7 @@ Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<
   for (const StreamPiece& p : pieces) {
     if (!status.ok()) break;
     if (!p.make) {
-      status = sink(p.bytes, p.end);
+      status = pass(p);
       continue;
     }
     Slot& sl = slots[j % nslots];

@@ -165,8 +165,50 @@ Result<std::shared_ptr<const StaticData>> StaticData::MapFile(const std::string&
   }
   ::close(fd);  // the mapping stays valid after close
   const uint8_t* base = file_size != 0 ? static_cast<const uint8_t*>(mapping->base) + offset : nullptr;
-  return std::make_shared<const StaticData>(base, static_cast<size_t>(length), StaticDataOrigin::kMapped,
-                                            std::move(mapping));
+  auto data = std::make_shared<StaticData>(base, static_cast<size_t>(length), StaticDataOrigin::kMapped,
+                                           std::move(mapping));
+  data->file_path_ = path;
+  data->file_offset_ = offset;
+  data->file_dev_ = static_cast<uint64_t>(st.st_dev);
+  data->file_ino_ = static_cast<uint64_t>(st.st_ino);
+  return std::shared_ptr<const StaticData>(std::move(data));
+}
+
+StaticDataReader::StaticDataReader(const StaticData& data) : data_(data) {
+  // A file that is gone or now a different kind of file: read the mapping.
+  if (data.origin() != StaticDataOrigin::kMapped || data.file_path().empty() || data.size() == 0) return;
+  fd_ = ::open(data.file_path().c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) return;
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_dev) != data.file_dev_ ||
+      static_cast<uint64_t>(st.st_ino) != data.file_ino_ ||
+      static_cast<uint64_t>(st.st_size) < data.file_offset() + data.size()) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+StaticDataReader::~StaticDataReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void StaticDataReader::ReadRuns(size_t begin, size_t run, size_t stride, size_t count, uint8_t* out) const {
+  for (size_t i = 0; i < count; ++i) {
+    const size_t at = begin + i * stride;
+    uint8_t* to = out + i * run;
+    size_t done = 0;
+    while (fd_ >= 0 && done < run) {
+      const ssize_t k = ::pread(fd_, to + done, run - done, static_cast<off_t>(data_.file_offset() + at + done));
+      if (k > 0) {
+        done += static_cast<size_t>(k);
+      } else if (k < 0 && errno == EINTR) {
+        continue;
+      } else {
+        break;  // an error or a file cut short since: the mapping has the bytes
+      }
+    }
+    if (done < run) std::memcpy(to + done, data_.data() + at + done, run - done);
+  }
 }
 
 }  // namespace qairt

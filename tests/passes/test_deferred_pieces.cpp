@@ -4,9 +4,12 @@
 // the pieces are made on the calling thread or one ahead on a helper.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
+#include "kernels/threadpool.h"
 #include "passes/weight_test_util.h"
 #include "quant/quantize.h"
 #include "support/piece_stream.h"
@@ -117,7 +120,7 @@ TEST_CASE("pieces stream in order, made ahead on helper threads, and a sink erro
   CHECK(calls == 4);  // nothing written after the error
 }
 
-TEST_CASE("a transposed view's deferred quantization is made in pieces of its rows (source column panels)",
+TEST_CASE("a transposed view's deferred quantization is made whole from its file, float16 in pieces of its rows",
           "[passes][deferred]") {
   const int64_t k = 128, n = 72;  // source [k, n]; the view [n, k]
   const std::vector<float> src = OutlierWeights(static_cast<size_t>(k * n), 23);
@@ -132,35 +135,81 @@ TEST_CASE("a transposed view's deferred quantization is made in pieces of its ro
   for (int64_t r = 0; r < k; ++r)
     for (int64_t c = 0; c < n; ++c) transposed[static_cast<size_t>(c * k + r)] = src[static_cast<size_t>(r * n + c)];
   const std::vector<int64_t> dims{n, k};
-  for (int lpbq = 0; lpbq < 2; ++lpbq) {
-    INFO((lpbq ? "LPBQ s4 blocks of 64" : "per row s8"));
-    quant::EncodingRequest req;
-    req.symmetry = Symmetry::kSymmetric;
-    if (lpbq) {
-      req.kind = EncodingKind::kLpbq;
-      req.dtype = DType::kSFixed4;
-      req.axis = 1;
-      req.block_sizes = {1, 64};
-      req.decompressed_bitwidth = 8;
+  for (int kind = 0; kind < 3; ++kind) {
+    INFO((kind == 0 ? "per row s8" : kind == 1 ? "LPBQ s4 blocks of 64" : "float16"));
+    Encoding enc;
+    if (kind < 2) {
+      quant::EncodingRequest req;
+      req.symmetry = Symmetry::kSymmetric;
+      if (kind == 1) {
+        req.kind = EncodingKind::kLpbq;
+        req.dtype = DType::kSFixed4;
+        req.axis = 1;
+        req.block_sizes = {1, 64};
+        req.decompressed_bitwidth = 8;
+      } else {
+        req.kind = EncodingKind::kPerChannel;
+        req.dtype = DType::kSFixed8;
+        req.axis = 0;
+      }
+      enc = quant::ComputeEncoding("w", *view, dims, req).value();
+      CHECK(enc == quant::ComputeEncoding("w", transposed.data(), dims, req).value());
+      CHECK(view->known_finite());  // the encoding's scan saw every value
     } else {
-      req.kind = EncodingKind::kPerChannel;
-      req.dtype = DType::kSFixed8;
-      req.axis = 0;
+      enc.kind = EncodingKind::kFloat;
+      enc.dtype = DType::kFloat16;
     }
-    const Encoding enc = quant::ComputeEncoding("w", *view, dims, req).value();
     const std::vector<uint8_t> whole =
         quant::QuantizeTensor("w", DType::kFloat32, transposed.data(), dims, enc).value();
     const auto deferred = quant::DeferQuantization("w", view, dims, enc, whole.size());
     REQUIRE(deferred);
+    // Fixed point: whole, its source read from the file in bands of whole
+    // rows; float16 (no quantizer): pieces of rows, column panels of the
+    // source read in place.
     const size_t unit = deferred->piece_unit();
-    REQUIRE(unit == whole.size() / static_cast<size_t>(n));
-    for (size_t step : {unit, 5 * unit, whole.size()}) {
-      INFO("pieces of " << step << " bytes");
-      std::vector<uint8_t> got(whole.size(), 0xEE);
-      for (size_t b = 0; b < got.size(); b += step)
-        deferred->CopyRangeTo(got.data() + b, b, std::min(got.size(), b + step));
-      CHECK(got == whole);
-    }
+    REQUIRE(unit == (kind < 2 ? 0 : whole.size() / static_cast<size_t>(n)));
+    std::vector<uint8_t> got(whole.size(), 0xEE);
+    deferred->CopyTo(got.data());
+    CHECK(got == whole);
+    if (unit > 0)
+      for (size_t step : {unit, 5 * unit, whole.size()}) {
+        INFO("pieces of " << step << " bytes");
+        std::fill(got.begin(), got.end(), 0xEE);
+        for (size_t b = 0; b < got.size(); b += step)
+          deferred->CopyRangeTo(got.data() + b, b, std::min(got.size(), b + step));
+        CHECK(got == whole);
+      }
+    CHECK_FALSE(deferred->materialized());
     CHECK_FALSE(view->materialized());  // the float transpose was never made
+  }
+}
+
+TEST_CASE("a mapped tensor's range read from its file in chunks equals the kernel's on its memory",
+          "[passes][deferred]") {
+  // Three chunks and a bit; a NaN, an Inf and a negative zero at the extremes.
+  std::vector<float> v = OutlierWeights((size_t{3} << 18) + 1000, 31);
+  for (float& x : v) x = std::fabs(x) + 0.5f;  // all positive: min lands on the -0 below
+  v[5] = std::numeric_limits<float>::quiet_NaN();
+  v[(size_t{1} << 18) + 7] = -0.0f;
+  TempPath file("qairt_range_of.bin");
+  for (int with_inf = 0; with_inf < 2; ++with_inf) {
+    INFO((with_inf ? "with an Inf" : "finite but one NaN"));
+    if (with_inf) v[v.size() - 3] = std::numeric_limits<float>::infinity();
+    const auto mapped = MappedFloats(file, v);
+    REQUIRE(StaticDataReader(*mapped).from_file());
+    float want_lo = 0, want_hi = 0;
+    size_t want_bad = 0;
+    kernels::MinMaxGrid(v.data(), kernels::Grid::PerTensor({static_cast<int64_t>(v.size())}), &want_lo, &want_hi, {},
+                        &want_bad);
+    kernels::ThreadPool pool(2);
+    for (kernels::ThreadPool* p : {static_cast<kernels::ThreadPool*>(nullptr), &pool}) {
+      float lo = 1, hi = 1;
+      size_t bad = 0;
+      quant::RangeOf(*mapped, v.size(), p, &lo, &hi, &bad);
+      CHECK(std::memcmp(&lo, &want_lo, sizeof lo) == 0);
+      CHECK(std::memcmp(&hi, &want_hi, sizeof hi) == 0);
+      CHECK(bad == want_bad);
+      CHECK(bad == static_cast<size_t>(1 + with_inf));
+    }
   }
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "calib/calibrate.h"
@@ -43,6 +44,17 @@ std::vector<float> Transposed(const std::vector<float>& src, int64_t k, int64_t 
   return t;
 }
 
+// `values` written after `offset` bytes of other data, that window mapped.
+std::shared_ptr<const StaticData> MappedWindow(const TempPath& file, const std::vector<float>& values, size_t offset) {
+  std::ofstream out(file.path, std::ios::binary);
+  const std::string before(offset, '\x7f');
+  out.write(before.data(), static_cast<std::streamsize>(offset));
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  out.write(before.data(), static_cast<std::streamsize>(offset));  // and after
+  out.close();
+  return StaticData::MapFile(file.path.string(), offset, values.size() * sizeof(float)).value();
+}
+
 // A view of `src` [k, n] that counts how often its transpose is made.
 std::shared_ptr<const StaticData> CountingView(const std::shared_ptr<const StaticData>& src, int64_t k, int64_t n,
                                                std::atomic<int>* made) {
@@ -61,76 +73,86 @@ TEST_CASE("a transposed view encodes and quantizes from its source, identical to
   const int64_t k = 1000, n = 150;
   const std::vector<float> src = Source(k, n, 7);
   const std::vector<float> plain = Transposed(src, k, n);
-  const auto src_data = FloatData(src);
   const auto plain_data = FloatData(plain);
   const std::vector<int64_t> dims = {n, k};
   kernels::ThreadPool pool(2);
-  struct Case {
-    const char* what;
-    quant::EncodingRequest req;
-    bool row_local;
-  };
-  const std::vector<Case> cases = {
-      {"per tensor", WeightRequest(EncodingKind::kPerTensor, DType::kUFixed8, Symmetry::kAsymmetric, -1), true},
-      {"per row", WeightRequest(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 0), true},
-      {"per block", WeightRequest(EncodingKind::kPerBlock, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
-      {"lpbq", WeightRequest(EncodingKind::kLpbq, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
-      // Per column: not row-local, read through the materialized transpose.
-      {"per column", WeightRequest(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 1), false},
-  };
-  for (const Case& c : cases) {
-    for (kernels::ThreadPool* p : {static_cast<kernels::ThreadPool*>(nullptr), &pool}) {
-      INFO(c.what << (p ? " on a pool" : ""));
-      std::atomic<int> made{0};
-      const auto view = CountingView(src_data, k, n, &made);
-      quant::QuantizeOptions o;
-      o.pool = p;
-      auto want = quant::ComputeEncoding("w", plain.data(), dims, c.req);
-      auto got = quant::ComputeEncoding("w", *view, dims, c.req, o);
-      REQUIRE(want.ok());
-      REQUIRE(got.ok());
-      CHECK(got.value() == want.value());
-      auto want_q = quant::QuantizeTensor("w", DType::kFloat32, plain.data(), dims, want.value());
-      auto got_q = quant::QuantizeTensor("w", *view, dims, want.value(), o);
-      REQUIRE(want_q.ok());
-      REQUIRE(got_q.ok());
-      CHECK(got_q.value() == want_q.value());
-      CHECK(made == (c.row_local ? 0 : 1));
-      CHECK(view->materialized() == !c.row_local);
+  // The source in memory, a mapped file, and a window at an odd offset of
+  // a larger mapped file (external data holding several tensors): mapped
+  // sources are read with pread (StaticDataReader), never their mapping.
+  TempPath file("qairt_transposed_source.bin"), packed("qairt_transposed_packed.bin");
+  const auto in_file = MappedFloats(file, src);
+  const auto in_window = MappedWindow(packed, src, 12);
+  REQUIRE(StaticDataReader(*in_file).from_file());
+  REQUIRE(StaticDataReader(*in_window).from_file());
+  for (const auto& src_data : {FloatData(src), in_file, in_window}) {
+    INFO((src_data->mapped() ? (src_data->file_offset() ? "a window of a mapped file" : "a mapped file") : "memory"));
+    struct Case {
+      const char* what;
+      quant::EncodingRequest req;
+      bool row_local;
+    };
+    const std::vector<Case> cases = {
+        {"per tensor", WeightRequest(EncodingKind::kPerTensor, DType::kUFixed8, Symmetry::kAsymmetric, -1), true},
+        {"per row", WeightRequest(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 0), true},
+        {"per block", WeightRequest(EncodingKind::kPerBlock, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
+        {"lpbq", WeightRequest(EncodingKind::kLpbq, DType::kSFixed4, Symmetry::kSymmetric, 1, {1, 40}), true},
+        // Per column: not row-local, read through the materialized transpose.
+        {"per column", WeightRequest(EncodingKind::kPerChannel, DType::kSFixed8, Symmetry::kSymmetric, 1), false},
+    };
+    for (const Case& c : cases) {
+      for (kernels::ThreadPool* p : {static_cast<kernels::ThreadPool*>(nullptr), &pool}) {
+        INFO(c.what << (p ? " on a pool" : ""));
+        std::atomic<int> made{0};
+        const auto view = CountingView(src_data, k, n, &made);
+        quant::QuantizeOptions o;
+        o.pool = p;
+        auto want = quant::ComputeEncoding("w", plain.data(), dims, c.req);
+        auto got = quant::ComputeEncoding("w", *view, dims, c.req, o);
+        REQUIRE(want.ok());
+        REQUIRE(got.ok());
+        CHECK(got.value() == want.value());
+        auto want_q = quant::QuantizeTensor("w", DType::kFloat32, plain.data(), dims, want.value());
+        auto got_q = quant::QuantizeTensor("w", *view, dims, want.value(), o);
+        REQUIRE(want_q.ok());
+        REQUIRE(got_q.ok());
+        CHECK(got_q.value() == want_q.value());
+        CHECK(made == (c.row_local ? 0 : 1));
+        CHECK(view->materialized() == !c.row_local);
+      }
     }
+    // Float16 storage (an FP16 weight) is elementwise: row panels too.
+    std::atomic<int> made{0};
+    const auto view = CountingView(src_data, k, n, &made);
+    Encoding half;
+    half.kind = EncodingKind::kFloat;
+    half.dtype = DType::kFloat16;
+    auto want = quant::QuantizeTensor("w", DType::kFloat32, plain.data(), dims, half);
+    auto got = quant::QuantizeTensor("w", *view, dims, half);
+    REQUIRE(want.ok());
+    REQUIRE(got.ok());
+    CHECK(got.value() == want.value());
+    CHECK(made == 0);
+    // K not a multiple of 8 (2- and 4-bit rows would not start on bytes):
+    // read through the transpose, with the same results.
+    {
+      const int64_t k7 = 1001;
+      const std::vector<float> src7 = Source(k7, n, 11), plain7 = Transposed(src7, k7, n);
+      std::atomic<int> made7{0};
+      const auto view7 = CountingView(FloatData(src7), k7, n, &made7);
+      const auto req = WeightRequest(EncodingKind::kPerChannel, DType::kSFixed4, Symmetry::kSymmetric, 0);
+      auto want7 = quant::ComputeEncoding("w", plain7.data(), {n, k7}, req);
+      auto got7 = quant::ComputeEncoding("w", *view7, {n, k7}, req);
+      REQUIRE(got7.ok());
+      CHECK(got7.value() == want7.value());
+      CHECK(quant::QuantizeTensor("w", *view7, {n, k7}, got7.value()).value() ==
+            quant::QuantizeTensor("w", DType::kFloat32, plain7.data(), {n, k7}, want7.value()).value());
+      CHECK(made7 == 1);
+    }
+    // Once made, data() is the transpose and is made only once.
+    CHECK(std::memcmp(view->data(), plain.data(), plain.size() * sizeof(float)) == 0);
+    CHECK(view->data() == view->data());
+    CHECK(made == 1);
   }
-  // Float16 storage (an FP16 weight) is elementwise: row panels too.
-  std::atomic<int> made{0};
-  const auto view = CountingView(src_data, k, n, &made);
-  Encoding half;
-  half.kind = EncodingKind::kFloat;
-  half.dtype = DType::kFloat16;
-  auto want = quant::QuantizeTensor("w", DType::kFloat32, plain.data(), dims, half);
-  auto got = quant::QuantizeTensor("w", *view, dims, half);
-  REQUIRE(want.ok());
-  REQUIRE(got.ok());
-  CHECK(got.value() == want.value());
-  CHECK(made == 0);
-  // K not a multiple of 8 (2- and 4-bit rows would not start on bytes):
-  // read through the transpose, with the same results.
-  {
-    const int64_t k7 = 1001;
-    const std::vector<float> src7 = Source(k7, n, 11), plain7 = Transposed(src7, k7, n);
-    std::atomic<int> made7{0};
-    const auto view7 = CountingView(FloatData(src7), k7, n, &made7);
-    const auto req = WeightRequest(EncodingKind::kPerChannel, DType::kSFixed4, Symmetry::kSymmetric, 0);
-    auto want7 = quant::ComputeEncoding("w", plain7.data(), {n, k7}, req);
-    auto got7 = quant::ComputeEncoding("w", *view7, {n, k7}, req);
-    REQUIRE(got7.ok());
-    CHECK(got7.value() == want7.value());
-    CHECK(quant::QuantizeTensor("w", *view7, {n, k7}, got7.value()).value() ==
-          quant::QuantizeTensor("w", DType::kFloat32, plain7.data(), {n, k7}, want7.value()).value());
-    CHECK(made7 == 1);
-  }
-  // Once made, data() is the transpose and is made only once.
-  CHECK(std::memcmp(view->data(), plain.data(), plain.size() * sizeof(float)) == 0);
-  CHECK(view->data() == view->data());
-  CHECK(made == 1);
 }
 
 TEST_CASE("a bad value in a transposed view is reported as for the plain tensor", "[passes][transposed]") {

@@ -1,0 +1,158 @@
+// Reading a mapped window from its file (StaticDataReader) and writing a
+// file around the page cache (StreamWriter): the bytes are those of the
+// mapping and of the pieces written, whatever path each call takes.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/static_data.h"
+#include "support/stream_writer.h"
+
+using namespace qairt;
+
+namespace {
+
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& name) : path((std::filesystem::temp_directory_path() / name).string()) {}
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+std::vector<uint8_t> Bytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> v(n);
+  for (uint8_t& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+void Save(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<uint8_t> Load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("a reader copies a mapped window's bytes from its file, or from memory", "[support][io]") {
+  TempFile f("qairt_reader_window.bin");
+  const std::vector<uint8_t> file = Bytes(100000, 1);
+  Save(f.path, file);
+  const size_t offset = 777, length = 90000;
+  const auto window = StaticData::MapFile(f.path, offset, length).value();
+  CHECK(window->file_path() == f.path);
+  CHECK(window->file_offset() == offset);
+  {
+    const StaticDataReader reader(*window);
+    REQUIRE(reader.from_file());
+    std::vector<uint8_t> got(length);
+    reader.Read(0, length, got.data());
+    CHECK(std::equal(got.begin(), got.end(), file.begin() + offset));
+    // Runs: 40 runs of 333 bytes, 1000 apart, from byte 5 of the window.
+    std::vector<uint8_t> runs(40 * 333);
+    reader.ReadRuns(5, 333, 1000, 40, runs.data());
+    for (size_t i = 0; i < 40; ++i)
+      CHECK(std::equal(runs.begin() + static_cast<std::ptrdiff_t>(i * 333),
+                       runs.begin() + static_cast<std::ptrdiff_t>((i + 1) * 333),
+                       file.begin() + static_cast<std::ptrdiff_t>(offset + 5 + i * 1000)));
+  }
+  // Another file renamed over its path: not that file's bytes, the mapping's.
+  {
+    TempFile other("qairt_reader_window_other.bin");
+    Save(other.path, Bytes(100000, 9));
+    REQUIRE(std::rename(other.path.c_str(), f.path.c_str()) == 0);
+    const StaticDataReader replaced(*window);
+    CHECK_FALSE(replaced.from_file());
+    std::vector<uint8_t> got(length);
+    replaced.Read(0, length, got.data());
+    CHECK(std::equal(got.begin(), got.end(), file.begin() + offset));
+  }
+  // The file gone (its mapping stays valid): the bytes come from memory.
+  std::remove(f.path.c_str());
+  const StaticDataReader gone(*window);
+  CHECK_FALSE(gone.from_file());
+  std::vector<uint8_t> got(length);
+  gone.Read(0, length, got.data());
+  CHECK(std::equal(got.begin(), got.end(), file.begin() + offset));
+  // Data that is not a file window: from memory.
+  const auto owned = StaticData::Copy(file.data(), 1000);
+  CHECK(owned->file_path().empty());
+  const StaticDataReader mem(*owned);
+  CHECK_FALSE(mem.from_file());
+  std::vector<uint8_t> m(10);
+  mem.Read(990, 10, m.data());
+  CHECK(std::equal(m.begin(), m.end(), file.begin() + 990));
+}
+
+TEST_CASE("a stream writer's file holds the bytes written, direct or through the page cache", "[support][io]") {
+  TempFile src("qairt_stream_writer_src.bin");
+  const std::vector<uint8_t> source = Bytes(3 << 20, 2);
+  Save(src.path, source);
+  const auto window = StaticData::MapFile(src.path, 3, source.size() - 10).value();
+  const auto owned = StaticData::Copy(source.data() + 100, 50000);
+  // Pieces of odd sizes, some crossing the 8 MiB stage, file windows among
+  // them, and a total that is not a multiple of the block.
+  const std::vector<uint8_t> a = Bytes(5 << 20, 3), b = Bytes(4099, 4), c = Bytes(9 << 20, 5);
+  std::vector<uint8_t> want;
+  auto append = [&](const uint8_t* p, size_t n) { want.insert(want.end(), p, p + n); };
+  append(a.data(), a.size());
+  append(source.data() + 3 + 17, 1 << 20);  // window bytes [17, 17 + 1 MiB)
+  append(b.data(), b.size());
+  append(source.data() + 100, 50000);  // memory data, whole
+  append(c.data(), c.size());
+  append(source.data() + 3, source.size() - 10);  // the whole window
+  append(b.data(), 13);
+  for (const uint64_t expected : {uint64_t{1000}, StreamWriter::kDirectFrom}) {
+    INFO((expected >= StreamWriter::kDirectFrom ? "direct when the file system allows" : "page cache"));
+    TempFile out("qairt_stream_writer_out.bin");
+    const int fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    {
+      StreamWriter w(fd, out.path, "test file", expected);
+      if (expected < StreamWriter::kDirectFrom) CHECK_FALSE(w.direct());
+      REQUIRE(w.Write(a.data(), a.size()).ok());
+      REQUIRE(w.WriteData(*window, 17, 17 + (1 << 20)).ok());
+      REQUIRE(w.Write(b.data(), b.size()).ok());
+      REQUIRE(w.WriteData(*owned, 0, owned->size()).ok());
+      REQUIRE(w.Write(c.data(), c.size()).ok());
+      REQUIRE(w.WriteData(*window, 0, window->size()).ok());
+      REQUIRE(w.Write(b.data(), 13).ok());
+      CHECK(w.written() == want.size());
+      REQUIRE(w.Finish().ok());
+      CHECK_FALSE(w.direct());
+    }
+    // The descriptor is as it was: buffered writes of any size still work.
+    CHECK((::fcntl(fd, F_GETFL) & O_DIRECT) == 0);
+    REQUIRE(::write(fd, "xyz", 3) == 3);
+    ::close(fd);
+    std::vector<uint8_t> got = Load(out.path);
+    REQUIRE(got.size() == want.size() + 3);
+    CHECK(std::equal(want.begin(), want.end(), got.begin()));
+    CHECK(std::string(got.end() - 3, got.end()) == "xyz");
+  }
+}
+
+TEST_CASE("a stream writer reports a write error naming the file", "[support][io]") {
+  const std::vector<uint8_t> a = Bytes(1000, 6);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  ::close(fds[0]);  // writes fail: EPIPE (SIGPIPE is ignored by the test runner or fails the test)
+  ::signal(SIGPIPE, SIG_IGN);
+  StreamWriter w(fds[1], "/somewhere/out.qairt", "container", 1000);
+  const Status s = w.Write(a.data(), a.size());
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK(s.message().find("/somewhere/out.qairt") != std::string::npos);
+  ::close(fds[1]);
+}
