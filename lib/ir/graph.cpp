@@ -184,6 +184,7 @@ Status Graph::RollBack(const Checkpoint& mark) {
     tensor_by_name_.Erase(tensors_[t].name, static_cast<TensorId>(t), TensorNames());
     tensors_.pop_back();
   }
+  if (encoding_checked_for_.size() > tensors_.size()) encoding_checked_for_.resize(tensors_.size());
   return Status::Ok();
 }
 
@@ -371,12 +372,16 @@ Status Graph::SetEncoding(TensorId tensor, Encoding encoding) {
   if (!ValidateEncoding(encoding, t.name, t.shape, tensor, &diags))
     return Status(StatusCode::kValidationFailed, JoinMessages(diags));
   t.encoding = std::move(encoding);
+  if (encoding_checked_for_.size() < tensors_.size()) encoding_checked_for_.resize(tensors_.size());
+  encoding_checked_for_[tensor] = t.shape;
   return Status::Ok();
 }
 
 Status Graph::SetValidatedEncoding(TensorId tensor, Encoding encoding) {
   if (!valid_tensor(tensor)) return InvalidArgument("failed to set encoding: {} is not a tensor of this graph", tensor);
   tensors_[tensor].encoding = std::move(encoding);
+  // The caller's check is not recorded: Validate() checks it again.
+  if (tensor < encoding_checked_for_.size()) encoding_checked_for_[tensor].reset();
   return Status::Ok();
 }
 
@@ -384,7 +389,13 @@ Status Graph::ClearEncoding(TensorId tensor) {
   if (!valid_tensor(tensor))
     return InvalidArgument("failed to clear encoding: {} is not a tensor of this graph", tensor);
   tensors_[tensor].encoding.reset();
+  if (tensor < encoding_checked_for_.size()) encoding_checked_for_[tensor].reset();
   return Status::Ok();
+}
+
+bool Graph::EncodingCheckedForShape(TensorId tensor) const {
+  return tensor < encoding_checked_for_.size() && tensors_[tensor].encoding && encoding_checked_for_[tensor] &&
+         *encoding_checked_for_[tensor] == tensors_[tensor].shape;
 }
 
 // ---------------------------------------------------------------------------

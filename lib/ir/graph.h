@@ -164,6 +164,9 @@ class Graph {
   // checked twice). Fails only for an invalid tensor id.
   Status SetValidatedEncoding(TensorId tensor, Encoding encoding);
   Status ClearEncoding(TensorId tensor);
+  // True when SetEncoding checked the tensor's current encoding against its
+  // current shape (Validate() skips it then).
+  bool EncodingCheckedForShape(TensorId tensor) const;
 
   // ---- queries -------------------------------------------------------------
   size_t tensor_count() const { return tensors_.size(); }
@@ -217,6 +220,12 @@ class Graph {
   // graphs.
   NameIndex tensor_by_name_;
   NameIndex op_by_name_;
+  // The shape each tensor's encoding was checked against when SetEncoding
+  // set it: Validate() checks that encoding again only if the shape has
+  // changed since. Passes validate the graph after each other, and an LLM's
+  // LPBQ tables hold millions of block scales. Encodings change only through
+  // SetEncoding, SetValidatedEncoding and ClearEncoding.
+  std::vector<std::optional<Shape>> encoding_checked_for_;
 };
 
 }  // namespace qairt

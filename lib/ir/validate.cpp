@@ -111,7 +111,7 @@ Diagnostics Graph::Validate() const {
                         t.shape.ToString(), bytes ? fmt::format("{}", *bytes) : "an unknown number of",
                         t.data ? t.data->size() : 0));
     }
-    if (t.encoding) ValidateEncoding(*t.encoding, t.name, t.shape, id, &d);
+    if (t.encoding && !EncodingCheckedForShape(id)) ValidateEncoding(*t.encoding, t.name, t.shape, id, &d);
   }
 
   // Cycles.

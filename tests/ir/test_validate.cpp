@@ -164,5 +164,36 @@ TEST_CASE("int4 constants are packed two per byte", "[validate]") {
   CHECK(!g.AddConstant("w4b", DType::kSFixed4, Shape{5}, StaticData::Copy(packed.data(), 2)).ok());
 }
 
+TEST_CASE("Validate re-checks an encoding only when its tensor's shape changed since SetEncoding", "[validate]") {
+  Graph g("cache");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{3, 3}).value();
+  auto y = g.AddTensor("y").value();
+  Encoding pc;
+  pc.kind = EncodingKind::kPerChannel;
+  pc.dtype = DType::kSFixed8;
+  pc.axis = 0;
+  pc.scales = {1, 1, 1};
+  REQUIRE(g.SetEncoding(y, pc).ok());  // checked against an unknown shape
+  CHECK(g.EncodingCheckedForShape(y));
+  REQUIRE(g.AddOp({"Relu", "makes_y", {x}, {y}, {}, "", ""}).ok());
+  REQUIRE(g.MarkOutput(y).ok());
+  CHECK_FALSE(g.EncodingCheckedForShape(y));  // the shape is [3, 3] now
+  CHECK(g.Validate().empty());
+  REQUIRE(g.SetEncoding(y, pc).ok());
+  CHECK(g.EncodingCheckedForShape(y));
+  CHECK(g.Validate().empty());
+
+  // An encoding set as already validated is checked by Validate: a wrong one
+  // is reported.
+  Encoding wrong = pc;
+  wrong.scales = {1, 1};
+  REQUIRE(g.SetValidatedEncoding(y, wrong).ok());
+  CHECK_FALSE(g.EncodingCheckedForShape(y));
+  CHECK(HasKind(g.Validate(), DiagKind::kInvalidEncoding, "'y'"));
+  REQUIRE(g.ClearEncoding(y).ok());
+  CHECK_FALSE(g.EncodingCheckedForShape(y));
+  CHECK(g.Validate().empty());
+}
+
 }  // namespace
 }  // namespace qairt
