@@ -204,7 +204,10 @@ void StaticDataReader::ReadRuns(size_t begin, size_t run, size_t stride, size_t 
       } else if (k < 0 && errno == EINTR) {
         continue;
       } else {
-        break;  // an error or a file cut short since: the mapping has the bytes
+        // An error, or the file cut short since it was opened: the rest
+        // from the mapping (pages past a truncated end would fault there,
+        // as they would for any reader of the mapping).
+        break;
       }
     }
     if (done < run) std::memcpy(to + done, data_.data() + at + done, run - done);

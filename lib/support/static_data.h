@@ -157,8 +157,11 @@ class StaticDataReader {
   // of the data, back to back into `out`. The runs must lie inside the data.
   void ReadRuns(size_t begin, size_t run, size_t stride, size_t count, uint8_t* out) const;
   void Read(size_t begin, size_t bytes, uint8_t* out) const { ReadRuns(begin, bytes, bytes, 1, out); }
-  // Whether reads go to the file (for tests).
+  // Whether reads go to the file.
   bool from_file() const { return fd_ >= 0; }
+  // The mapped file, opened and checked to be the same file (device and
+  // inode) and still long enough; -1 when reads come from memory.
+  int fd() const { return fd_; }
 
  private:
   const StaticData& data_;

@@ -63,8 +63,9 @@ Status StreamWriter::WriteThrough(const void* bytes, size_t n) {
   const auto* b = static_cast<const uint8_t*>(bytes);
   while (n > 0) {
     const ssize_t k = ::write(fd_, b, std::min<size_t>(n, size_t{1} << 30));
-    if (k < 0) {
-      if (errno == EINTR) continue;
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      if (k == 0) errno = EIO;  // nothing written and no error: would loop forever
       return Io("write");
     }
     b += k;
@@ -146,21 +147,22 @@ Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end)
     return Status::Ok();
   }
 #if defined(__linux__)
-  // File to file in the kernel; what it does not copy (another file system
-  // on an old kernel, a file that cannot be opened again) is written from
-  // the mapping: the same bytes.
-  const int in = ::open(data.file_path().c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (in >= 0) {
+  // File to file in the kernel, from the reader's descriptor: the file that
+  // was mapped, not whatever is at its path now (a save over the file it was
+  // loaded from renames a new file there). What it does not copy (another
+  // file system on an old kernel, a file that is gone or replaced) is
+  // written from the mapping: the same bytes.
+  const StaticDataReader reader(data);
+  if (reader.from_file()) {
     auto from = static_cast<loff_t>(data.file_offset() + begin);
     while (begin < end) {
-      const ssize_t k = ::copy_file_range(in, &from, fd_, nullptr, end - begin, 0);
+      const ssize_t k = ::copy_file_range(reader.fd(), &from, fd_, nullptr, end - begin, 0);
       if (k < 0 && errno == EINTR) continue;
       if (k <= 0) break;
       begin += static_cast<size_t>(k);
       written_ += static_cast<uint64_t>(k);
       Written(static_cast<uint64_t>(k));
     }
-    ::close(in);
   }
 #endif
   return Write(data.data() + begin, end - begin);

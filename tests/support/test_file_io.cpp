@@ -144,6 +144,33 @@ TEST_CASE("a stream writer's file holds the bytes written, direct or through the
   }
 }
 
+TEST_CASE("a stream writer copies a mapped window from the file that was mapped, not what is at its path now",
+          "[support][io]") {
+  TempFile src("qairt_stream_writer_renamed_src.bin");
+  const std::vector<uint8_t> source = Bytes(1 << 20, 7);
+  Save(src.path, source);
+  const auto window = StaticData::MapFile(src.path, 100, 200000).value();
+  // A save over the file it was loaded from: a new file renamed to its path.
+  TempFile other("qairt_stream_writer_renamed_other.bin");
+  Save(other.path, Bytes(1 << 20, 8));
+  REQUIRE(std::rename(other.path.c_str(), src.path.c_str()) == 0);
+  for (const uint64_t expected : {uint64_t{1000}, StreamWriter::kDirectFrom}) {
+    INFO((expected >= StreamWriter::kDirectFrom ? "direct when the file system allows" : "page cache"));
+    TempFile out("qairt_stream_writer_renamed_out.bin");
+    const int fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    {
+      StreamWriter w(fd, out.path, "test file", expected);
+      REQUIRE(w.WriteData(*window, 0, window->size()).ok());
+      REQUIRE(w.Finish().ok());
+    }
+    ::close(fd);
+    const std::vector<uint8_t> got = Load(out.path);
+    REQUIRE(got.size() == window->size());
+    CHECK(std::equal(got.begin(), got.end(), source.begin() + 100));
+  }
+}
+
 TEST_CASE("a stream writer reports a write error naming the file", "[support][io]") {
   const std::vector<uint8_t> a = Bytes(1000, 6);
   int fds[2];
