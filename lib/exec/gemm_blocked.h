@@ -59,16 +59,22 @@ struct PackedGemmA {
   int64_t m_blocks = 0;
 };
 
+// The largest B (bytes) read in place rather than packed (see RunBlocked).
+constexpr uint64_t kDirectMaxBBytes = uint64_t{2} << 20;
+
 template <class T>
 int64_t PaddedRows(int64_t mc) {
   return (mc + T::kMr - 1) / T::kMr * T::kMr;
 }
 
 // The loop nest; `a_block(pc, ic, mc, kc)` returns the packed A block for
-// rows [ic, ic + mc) and columns [pc, pc + kc).
+// rows [ic, ic + mc) and columns [pc, pc + kc). `b_warm`: the caller has
+// just written B (a convolution's im2col buffer), so it is cached whatever
+// its size.
 template <class T, typename ABlock>
 bool RunBlocked(int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, const float* b, int64_t ldb,
-                bool trans_b, float beta, float* c, int64_t ldc, const float* row_bias, ABlock&& a_block) {
+                bool trans_b, float beta, float* c, int64_t ldc, const float* row_bias, bool b_warm,
+                ABlock&& a_block) {
   // B packing buffer per thread (executors may run on several threads),
   // kept between calls: a fresh multi-MiB buffer per call costs a page fault
   // per 4 KiB, which for small GEMMs is more than the arithmetic.
@@ -81,15 +87,22 @@ bool RunBlocked(int64_t m, int64_t n, int64_t k, int64_t kblock, float alpha, co
     bsize = bpack ? bneed : 0;
   }
   if (!bpack) return false;  // the caller falls back to another GEMM
+  const auto b_bytes = static_cast<uint64_t>(k) * static_cast<uint64_t>(n) * sizeof(float);
   for (int64_t jc = 0; jc < n; jc += T::kNc) {
     const int64_t nc = std::min(T::kNc, n - jc);
     for (int64_t pc = 0; pc < k; pc += kblock) {
       const int64_t kc = std::min(kblock, k - pc);
       // With a single M block each B sliver is used by one pass of tiles:
-      // full slivers of an untransposed B are then read where they are
-      // (row stride ldb) instead of being copied first; only a partial last
-      // sliver is packed (zero padded).
-      const bool direct = !trans_b && m <= T::kMc;
+      // full slivers of an untransposed B that is likely cached are then
+      // read where they are (row stride ldb) instead of being copied first;
+      // only a partial last sliver is packed (zero padded). A large B not
+      // just written comes from memory (an LLM's weights, mapped): a sliver
+      // there is one 128-byte piece of each of kc rows, a page apart, which
+      // the prefetchers do not follow and which costs a TLB walk per row, so
+      // it is packed by rows instead (a decoder's calibration: 3.7-4.0 s per
+      // sample read in place, 3.3-3.4 s packed; ResNet-50's convolutions,
+      // whose im2col B is warm, 25% slower packed).
+      const bool direct = !trans_b && m <= T::kMc && (b_warm || b_bytes <= kDirectMaxBBytes);
       if (!direct) T::PackB(trans_b ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, trans_b, kc, nc, bpack.get());
       else if (nc % T::kNr) T::PackB(b + pc * ldb + jc + nc / T::kNr * T::kNr, ldb, false, kc, nc % T::kNr, bpack.get());
       TileStore st{alpha, beta, pc == 0, pc + kc >= k, nullptr};
@@ -127,7 +140,7 @@ bool GemmBlocked(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, in
     asize = apack ? aneed : 0;
   }
   if (!apack) return false;
-  return RunBlocked<T>(m, n, k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, nullptr,
+  return RunBlocked<T>(m, n, k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, nullptr, /*b_warm=*/false,
                        [&](int64_t pc, int64_t ic, int64_t mc, int64_t kc) {
                          T::PackA(trans_a ? a + pc * lda + ic : a + ic * lda + pc, lda, trans_a, mc, kc, apack.get());
                          return static_cast<const float*>(apack.get());
@@ -164,7 +177,8 @@ template <class T>
 bool GemmPackedABlocked(const PackedGemmA& a, bool trans_b, int64_t n, int64_t kblock, float alpha, const float* b,
                         int64_t ldb, float beta, float* c, int64_t ldc, const float* row_bias) {
   if (kblock != a.kc) return false;  // packed for another K block: the caller packs per call
-  return RunBlocked<T>(a.m, n, a.k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, row_bias,
+  // Pre-packed A: a convolution's weights, B its freshly written im2col.
+  return RunBlocked<T>(a.m, n, a.k, kblock, alpha, b, ldb, trans_b, beta, c, ldc, row_bias, /*b_warm=*/true,
                        [&](int64_t pc, int64_t ic, int64_t, int64_t) {
                          return static_cast<const float*>(
                              a.data.get() + a.offsets[static_cast<size_t>((pc / kblock) * a.m_blocks + ic / T::kMc)]);

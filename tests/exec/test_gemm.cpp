@@ -99,6 +99,9 @@ TEST_CASE("executor GEMM backends match a double reference on every blocking edg
       {true, false, 29, 65, 300, 1.f, 1.f},   {true, true, 170, 17, 513, 2.f, 0.25f},
       {false, false, 169, 4100, 40, 1.f, 0.f}, {false, true, 64, 49, 576, 1.f, 1.f},
       {false, false, 3, 3136, 64, 1.f, 0.f},  {false, false, 200, 16, 1, -1.f, 0.f},
+      // One M block with a B over the in-place limit (2.6 MB): packed, with
+      // a partial last sliver and a partial last K block.
+      {false, false, 20, 4100, 161, 1.f, 0.5f},
   };
   std::mt19937 rng(20261129);
   for (GemmBackend be : backends)
@@ -319,7 +322,8 @@ TEST_CASE("the SIMD GEMMs sum in ONNX Runtime's (MLAS) order, bit for bit", "[ex
   shapes.push_back({true, false, true, false, 9, 1, 30, 0.f});  // N = 1 with A transposed: groups of four
   // General: K blocks of 128, 256 (N <= 64), 512 (N <= 32), 1024 (N <= 16); none for a transposed A.
   for (const auto& [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
-           {32, 192, 200}, {16, 64, 300}, {8, 20, 1100}, {5, 9, 2100}, {40, 128, 129}, {3, 300, 64}})
+           {32, 192, 200}, {16, 64, 300}, {8, 20, 1100}, {5, 9, 2100}, {40, 128, 129}, {3, 300, 64},
+           {20, 4100, 161}})  // the last: one M block, B too large to read in place
     for (float beta : {0.f, 1.f}) shapes.push_back({false, false, false, false, m, n, k, beta});
   shapes.push_back({true, false, true, false, 20, 30, 300, 0.f});
   shapes.push_back({false, true, false, true, 20, 30, 300, 1.f});
