@@ -6,6 +6,7 @@
 
 #include "ir/diagnostic.h"
 #include "ir/shape.h"
+#include "support/thread_scratch.h"
 
 namespace qairt::quant {
 
@@ -99,8 +100,9 @@ struct Plan {
 // the block axis dropped. Walked as an odometer: no division per block. The
 // table is the calling thread's, reused from tensor to tensor (an LLM's
 // tables are 8 bytes a block: fresh pages for every weight otherwise).
+thread_local std::vector<size_t> block_channel_table;
 const std::vector<size_t>& BlockChannels(const std::vector<int64_t>& scale_dims, size_t axis, size_t* nchannels) {
-  thread_local std::vector<size_t> channel;
+  std::vector<size_t>& channel = block_channel_table;
   const size_t r = scale_dims.size();
   std::vector<size_t> ch_stride(r, 0);
   size_t nch = 1;
@@ -164,6 +166,7 @@ Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, c
   }
   thread_local std::vector<float> checked_scales;
   thread_local std::vector<int32_t> checked_offsets;
+  const ScratchRelease release(checked_scales, checked_offsets, block_channel_table);
   std::vector<float>& scales = tables ? p.scales : checked_scales;
   std::vector<int32_t>& offsets = tables ? p.offsets : checked_offsets;
   offsets.clear();
@@ -300,6 +303,7 @@ bool TransposedQuantizer::RunBand(const float* band, int64_t ld, int64_t r0, int
   const auto cells = static_cast<size_t>(j1 - j0);
   thread_local std::vector<float> scales;
   thread_local std::vector<int32_t> offsets;
+  const ScratchRelease release(scales, offsets);
   scales.resize(cells * w);
   const bool lpbq = enc_.kind == EncodingKind::kLpbq;
   const bool has_offsets = !lpbq && (!enc_.offsets.empty() || !enc_.float_offsets.empty());
@@ -456,7 +460,8 @@ Status FillFromRanges(std::string_view name, const k::Grid& grid, const float* m
     const std::vector<size_t>& block_channel = BlockChannels(grid.ScaleDims(), static_cast<size_t>(req.axis), &nch);
     enc->scales.resize(nch);
     enc->block_int_scales.resize(ns);
-    thread_local std::vector<float> eff;  // not kept: the thread's, as BlockChannels'
+    thread_local std::vector<float> eff;  // the thread's, as BlockChannels'
+    const ScratchRelease release(eff, block_channel_table);
     if (eff.size() < ns) eff.resize(ns);
     k::ComputeLpbq(ns, mins, maxs, block_channel.data(), nch, bw, req.decompressed_bitwidth, options.min_range,
                    enc->scales.mut().data(), enc->block_int_scales.mut().data(), eff.data(), Exec(options));

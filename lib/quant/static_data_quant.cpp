@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels/threadpool.h"
+#include "support/thread_scratch.h"
 #include "quant/quantize.h"
 
 namespace qairt::quant {
@@ -81,6 +82,7 @@ bool ForEachBand(const StaticTransposition& t, int64_t c0, int64_t width, int64_
     // Kept by the thread from tensor to tensor: a fresh ~512 KiB buffer per
     // weight is fresh pages, zeroed by the kernel and again by resize().
     thread_local std::vector<float> buf;
+    const ScratchRelease release(buf);
     if (buf.size() < static_cast<size_t>(band_rows * width)) buf.resize(static_cast<size_t>(band_rows * width));
     kernels::Transpose2DStrided(sizeof(float), k1 - k0, width, src + k0 * ld, ld, buf.data(), k1 - k0);
     ok[b] = fn(buf.data(), k0, k1) ? 1 : 0;
@@ -170,6 +172,7 @@ void SourceRanges(const StaticTransposition& t, int64_t bs, kernels::ThreadPool*
     // Kept by the thread from weight to weight (fresh pages per band would
     // cost more than the read).
     thread_local std::vector<float> buf, blo, bhi;
+    const ScratchRelease release(buf, blo, bhi);
     const float* band = reinterpret_cast<const float*>(t.source->data()) + static_cast<size_t>(k0) * un;
     if (reader.from_file()) {
       if (buf.size() < rows * un) buf.resize(rows * un);
@@ -227,6 +230,7 @@ Result<Encoding> EncodingOf(std::string_view name, const StaticData& data, const
   // range of the columns' ranges. The buffers are the thread's, kept from
   // weight to weight (an LLM's ranges are fresh pages otherwise).
   thread_local std::vector<float> lo, hi, mins, maxs;
+  const ScratchRelease release(lo, hi, mins, maxs);
   const size_t nc = un * cells;
   for (auto* v : {&lo, &hi, &mins, &maxs})
     if (v->size() < nc) v->resize(nc);
@@ -294,6 +298,7 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
       }
       const auto count = static_cast<size_t>((k1 - k0) * w);
       thread_local std::vector<float> buf;  // kept, as SourceRanges' band
+      const ScratchRelease release(buf);
       if (buf.size() < count) buf.resize(count);
       reader->Read(static_cast<size_t>(k0 * w) * sizeof(float), count * sizeof(float),
                    reinterpret_cast<uint8_t*>(buf.data()));
@@ -318,6 +323,7 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
     const int64_t h = k1 - k0;
     const size_t row_bytes = static_cast<size_t>(h) * bits / 8;
     thread_local std::vector<uint8_t> piece;  // kept, as the band buffer
+    const ScratchRelease release(piece);
     if (piece.size() < static_cast<size_t>(w) * row_bytes) piece.resize(static_cast<size_t>(w) * row_bytes);
     if (!QuantizeTensor(name, DType::kFloat32, band, {w, h}, enc, piece.data(),
                         static_cast<size_t>(w) * row_bytes, quiet)
@@ -351,6 +357,7 @@ void RangeOf(const StaticData& data, size_t count, kernels::ThreadPool* pool, fl
   kernels::ParallelFor(pool, chunks, [&](size_t c, size_t) {
     const size_t b = c * kChunk, n = std::min(count, b + kChunk) - b;
     thread_local std::vector<float> buf;
+    const ScratchRelease release(buf);
     if (buf.size() < n) buf.resize(n);
     reader.Read(b * sizeof(float), n * sizeof(float), reinterpret_cast<uint8_t*>(buf.data()));
     kernels::MinMaxGrid(buf.data(), kernels::Grid::PerTensor({static_cast<int64_t>(n)}), &clo[c], &chi[c], {},
@@ -401,6 +408,7 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
             if (reader.from_file()) {
               const auto n = static_cast<size_t>((r1 - r0) * cols);
               thread_local std::vector<float> buf;  // kept from piece to piece
+              const ScratchRelease release(buf);
               if (buf.size() < n) buf.resize(n);
               reader.Read(static_cast<size_t>(r0 * cols) * sizeof(float), n * sizeof(float),
                           reinterpret_cast<uint8_t*>(buf.data()));
