@@ -403,12 +403,14 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
             const auto r0 = static_cast<int64_t>(begin / row_bytes);
             const auto r1 = static_cast<int64_t>((end + row_bytes - 1) / row_bytes);
             const float* src = reinterpret_cast<const float*>(data->data()) + r0 * cols;
-            // The piece's rows are contiguous: one read from the file.
+            // The piece's rows are contiguous: one read from the file, into
+            // a buffer kept from piece to piece (released, when large, only
+            // once the quantization below has read it).
+            thread_local std::vector<float> buf;
+            const ScratchRelease release(buf);
             const StaticDataReader reader(*data);
             if (reader.from_file()) {
               const auto n = static_cast<size_t>((r1 - r0) * cols);
-              thread_local std::vector<float> buf;  // kept from piece to piece
-              const ScratchRelease release(buf);
               if (buf.size() < n) buf.resize(n);
               reader.Read(static_cast<size_t>(r0 * cols) * sizeof(float), n * sizeof(float),
                           reinterpret_cast<uint8_t*>(buf.data()));

@@ -75,6 +75,31 @@ TEST_CASE("a plain mapped tensor's deferred quantization is made in pieces with 
   }
 }
 
+TEST_CASE("a large plain mapped tensor's deferred quantization made whole reads its file into a buffer it keeps "
+          "until quantized",
+          "[passes][deferred]") {
+  // 20 MB of floats: the whole tensor's read buffer is past the bound a
+  // thread keeps between uses, so it is freed after the piece, and must not
+  // be before the quantization has read it.
+  const std::vector<int64_t> dims = {5000, 1024};
+  const std::vector<float> v = OutlierWeights(5000 * 1024, 23);
+  TempPath file("qairt_deferred_large.bin");
+  const auto mapped = MappedFloats(file, v);
+  const quant::EncodingRequest req =
+      WeightRequest(EncodingKind::kPerTensor, DType::kUFixed16, Symmetry::kAsymmetric, -1, {});
+  const Encoding enc = quant::ComputeEncoding("t", *mapped, dims, req).value();
+  const std::vector<uint8_t> whole = quant::QuantizeTensor("t", DType::kFloat32, v.data(), dims, enc).value();
+  const auto deferred = quant::DeferQuantization("t", mapped, dims, enc, whole.size());
+  REQUIRE(deferred);
+  for (int pass = 0; pass < 2; ++pass) {  // the second with the buffer freed by the first
+    std::vector<uint8_t> got(whole.size(), 0xEE);
+    deferred->CopyRangeTo(got.data(), 0, got.size());
+    CHECK(got == whole);
+  }
+  REQUIRE(deferred->size() == whole.size());
+  CHECK(std::memcmp(deferred->data(), whole.data(), whole.size()) == 0);  // materialized whole
+}
+
 TEST_CASE("pieces stream in order, made ahead on helper threads, and a sink error stops them",
           "[passes][deferred][threads]") {
   // Three deferred tensors between ready bytes: several pieces to make, so the
