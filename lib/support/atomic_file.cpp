@@ -230,8 +230,12 @@ Status WriteFileAtomicallyWith(const std::string& path, std::string_view what,
                                const std::function<Status(int fd)>& write) {
   Result<AtomicFile> file = AtomicFile::Create(path, what);
   if (!file.ok()) return file.status();
-  if (Status s = write(file.value().fd()); !s.ok())
+  if (Status s = write(file.value().fd()); !s.ok()) {
+    // A writer that named the file already (a stream writer's I/O error)
+    // is not wrapped in a second "cannot write ... '<path>'".
+    if (s.message().find(path) != std::string::npos) return s;
     return Error(s.code(), "cannot write the {} '{}': {}", what, path, s.message());
+  }
   return file.value().Commit();
 }
 
