@@ -75,7 +75,7 @@ Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<
       }
       try {
         p.make->CopyRangeTo(Ensure(&slot, p.end - p.begin), p.begin, p.end);
-      } catch (const std::bad_alloc&) {
+      } catch (...) {  // as on the helper threads: nothing escapes the writer
         return out_of_memory();
       }
       QAIRT_RETURN_IF_ERROR(sink(slot.bytes, p.end - p.begin));
