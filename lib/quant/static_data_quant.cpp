@@ -93,6 +93,17 @@ bool ForEachBand(const StaticTransposition& t, int64_t c0, int64_t width, int64_
 // `e` without its per-channel / per-block tables: a slice fills them with
 // its part (copying the whole tables first would move them bands x blocks
 // times).
+// Floats [begin, begin + count) of `data`: read from its file into `buf`
+// (the caller's kept scratch) when `reader` reads the file, else where they
+// lie. The pointer is valid while `buf` is.
+const float* FloatsOf(const StaticData& data, const StaticDataReader& reader, size_t begin, size_t count,
+                      std::vector<float>& buf) {
+  if (!reader.from_file()) return reinterpret_cast<const float*>(data.data()) + begin;
+  if (buf.size() < count) buf.resize(count);
+  reader.Read(begin * sizeof(float), count * sizeof(float), reinterpret_cast<uint8_t*>(buf.data()));
+  return buf.data();
+}
+
 Encoding WithoutTables(const Encoding& e) {
   Encoding s;
   s.kind = e.kind;
@@ -173,13 +184,7 @@ void SourceRanges(const StaticTransposition& t, int64_t bs, kernels::ThreadPool*
     // cost more than the read).
     thread_local std::vector<float> buf, blo, bhi;
     const ScratchRelease release(buf, blo, bhi);
-    const float* band = reinterpret_cast<const float*>(t.source->data()) + static_cast<size_t>(k0) * un;
-    if (reader.from_file()) {
-      if (buf.size() < rows * un) buf.resize(rows * un);
-      reader.Read(static_cast<size_t>(k0) * un * sizeof(float), rows * un * sizeof(float),
-                  reinterpret_cast<uint8_t*>(buf.data()));
-      band = buf.data();
-    }
+    const float* band = FloatsOf(*t.source, reader, static_cast<size_t>(k0) * un, rows * un, buf);
     const std::vector<int64_t> dims = {k1 - k0, n};
     if (bs > 0) {
       const size_t at = static_cast<size_t>(k0 / bs) * un;
@@ -296,13 +301,11 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
         ok[b] = quantizer->Run(src, r0, r1, k0, k1, out, known_finite) ? 1 : 0;
         return;
       }
-      const auto count = static_cast<size_t>((k1 - k0) * w);
       thread_local std::vector<float> buf;  // kept, as SourceRanges' band
       const ScratchRelease release(buf);
-      if (buf.size() < count) buf.resize(count);
-      reader->Read(static_cast<size_t>(k0 * w) * sizeof(float), count * sizeof(float),
-                   reinterpret_cast<uint8_t*>(buf.data()));
-      ok[b] = quantizer->RunBand(buf.data(), w, r0, r1, k0, k1, out, known_finite) ? 1 : 0;
+      const float* band =
+          FloatsOf(*t.source, *reader, static_cast<size_t>(k0 * w), static_cast<size_t>((k1 - k0) * w), buf);
+      ok[b] = quantizer->RunBand(band, w, r0, r1, k0, k1, out, known_finite) ? 1 : 0;
     });
     return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
   }
@@ -358,9 +361,7 @@ void RangeOf(const StaticData& data, size_t count, kernels::ThreadPool* pool, fl
     const size_t b = c * kChunk, n = std::min(count, b + kChunk) - b;
     thread_local std::vector<float> buf;
     const ScratchRelease release(buf);
-    if (buf.size() < n) buf.resize(n);
-    reader.Read(b * sizeof(float), n * sizeof(float), reinterpret_cast<uint8_t*>(buf.data()));
-    kernels::MinMaxGrid(buf.data(), kernels::Grid::PerTensor({static_cast<int64_t>(n)}), &clo[c], &chi[c], {},
+    kernels::MinMaxGrid(FloatsOf(data, reader, b, n, buf), kernels::Grid::PerTensor({static_cast<int64_t>(n)}), &clo[c], &chi[c], {},
                         &bad[c]);
   });
   float mn = std::numeric_limits<float>::infinity(), mx = -mn;
@@ -402,20 +403,14 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
           [name = std::string(name), data, dims, enc, rows, cols, row_bytes](uint8_t* out, size_t begin, size_t end) {
             const auto r0 = static_cast<int64_t>(begin / row_bytes);
             const auto r1 = static_cast<int64_t>((end + row_bytes - 1) / row_bytes);
-            const float* src = reinterpret_cast<const float*>(data->data()) + r0 * cols;
             // The piece's rows are contiguous: one read from the file, into
             // a buffer kept from piece to piece (released, when large, only
             // once the quantization below has read it).
             thread_local std::vector<float> buf;
             const ScratchRelease release(buf);
             const StaticDataReader reader(*data);
-            if (reader.from_file()) {
-              const auto n = static_cast<size_t>((r1 - r0) * cols);
-              if (buf.size() < n) buf.resize(n);
-              reader.Read(static_cast<size_t>(r0 * cols) * sizeof(float), n * sizeof(float),
-                          reinterpret_cast<uint8_t*>(buf.data()));
-              src = buf.data();
-            }
+            const float* src = FloatsOf(*data, reader, static_cast<size_t>(r0 * cols),
+                                        static_cast<size_t>((r1 - r0) * cols), buf);
             std::vector<int64_t> piece = dims;
             piece[0] = r1 - r0;
             const bool whole = r0 == 0 && r1 == rows;

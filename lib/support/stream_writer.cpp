@@ -96,7 +96,10 @@ Status StreamWriter::FlushStage(size_t n) {
       staged_ -= done;
       return LeaveDirect();
     }
-    if (k < 0) return Io("write");
+    if (k <= 0) {
+      if (k == 0) errno = EIO;  // nothing written and no error: would loop forever
+      return Io("write");
+    }
     done += static_cast<size_t>(k);
     Written(static_cast<uint64_t>(k));
     if (done < n && done % kBlock != 0) {
