@@ -129,7 +129,7 @@ const Option kMixedPrecision{"--mixed_precision", "off|budget=DB|percent=P",
                              "per unit, keep the higher precision to meet an output SQNR budget or for P% of the units "
                              "(needs --input_list)",
                              "off"};
-const Option kNumThreads{"--num_threads", "N", "threads for rewrites, calibration and accuracy; 0 uses every core", "1"};
+const Option kNumThreads{"--num_threads", "N", "threads for weight quantization, rewrites, calibration and accuracy; 0 uses every core", "0 (every core)"};
 const Option kNoProgress{"--no_progress", "", "no calibration/accuracy progress on stderr", "off; progress shown"};
 const Option kNoRewrites{"--no_rewrites", "", "skip the accuracy rewrites that run before calibration",
                          "off; rewrites run"};

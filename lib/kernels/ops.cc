@@ -299,10 +299,25 @@ template <int kBits>
 void PackRowGroups(const uint8_t* tile, size_t groups, size_t cols, uint8_t* out) {
   constexpr size_t kPer = 8 / kBits;
   constexpr unsigned kMask = (1u << kBits) - 1u;
+  // Eight columns per step in a 64-bit word (each byte's field masked
+  // before the shift, so no bits cross into the next byte): the byte loop
+  // stays scalar at -O2, and was a fifth of an LLM's int4 weight
+  // quantization.
+  constexpr uint64_t kLanes = 0x0101010101010101ull * kMask;
   for (size_t g = 0; g < groups; ++g) {
     const uint8_t* rows = tile + g * kPer * cols;
     uint8_t* dst = out + g * cols;
-    for (size_t c = 0; c < cols; ++c) {
+    size_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      uint64_t word = 0;
+      for (size_t j = 0; j < kPer; ++j) {
+        uint64_t v;
+        std::memcpy(&v, rows + j * cols + c, 8);
+        word |= (v & kLanes) << (kBits * j);
+      }
+      std::memcpy(dst + c, &word, 8);
+    }
+    for (; c < cols; ++c) {
       unsigned byte = 0;
       for (size_t j = 0; j < kPer; ++j) byte |= (rows[j * cols + c] & kMask) << (kBits * j);
       dst[c] = static_cast<uint8_t>(byte);

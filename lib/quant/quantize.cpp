@@ -170,6 +170,17 @@ Result<Plan> MakePlan(std::string_view name, const std::vector<int64_t>& dims, c
   std::vector<float>& scales = tables ? p.scales : checked_scales;
   std::vector<int32_t>& offsets = tables ? p.offsets : checked_offsets;
   offsets.clear();
+  if (enc.kind == EncodingKind::kLpbq && !tables) {
+    // Only checked: the encoding is valid (integer scales in [1, max], one
+    // per block; channel scales finite and > 0), so every product is > 0
+    // and finite when each channel scale times the largest integer scale
+    // is. Checked per channel, not per block (an LLM's weights have ~16M
+    // blocks, and each deferred weight is checked twice).
+    const auto max_int = static_cast<float>(int64_t{1} << (enc.decompressed_bitwidth - enc.effective_bitwidth()));
+    bool products_finite = true;
+    for (const float s : enc.scales) products_finite &= std::isfinite(s * max_int);
+    if (products_finite) return p;
+  }
   if (enc.kind == EncodingKind::kLpbq) {
     // Effective block scale = integer block scale x channel scale; the
     // channel of a block is its grid index without the block axis.

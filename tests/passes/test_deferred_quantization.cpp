@@ -177,3 +177,30 @@ TEST_CASE("the container writer streams a transposed view without making its tra
   REQUIRE(bw.data->size() == want.size() * sizeof(float));
   CHECK(std::memcmp(bw.data->data(), want.data(), bw.data->size()) == 0);
 }
+
+TEST_CASE("an LPBQ encoding is checked per channel only when no block's scale product can overflow",
+          "[passes][deferred][lpbq]") {
+  // Two channels of two blocks of 4: integer scales in [1, 16], so a
+  // channel scale over FLT_MAX / 16 may overflow in its product; the
+  // check then falls back to every block's product.
+  Encoding e;
+  e.kind = EncodingKind::kLpbq;
+  e.dtype = DType::kInt4;
+  e.bitwidth = 4;
+  e.decompressed_bitwidth = 8;
+  e.symmetry = Symmetry::kSymmetric;
+  e.axis = 1;  // the block axis
+  e.block_sizes = {1, 4};
+  e.offsets = std::vector<int32_t>(2, 0);
+  const float big = std::numeric_limits<float>::max() / 8;
+  e.scales = std::vector<float>{0.5f, big};
+  e.block_int_scales = {3, 16, 1, 4};  // big x 4 is finite, 16 would not be
+  CHECK(quant::CheckQuantizable("w", DType::kFloat32, {2, 8}, e, 8).ok());
+  e.block_int_scales = {3, 16, 1, 9};  // big x 9 overflows
+  const Status bad = quant::CheckQuantizable("w", DType::kFloat32, {2, 8}, e, 8);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.message(), Catch::Contains("'w'") && Catch::Contains("scale 3"));
+  // Ordinary scales: the per-channel check, the same verdict.
+  e.scales = {0.5f, 0.25f};
+  CHECK(quant::CheckQuantizable("w", DType::kFloat32, {2, 8}, e, 8).ok());
+}
