@@ -137,8 +137,9 @@ class StaticData {
 
 // Bytes of a StaticData copied into a caller's buffer, for a pass that reads
 // a weight once in pieces (its ranges, its quantization). A window of a
-// mapped file is read from the file (pread): the kernel copies from the page
-// cache through its own mapping, so the process's mapping is never touched.
+// mapped file is read from the file (pread) where that is faster than the
+// mapping (see ReadThroughMapping): the kernel copies from the page cache
+// through its own mapping, so the process's mapping is never touched.
 // Reading the page cache through a 4 KiB-page user mapping costs a TLB miss
 // per page, and a fault per 16 pages on the first pass; on virtual machines
 // with shadow page tables that made it 4x slower than pread here (3.8 against
@@ -157,15 +158,35 @@ class StaticDataReader {
   // of the data, back to back into `out`. The runs must lie inside the data.
   void ReadRuns(size_t begin, size_t run, size_t stride, size_t count, uint8_t* out) const;
   void Read(size_t begin, size_t bytes, uint8_t* out) const { ReadRuns(begin, bytes, bytes, 1, out); }
-  // Whether reads go to the file.
-  bool from_file() const { return fd_ >= 0; }
+  // Whether reads go to the file (else they copy from the mapping).
+  bool from_file() const { return fd_ >= 0 && !through_mapping_; }
   // The mapped file, opened and checked to be the same file (device and
-  // inode) and still long enough; -1 when reads come from memory.
+  // inode) and still long enough; -1 when there is none (a file-to-file
+  // copy may use it even when reads go through the mapping).
   int fd() const { return fd_; }
 
+  // How reads of mapped files are made, for the whole process: timed once
+  // on the first file large enough (the default; QAIRT_FILE_READS=pread|map
+  // in the environment decides instead), or set (tests, benchmarks).
+  enum class FileReads { kTimed, kPread, kMapping };
+  static void SetFileReads(FileReads how);
+
  private:
+  static bool ReadThroughMapping(const StaticData& data, int fd);
+
   const StaticData& data_;
   int fd_ = -1;
+  bool through_mapping_ = false;
+};
+
+// How mapped files are read, set for a scope (a test of one way), then
+// timed again.
+class ScopedFileReads {
+ public:
+  explicit ScopedFileReads(StaticDataReader::FileReads how) { StaticDataReader::SetFileReads(how); }
+  ~ScopedFileReads() { StaticDataReader::SetFileReads(StaticDataReader::FileReads::kTimed); }
+  ScopedFileReads(const ScopedFileReads&) = delete;
+  ScopedFileReads& operator=(const ScopedFileReads&) = delete;
 };
 
 }  // namespace qairt

@@ -156,7 +156,7 @@ Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end)
   // file system on an old kernel, a file that is gone or replaced) is
   // written from the mapping: the same bytes.
   const StaticDataReader reader(data);
-  if (reader.from_file()) {
+  if (reader.fd() >= 0) {
     auto from = static_cast<loff_t>(data.file_offset() + begin);
     while (begin < end) {
       const ssize_t k = ::copy_file_range(reader.fd(), &from, fd_, nullptr, end - begin, 0);

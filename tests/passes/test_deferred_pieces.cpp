@@ -211,6 +211,7 @@ TEST_CASE("a transposed view's deferred quantization is made whole from its file
 
 TEST_CASE("a mapped tensor's range read from its file in chunks equals the kernel's on its memory",
           "[passes][deferred]") {
+  const ScopedFileReads pread_reads(StaticDataReader::FileReads::kPread);
   // Three chunks and a bit; a NaN, an Inf and a negative zero at the extremes.
   std::vector<float> v = OutlierWeights((size_t{3} << 18) + 1000, 31);
   for (float& x : v) x = std::fabs(x) + 0.5f;  // all positive: min lands on the -0 below

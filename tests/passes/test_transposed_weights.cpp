@@ -69,6 +69,7 @@ std::shared_ptr<const StaticData> CountingView(const std::shared_ptr<const Stati
 
 TEST_CASE("a transposed view encodes and quantizes from its source, identical to the transpose",
           "[passes][transposed]") {
+  const ScopedFileReads pread_reads(StaticDataReader::FileReads::kPread);
   // K = 1000, blocks of 40: bands of 840 and 160 source rows.
   const int64_t k = 1000, n = 150;
   const std::vector<float> src = Source(k, n, 7);

@@ -47,6 +47,7 @@ std::vector<uint8_t> Load(const std::string& path) {
 }  // namespace
 
 TEST_CASE("a reader copies a mapped window's bytes from its file, or from memory", "[support][io]") {
+  const ScopedFileReads pread_reads(StaticDataReader::FileReads::kPread);
   TempFile f("qairt_reader_window.bin");
   const std::vector<uint8_t> file = Bytes(100000, 1);
   Save(f.path, file);
@@ -94,6 +95,44 @@ TEST_CASE("a reader copies a mapped window's bytes from its file, or from memory
   std::vector<uint8_t> m(10);
   mem.Read(990, 10, m.data());
   CHECK(std::equal(m.begin(), m.end(), file.begin() + 990));
+}
+
+TEST_CASE("mapped files are read by pread or through the mapping, as set or as timed once", "[support][io]") {
+  using FileReads = StaticDataReader::FileReads;
+  TempFile f("qairt_reader_timed.bin");
+  const std::vector<uint8_t> file = Bytes(9 << 20, 6);  // above the probe's 4 regions of 2 MiB
+  Save(f.path, file);
+  const auto big = StaticData::MapFile(f.path, 5, file.size() - 5).value();
+  const auto small = StaticData::MapFile(f.path, 0, 4096).value();
+  auto read_all = [&](const StaticDataReader& r) {
+    std::vector<uint8_t> got(big->size());
+    r.Read(0, got.size(), got.data());
+    return std::equal(got.begin(), got.end(), file.begin() + 5);
+  };
+  {
+    const ScopedFileReads set(FileReads::kMapping);
+    const StaticDataReader r(*big);
+    CHECK_FALSE(r.from_file());
+    CHECK(r.fd() >= 0);  // kept for file-to-file copies
+    CHECK(read_all(r));
+  }
+  {
+    const ScopedFileReads set(FileReads::kPread);
+    const StaticDataReader r(*big);
+    CHECK(r.from_file());
+    CHECK(read_all(r));
+  }
+  // Timed: a file too small to time is read with pread and decides nothing;
+  // the first large one decides for every later reader, small ones too.
+  StaticDataReader::SetFileReads(FileReads::kTimed);
+  CHECK(StaticDataReader(*small).from_file());
+  const StaticDataReader timed(*big);
+  CHECK(read_all(timed));
+  for (int i = 0; i < 3; ++i) {
+    CHECK(StaticDataReader(*big).from_file() == timed.from_file());
+    CHECK(StaticDataReader(*small).from_file() == timed.from_file());
+  }
+  StaticDataReader::SetFileReads(FileReads::kTimed);
 }
 
 TEST_CASE("a stream writer's file holds the bytes written, direct or through the page cache", "[support][io]") {
