@@ -171,7 +171,7 @@ qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Opt
   }
   o->high_act_bitwidth = std::max(o->high_act_bitwidth, o->calibration.act_bitwidth);
   o->high_weights_bitwidth = std::max(o->high_weights_bitwidth, o->calibration.weights_bitwidth);
-  o->num_threads = a.num_threads ? a.num_threads : 1;
+  o->num_threads = a.num_threads;  // 0: every core (results do not depend on it)
   o->calibration.num_threads = o->num_threads;
   if (a.mixed_gains && a.mixed_gains->kind != QAIRT_ANALYSIS_MIXED_GAINS)
     return InvalidArg("qairt_analysis_options.mixed_gains is not a QAIRT_ANALYSIS_MIXED_GAINS report");
@@ -235,7 +235,7 @@ qairt_status_t* qairt_rewrite_graph(qairt_graph_t* graph, const qairt_rewrite_op
         return false;
       };
   }
-  o.num_threads = r.num_threads ? r.num_threads : 1;
+  o.num_threads = r.num_threads;  // 0: every core (results do not depend on it)
   for (size_t i = 0; i < r.num_disabled; ++i) {
     if (!r.disabled[i]) return InvalidArg("qairt_rewrite_options.disabled[{}] is NULL", i);
     o.disabled.emplace_back(r.disabled[i]);

@@ -42,7 +42,7 @@ typedef struct qairt_analysis_report_t qairt_analysis_report_t; /* immutable, th
 
 typedef struct qairt_rewrite_options {
   uint32_t struct_size; /* sizeof(qairt_rewrite_options) */
-  uint32_t num_threads;
+  uint32_t num_threads; /* 0 = all cores; results never depend on it */
   const char* input_list;       /* verification samples; NULL: 4 synthetic samples (standard normal floats) */
   const char* const* disabled;  /* names of rewrites not to run (qairt_rewrite_name) */
   size_t num_disabled;
@@ -95,7 +95,7 @@ enum qairt_mixed_mode {
 
 typedef struct qairt_analysis_options {
   uint32_t struct_size; /* sizeof(qairt_analysis_options) */
-  uint32_t num_threads;
+  uint32_t num_threads; /* 0 = all cores; results never depend on it */
   /* Base precision and calibration methods; NULL: qairt_calibration_options_init's W8A8 min-max. */
   const qairt_calibration_options* calibration;
   uint32_t high_act_bitwidth;     /* 8 | 16; default 16 */
