@@ -5,44 +5,124 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "calib/input_list.h"
 #include "exec/executor.h"
 
 namespace qairt::calib {
 
+namespace {
+
+// One sample's outputs appended to `outs` (float32 as is, int64 and bytes
+// converted).
+void AppendOutputs(const std::vector<exec::HostTensor>& r, size_t samples, SampleOutputs* outs) {
+  for (size_t k = 0; k < r.size() && k < outs->size(); ++k) {
+    const exec::HostTensor& h = r[k];
+    std::vector<float>& o = (*outs)[k];
+    if (h.dtype == DType::kFloat32) {
+      const size_t n = h.bytes.size() / 4, at = o.size();
+      if (at == 0) o.reserve(n * samples);  // every sample's output has this size: no regrowth copies
+      o.resize(at + n);
+      if (n) std::memcpy(o.data() + at, h.bytes.data(), n * 4);
+    } else if (h.dtype == DType::kInt64) {
+      for (size_t j = 0; j + 8 <= h.bytes.size(); j += 8) {
+        int64_t v;
+        std::memcpy(&v, h.bytes.data() + j, 8);
+        o.push_back(static_cast<float>(v));
+      }
+    } else {
+      for (uint8_t b : h.bytes) o.push_back(b);
+    }
+  }
+}
+
+}  // namespace
+
 Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples, bool simulate_quantization,
                                  uint32_t num_threads, std::shared_ptr<exec::Workspace> workspace) {
-  exec::Options eo;
-  eo.num_threads = num_threads;
-  eo.simulate_quantization = simulate_quantization;
-  eo.workspace = std::move(workspace);
-  auto ex = exec::Executor::Create(graph, eo);
-  if (!ex.ok()) return ex.status();
   SampleOutputs outs(graph.outputs().size());
+  // Samples on up to num_threads workers (0: every core), each with its own
+  // single-threaded executor, as calibration runs them: one sample at a
+  // time leaves a second core mostly idle on models of small ops. The
+  // executor's results do not depend on its threads, and outputs are
+  // gathered in sample order: the same outputs for any count.
+  const auto workers = static_cast<uint32_t>(std::max<size_t>(
+      1, std::min<size_t>(num_threads ? num_threads : std::max(1u, std::thread::hardware_concurrency()),
+                          samples.count)));
+  if (workers == 1) {
+    exec::Options eo;
+    eo.num_threads = num_threads;
+    eo.simulate_quantization = simulate_quantization;
+    eo.workspace = std::move(workspace);
+    auto ex = exec::Executor::Create(graph, eo);
+    if (!ex.ok()) return ex.status();
+    for (size_t i = 0; i < samples.count; ++i) {
+      auto s = samples.load(i);
+      if (!s.ok()) return s.status();
+      auto r = ex.value()->Run(s.value());
+      if (!r.ok()) return r.status();
+      AppendOutputs(r.value(), samples.count, &outs);
+    }
+    return outs;
+  }
+  std::vector<std::vector<exec::HostTensor>> results(samples.count);
+  std::vector<Status> errors(samples.count, Status::Ok());
+  std::vector<Status> setup(workers, Status::Ok());
+  auto work = [&](uint32_t w) {
+    exec::Options eo;
+    eo.num_threads = 1;
+    eo.simulate_quantization = simulate_quantization;
+    if (w == 0) eo.workspace = workspace;  // one executor at a time may use it
+    auto ex = exec::Executor::Create(graph, eo);
+    if (!ex.ok()) {
+      setup[w] = ex.status();
+      return;
+    }
+    for (size_t i = w; i < samples.count; i += workers) {
+      auto s = samples.load(i);
+      if (!s.ok()) {
+        errors[i] = s.status();
+        return;
+      }
+      auto r = ex.value()->Run(s.value());
+      if (!r.ok()) {
+        errors[i] = r.status();
+        return;
+      }
+      results[i] = std::move(r).value();
+    }
+  };
+  std::vector<std::thread> threads;
+  uint32_t started = 1;
+  try {
+    for (uint32_t w = 1; w < workers; ++w, ++started) threads.emplace_back(work, w);
+  } catch (...) {
+    // No thread for the rest: their samples are run below, on this one.
+  }
+  work(0);
+  for (auto& t : threads) t.join();
+  for (const Status& st : setup)
+    if (!st.ok()) return st;
+  // The first failure in sample order (a worker stops at its first).
   for (size_t i = 0; i < samples.count; ++i) {
-    auto s = samples.load(i);
-    if (!s.ok()) return s.status();
-    auto r = ex.value()->Run(s.value());
-    if (!r.ok()) return r.status();
-    for (size_t k = 0; k < r.value().size() && k < outs.size(); ++k) {
-      const exec::HostTensor& h = r.value()[k];
-      std::vector<float>& o = outs[k];
-      if (h.dtype == DType::kFloat32) {
-        const size_t n = h.bytes.size() / 4, at = o.size();
-        if (at == 0) o.reserve(n * samples.count);  // every sample's output has this size: no regrowth copies
-        o.resize(at + n);
-        if (n) std::memcpy(o.data() + at, h.bytes.data(), n * 4);
-      } else if (h.dtype == DType::kInt64) {
-        for (size_t j = 0; j + 8 <= h.bytes.size(); j += 8) {
-          int64_t v;
-          std::memcpy(&v, h.bytes.data() + j, 8);
-          o.push_back(static_cast<float>(v));
-        }
-      } else {
-        for (uint8_t b : h.bytes) o.push_back(b);
+    if (!errors[i].ok()) return errors[i];
+    if (results[i].empty() && (i % workers) >= started) {
+      // A worker that never started: its samples on this thread.
+      exec::Options eo;
+      eo.simulate_quantization = simulate_quantization;
+      auto ex = exec::Executor::Create(graph, eo);
+      if (!ex.ok()) return ex.status();
+      for (size_t j = i; j < samples.count; j += workers) {
+        auto s = samples.load(j);
+        if (!s.ok()) return s.status();
+        auto r = ex.value()->Run(s.value());
+        if (!r.ok()) return r.status();
+        results[j] = std::move(r).value();
       }
     }
+    AppendOutputs(results[i], samples.count, &outs);
+    results[i] = {};
   }
   return outs;
 }

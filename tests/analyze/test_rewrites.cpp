@@ -423,3 +423,30 @@ TEST_CASE("matmul-to-fully-connected moves a quantized per-channel weight with i
     for (int k = 0; k < 4; ++k) CHECK(t[n * 4 + k] == q[static_cast<size_t>(k * 3 + n)]);
   CHECK(Cosine(original, g) >= 0.999999);
 }
+
+TEST_CASE("samples run on several workers give the one-thread outputs, in sample order, and the first failure",
+          "[rewrite][samples][threads]") {
+  const Graph g = ConvAffine();
+  auto s = calib::SyntheticSamples(g, 7, 5).value();
+  const auto one = calib::RunSamples(g, s, false, 1).value();
+  REQUIRE_FALSE(one.empty());
+  REQUIRE(one[0].size() % 7 == 0);
+  for (const uint32_t threads : {2u, 3u, 0u}) {
+    INFO("threads " << threads);
+    const auto many = calib::RunSamples(g, s, false, threads).value();
+    REQUIRE(many.size() == one.size());
+    for (size_t k = 0; k < one.size(); ++k)
+      CHECK(std::memcmp(many[k].data(), one[k].data(), one[k].size() * sizeof(float)) == 0);
+  }
+  // Samples 4 and 5 cannot be loaded: the error is sample 4's, on any count.
+  calib::SampleSource bad = s;
+  bad.load = [s](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    if (i == 4 || i == 5) return InvalidArgument("sample {} is unreadable", i);
+    return s.load(i);
+  };
+  for (const uint32_t threads : {1u, 2u, 3u}) {
+    auto r = calib::RunSamples(g, bad, false, threads);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::Contains("sample 4"));
+  }
+}
