@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "exec/executor.h"
 #include "kernels/ops.h"
@@ -358,38 +359,78 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
   qo.observe_unsimulated = true;
   auto qex = exec::Executor::Create(low, qo);
   if (!qex.ok()) return qex.status();
-  exec::Observer keep_quantized = [&](const exec::ObservedTensor& o) -> Status {
-    if (o.storage_dtype != DType::kFloat32) return Status::Ok();
-    Stored q;
-    q.dims = *o.dims;
-    q.bytes.assign(static_cast<const uint8_t*>(o.data), static_cast<const uint8_t*>(o.data) + o.bytes);
-    const auto& el = low.tensor(o.id).encoding;
-    if (el && el->is_fixed_point()) {
-      if (const auto& eh = high.tensor(o.id).encoding; eh && eh->is_fixed_point() && owned[o.id]) {
-        auto nh = QuantNoise(*o.name, q, *eh, &tmp, &scratch);
-        if (!nh.ok()) return nh.status();
-        n_high[o.id] += nh.value();
-      }
-      auto n = QuantNoise(*o.name, q, *el, &tmp, &scratch);  // leaves the rounded values in tmp
-      if (!n.ok()) return n.status();
-      n_low[o.id] += n.value();
-      std::memcpy(q.bytes.data(), tmp.data(), q.bytes.size());
-    }
-    if (last_use[o.id] >= 0) quantized[o.id] = std::move(q);
-    return Status::Ok();
+  // One sample's quantized run: its rounded values (into `into`) and the
+  // noise each op output's rounding adds (n_low / n_high of op outputs; the
+  // float run's observer adds only graph inputs' noise, so the two never
+  // touch the same entries).
+  struct QuantizedRun {
+    std::vector<std::vector<uint8_t>> input;
+    std::map<TensorId, Stored> values;
+    std::vector<float> tmp;
+    std::vector<uint8_t> scratch;
+    Status status = Status::Ok();
   };
-  for (size_t i = 0; i < samples.count; ++i) {
+  auto run_quantized = [&](size_t i, QuantizedRun* q) {
     auto in = samples.load(i);
-    if (!in.ok()) return in.status();
-    quantized.clear();
-    if (auto r = qex.value()->Run(in.value(), &keep_quantized); !r.ok()) return r.status();
+    if (!in.ok()) {
+      q->status = in.status();
+      return;
+    }
+    q->input = std::move(in).value();
+    q->values.clear();
+    exec::Observer keep_quantized = [&](const exec::ObservedTensor& o) -> Status {
+      if (o.storage_dtype != DType::kFloat32) return Status::Ok();
+      Stored v;
+      v.dims = *o.dims;
+      v.bytes.assign(static_cast<const uint8_t*>(o.data), static_cast<const uint8_t*>(o.data) + o.bytes);
+      const auto& el = low.tensor(o.id).encoding;
+      if (el && el->is_fixed_point()) {
+        if (const auto& eh = high.tensor(o.id).encoding; eh && eh->is_fixed_point() && owned[o.id]) {
+          auto nh = QuantNoise(*o.name, v, *eh, &q->tmp, &q->scratch);
+          if (!nh.ok()) return nh.status();
+          n_high[o.id] += nh.value();
+        }
+        auto n = QuantNoise(*o.name, v, *el, &q->tmp, &q->scratch);  // leaves the rounded values in tmp
+        if (!n.ok()) return n.status();
+        n_low[o.id] += n.value();
+        std::memcpy(v.bytes.data(), q->tmp.data(), v.bytes.size());
+      }
+      if (last_use[o.id] >= 0) q->values[o.id] = std::move(v);
+      return Status::Ok();
+    };
+    if (auto r = qex.value()->Run(q->input, &keep_quantized); !r.ok()) q->status = r.status();
+  };
+  // With threads, sample i + 1's quantized run overlaps sample i's float run
+  // and probes (which read sample i's quantized values): every sum is still
+  // made in sample order, so the estimate does not depend on the threads.
+  const bool overlap = num_threads != 1 && samples.count > 1;
+  QuantizedRun runs[2];
+  if (samples.count > 0) run_quantized(0, &runs[0]);
+  for (size_t i = 0; i < samples.count; ++i) {
+    QuantizedRun& cur = runs[i % 2];
+    QuantizedRun& ahead = runs[(i + 1) % 2];
+    QAIRT_RETURN_IF_ERROR(cur.status);
+    std::thread next_run;
+    bool ran_ahead = false;
+    if (i + 1 < samples.count && overlap) {
+      try {
+        next_run = std::thread(run_quantized, i + 1, &ahead);
+        ran_ahead = true;
+      } catch (...) {
+        // No thread: the next quantized run comes after this sample.
+      }
+    }
+    quantized = std::move(cur.values);
     out->op_runs += order.size();
     live.clear();
     next = 0;
-    auto r = ex.value()->Run(in.value(), &observer);
-    if (!r.ok()) return r.status();
+    auto r = ex.value()->Run(cur.input, &observer);
+    Status done = r.ok() ? finish_upto(order.size()) : r.status();
+    if (next_run.joinable()) next_run.join();
+    QAIRT_RETURN_IF_ERROR(done);
     out->op_runs += order.size();
-    QAIRT_RETURN_IF_ERROR(finish_upto(order.size()));
+    if (i + 1 < samples.count && !ran_ahead) run_quantized(i + 1, &ahead);
+    cur.input.clear();
     if (progress) progress(i + 1, samples.count, "noise estimate");
   }
 

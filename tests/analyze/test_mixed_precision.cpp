@@ -97,6 +97,31 @@ TEST_CASE("noise estimate: the loud layers' activations rank first, the total ne
   // every unit's: each is measured with its neighbours at the base
   // precision, so a Relu re-rounding its input's 8-bit values keeps some.)
   CHECK(est.high[order[0]] < est.base[order[0]] / 100);
+  // With threads (the next sample's quantized run beside this one's float
+  // run): the same estimate, bit for bit, and the same work.
+  for (const uint32_t threads : {2u, 0u}) {
+    analyze::NoiseEstimate mt;
+    REQUIRE(analyze::EstimateNoise(p.low, p.low, p.high, p.units, {g.outputs()[0]}, {}, samples, threads, &mt).ok());
+    INFO("threads " << threads);
+    CHECK(mt.op_runs == est.op_runs);
+    CHECK(std::memcmp(&mt.total_base, &est.total_base, sizeof(double)) == 0);
+    CHECK(std::memcmp(&mt.total_high, &est.total_high, sizeof(double)) == 0);
+    REQUIRE(mt.base.size() == est.base.size());
+    CHECK(std::memcmp(mt.base.data(), est.base.data(), est.base.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(mt.high.data(), est.high.data(), est.high.size() * sizeof(double)) == 0);
+  }
+  // A sample that cannot be loaded is reported, with or without threads.
+  calib::SampleSource broken = samples;
+  broken.load = [samples](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    if (i == 3) return InvalidArgument("sample 3 is unreadable");
+    return samples.load(i);
+  };
+  for (const uint32_t threads : {1u, 2u}) {
+    analyze::NoiseEstimate bad;
+    const Status st = analyze::EstimateNoise(p.low, p.low, p.high, p.units, {g.outputs()[0]}, {}, broken, threads, &bad);
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains("sample 3"));
+  }
 }
 
 TEST_CASE("mixed precision meets its budget on held-out samples within its layer cap and work bound",
