@@ -61,7 +61,7 @@ double HeldOutSqnr(const Graph& float_graph, const Graph& quantized, const calib
 }  // namespace
 
 TEST_CASE("noise estimate: the loud layers' activations rank first, the total near the simulated error",
-          "[analyze][mixed]") {
+          "[analyze][mixed][threads]") {
   const Graph g = Chain({3, 6});
   const auto samples = calib::SyntheticSamples(g, 8, 5).value();
   analyze::Options o;
