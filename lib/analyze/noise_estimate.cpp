@@ -359,7 +359,7 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
   qo.observe_unsimulated = true;
   auto qex = exec::Executor::Create(low, qo);
   if (!qex.ok()) return qex.status();
-  // One sample's quantized run: its rounded values (into `into`) and the
+  // One sample's quantized run: its input, its rounded values and the
   // noise each op output's rounding adds (n_low / n_high of op outputs; the
   // float run's observer adds only graph inputs' noise, so the two never
   // touch the same entries).
@@ -371,6 +371,7 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
     Status status = Status::Ok();
   };
   auto run_quantized = [&](size_t i, QuantizedRun* q) {
+    q->status = Status::Ok();
     auto in = samples.load(i);
     if (!in.ok()) {
       q->status = in.status();
