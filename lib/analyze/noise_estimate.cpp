@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "exec/executor.h"
 #include "kernels/ops.h"
 #include "quant/quantize.h"
@@ -370,7 +372,7 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
     std::vector<uint8_t> scratch;
     Status status = Status::Ok();
   };
-  auto run_quantized = [&](size_t i, QuantizedRun* q) {
+  auto run_quantized_once = [&](size_t i, QuantizedRun* q) {
     q->status = Status::Ok();
     auto in = samples.load(i);
     if (!in.ok()) {
@@ -401,6 +403,14 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
     };
     if (auto r = qex.value()->Run(q->input, &keep_quantized); !r.ok()) q->status = r.status();
   };
+  // Nothing escapes a helper thread (an exception there would terminate).
+  auto run_quantized = [&](size_t i, QuantizedRun* q) {
+    try {
+      run_quantized_once(i, q);
+    } catch (...) {
+      q->status = Status(StatusCode::kOutOfMemory, fmt::format("noise estimate: out of memory on sample {}", i));
+    }
+  };
   // With threads, sample i + 1's quantized run overlaps sample i's float run
   // and probes (which read sample i's quantized values): every sum is still
   // made in sample order, so the estimate does not depend on the threads.
@@ -412,6 +422,12 @@ Status EstimateNoise(const Graph& float_graph, const Graph& low, const Graph& hi
     QuantizedRun& ahead = runs[(i + 1) % 2];
     QAIRT_RETURN_IF_ERROR(cur.status);
     std::thread next_run;
+    struct JoinOnExit {
+      std::thread& t;
+      ~JoinOnExit() {
+        if (t.joinable()) t.join();
+      }
+    } join_on_exit{next_run};  // also when this thread's work throws
     bool ran_ahead = false;
     if (i + 1 < samples.count && overlap) {
       try {

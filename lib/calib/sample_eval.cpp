@@ -69,7 +69,7 @@ Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples
   std::vector<std::vector<exec::HostTensor>> results(samples.count);
   std::vector<Status> errors(samples.count, Status::Ok());
   std::vector<Status> setup(workers, Status::Ok());
-  auto work = [&](uint32_t w) {
+  auto work_once = [&](uint32_t w) {
     exec::Options eo;
     eo.num_threads = 1;
     eo.simulate_quantization = simulate_quantization;
@@ -91,6 +91,14 @@ Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples
         return;
       }
       results[i] = std::move(r).value();
+    }
+  };
+  // Nothing escapes a worker (an exception on a thread would terminate).
+  auto work = [&](uint32_t w) {
+    try {
+      work_once(w);
+    } catch (...) {
+      setup[w] = Status(StatusCode::kOutOfMemory, "out of memory running the samples");
     }
   };
   std::vector<std::thread> threads;

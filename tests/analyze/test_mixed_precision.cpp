@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <random>
 
 #include "analyze/analysis_common.h"
@@ -122,6 +123,16 @@ TEST_CASE("noise estimate: the loud layers' activations rank first, the total ne
     REQUIRE_FALSE(st.ok());
     CHECK_THAT(st.message(), Catch::Contains("sample 3"));
   }
+  // One that throws on the helper thread: an error, not a terminated process.
+  calib::SampleSource throwing = samples;
+  throwing.load = [samples](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    if (i == 2) throw std::bad_alloc();
+    return samples.load(i);
+  };
+  analyze::NoiseEstimate thrown;
+  const Status st = analyze::EstimateNoise(p.low, p.low, p.high, p.units, {g.outputs()[0]}, {}, throwing, 2, &thrown);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.code() == StatusCode::kOutOfMemory);
 }
 
 TEST_CASE("mixed precision meets its budget on held-out samples within its layer cap and work bound",

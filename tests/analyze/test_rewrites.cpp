@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "analyze/sensitivity.h"
 #include "calib/sample_eval.h"
@@ -449,4 +450,13 @@ TEST_CASE("samples run on several workers give the one-thread outputs, in sample
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.status().message(), Catch::Contains("sample 4"));
   }
+  // A sample source that throws on a worker: an error, not a terminated process.
+  calib::SampleSource throwing = s;
+  throwing.load = [s](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    if (i == 3) throw std::bad_alloc();
+    return s.load(i);
+  };
+  auto t = calib::RunSamples(g, throwing, false, 2);
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.status().code() == StatusCode::kOutOfMemory);
 }
