@@ -104,31 +104,18 @@ Result<SampleOutputs> RunSamples(const Graph& graph, const SampleSource& samples
   std::vector<std::thread> threads;
   uint32_t started = 1;
   try {
-    for (uint32_t w = 1; w < workers; ++w, ++started) threads.emplace_back(work, w);
+    for (; started < workers; ++started) threads.emplace_back(work, started);
   } catch (...) {
-    // No thread for the rest: their samples are run below, on this one.
+    // No thread for the rest: their shares run on this one, below.
   }
   work(0);
+  for (uint32_t w = started; w < workers; ++w) work(w);
   for (auto& t : threads) t.join();
   for (const Status& st : setup)
     if (!st.ok()) return st;
   // The first failure in sample order (a worker stops at its first).
   for (size_t i = 0; i < samples.count; ++i) {
     if (!errors[i].ok()) return errors[i];
-    if (results[i].empty() && (i % workers) >= started) {
-      // A worker that never started: its samples on this thread.
-      exec::Options eo;
-      eo.simulate_quantization = simulate_quantization;
-      auto ex = exec::Executor::Create(graph, eo);
-      if (!ex.ok()) return ex.status();
-      for (size_t j = i; j < samples.count; j += workers) {
-        auto s = samples.load(j);
-        if (!s.ok()) return s.status();
-        auto r = ex.value()->Run(s.value());
-        if (!r.ok()) return r.status();
-        results[j] = std::move(r).value();
-      }
-    }
     AppendOutputs(results[i], samples.count, &outs);
     results[i] = {};
   }

@@ -142,9 +142,9 @@ class StaticData {
 // through its own mapping, so the process's mapping is never touched.
 // Reading the page cache through a 4 KiB-page user mapping costs a TLB miss
 // per page, and a fault per 16 pages on the first pass; on virtual machines
-// with shadow page tables that made it 4x slower than pread here (3.8 against
-// 16 GB/s on an LLM's 3.4 GB of weights), and the pages count in the
-// process's RSS. Any other data, or a file that can no longer be opened or
+// with shadow page tables that made it 4x slower than pread on an AMD VM
+// (3.8 against 16 GB/s on an LLM's 3.4 GB of weights), and the pages count
+// in the process's RSS. Any other data, or a file that can no longer be opened or
 // read whole, or another file now at its path, is copied from memory (the
 // same bytes). Thread-safe: pread keeps no file position.
 class StaticDataReader {
