@@ -84,6 +84,14 @@ const Value& NodeContext::in(size_t i) const {
   return v ? *v : kAbsent;
 }
 
+Status NodeContext::RequireInputs(size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (!has_input(i))
+      return Fail(fmt::format("inputs[{}]", i), "input {} is required but {}", i,
+                  i < num_inputs() ? "its name is empty" : fmt::format("the node has only {} inputs", num_inputs()));
+  return Status::Ok();
+}
+
 TensorId NodeContext::in_tensor(size_t i) {
   if (!has_input(i)) return kInvalidId;
   return imp_.Materialize(node_.input(static_cast<int>(i)));

@@ -49,6 +49,10 @@ class NodeContext {
   bool has_input(size_t i) const { return i < num_inputs() && !node_.input(static_cast<int>(i)).empty(); }
   bool has_output(size_t i) const { return i < num_outputs() && !node_.output(static_cast<int>(i)).empty(); }
   const Value& in(size_t i) const;                 // absent or unknown inputs: an empty Value
+  // An error naming the first of inputs [0, n) the node leaves out (an empty
+  // name or too few inputs), for lowerings that reach the importer's values
+  // directly rather than through in().
+  Status RequireInputs(size_t n);
   const std::string& output_name(size_t i) const { return node_.output(static_cast<int>(i)); }
   // IR tensor for input i (materialises a constant; kInvalidId if absent).
   TensorId in_tensor(size_t i);

@@ -62,7 +62,7 @@ std::optional<std::vector<float>> FloatConst(const Value& v) {
 // the BN node if folded (its output is then bound to the conv output).
 const onnx::NodeProto* TryFoldBatchNorm(NodeContext& ctx, std::vector<float>* weights, std::vector<float>* bias,
                                         int64_t out_channels, const ConvWeightLayout& layout) {
-  if (!ctx.importer().options().fold_batchnorm) return nullptr;
+  if (!ctx.importer().options().fold_batchnorm || !ctx.has_output(0)) return nullptr;
   const onnx::NodeProto* bn = ctx.importer().SingleConsumer(ctx.output_name(0));
   if (!bn || bn->op_type() != "BatchNormalization" || bn->input_size() < 5 || bn->output_size() > 1) return nullptr;
   if (bn->input(0) != ctx.output_name(0)) return nullptr;
@@ -166,8 +166,9 @@ Status LowerConvLike(NodeContext& ctx, bool transposed) {
   if (!out.ok()) return out.status();
   if (folded_bn) {
     ctx.importer().MarkConsumed(folded_bn);
-    Value v = *ctx.importer().Find(ctx.output_name(0));
-    ctx.importer().Bind(folded_bn->output(0), v);
+    const Value* conv_out = ctx.importer().Find(ctx.output_name(0));
+    if (!conv_out) return ctx.Fail("outputs[0]", "the convolution's output was not bound");
+    ctx.importer().Bind(folded_bn->output(0), *conv_out);
   }
   return Status::Ok();
 }

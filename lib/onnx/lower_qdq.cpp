@@ -96,6 +96,7 @@ DType ZeroPointDType(NodeContext& ctx, DType dflt) {
 }
 
 Status LowerQuantize(NodeContext& ctx) {
+  if (Status s = ctx.RequireInputs(2); !s.ok()) return s;
   const Value& x = ctx.in(0);
   auto enc = EncodingFromQdq(ctx, x.shape, ZeroPointDType(ctx, DType::kUInt8));
   if (!enc.ok()) return enc.status();
@@ -146,6 +147,7 @@ Status LowerQuantize(NodeContext& ctx) {
 }
 
 Status LowerDequantize(NodeContext& ctx) {
+  if (Status s = ctx.RequireInputs(2); !s.ok()) return s;
   Value* x = ctx.importer().Find(ctx.node().input(0));
   ++ctx.importer().report().qdq_folded;
   if (x->is_const() && !x->encoding) {

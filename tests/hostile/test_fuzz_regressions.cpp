@@ -49,6 +49,33 @@ TEST_CASE("fuzz_onnx: a Conv with only its X input is an error naming the weight
   CHECK(built.message.find("weight must have rank >= 3") != std::string::npos);
 }
 
+TEST_CASE("fuzz_onnx: a QuantizeLinear or DequantizeLinear whose input name is empty is an error naming the input",
+          "[hostile][fuzz]") {
+  // Found by fuzz_onnx (mutated Q-DQ seed): the Q/DQ lowerings looked up
+  // input 0 by name without checking it was given; an empty name found no
+  // value and the lowering dereferenced a null pointer (a crash).
+  const auto found = ImportBytes(qairt::hostile::Slurp(Seed("onnx/regress_dq_empty_input.onnx")));
+  INFO(found.message);
+  CHECK(found.code == QAIRT_VALIDATION_FAILED);
+  CHECK(found.message.find("(DequantizeLinear): input 0 is required but its name is empty") != std::string::npos);
+
+  for (const std::string op : {"QuantizeLinear", "DequantizeLinear"}) {
+    for (const bool short_list : {false, true}) {
+      qairt::testing::OnnxModelBuilder b;
+      b.Output("y", 1, {1});
+      b.Init<float>("s", 1, {}, {0.1f});
+      b.Init<uint8_t>("z", 2, {}, {0});
+      b.Node(op, short_list ? std::vector<std::string>{} : std::vector<std::string>{"", "s", "z"}, {"y"}, "q_node");
+      const auto built = ImportBytes(b.Bytes());
+      INFO(op << (short_list ? " without inputs: " : " with an empty input name: ") << built.message);
+      CHECK(built.code == QAIRT_VALIDATION_FAILED);
+      CHECK(built.message.find("q_node") != std::string::npos);
+      CHECK(built.message.find(short_list ? "input 0 is required but the node has only 0 inputs"
+                                          : "input 0 is required but its name is empty") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("fuzz_encodings: a duplicated entry is dropped and the first one keeps its values", "[hostile][fuzz]") {
   // Found by fuzz_encodings: removing the duplicate self-move-assigned the
   // entries before it, which emptied their scales; writing them then failed
