@@ -84,6 +84,11 @@ const Value& NodeContext::in(size_t i) const {
   return v ? *v : kAbsent;
 }
 
+const std::string& NodeContext::output_name(size_t i) const {
+  static const std::string kNone;
+  return i < num_outputs() ? node_.output(static_cast<int>(i)) : kNone;
+}
+
 Status NodeContext::RequireInputs(size_t n) {
   for (size_t i = 0; i < n; ++i)
     if (!has_input(i))
@@ -571,6 +576,14 @@ void Importer::LowerNodeUnguarded(const onnx::NodeProto& node, size_t /*index*/,
     AddDiagnostic(Severity::kError, DiagKind::kUnknownOpType, name,
                   fmt::format("node '{}': op {} of domain '{}' is not supported (domains: ai.onnx, and com.microsoft "
                               "for QuantizeLinear/DequantizeLinear)", name, node.op_type(), domain));
+    return;
+  }
+  // Every ONNX operator has at least one output; a node without any (a
+  // damaged or hand-edited file) computes nothing a lowering could bind.
+  if (std::none_of(node.output().begin(), node.output().end(), [](const std::string& o) { return !o.empty(); })) {
+    AddDiagnostic(Severity::kError, DiagKind::kAttribute, name,
+                  fmt::format("node '{}' ({}): the node has no outputs (every ONNX operator has at least one; "
+                              "remove the node or name its output)", name, node.op_type()));
     return;
   }
   NodeContext ctx(*this, node, name);

@@ -53,7 +53,9 @@ class NodeContext {
   // name or too few inputs), for lowerings that reach the importer's values
   // directly rather than through in().
   Status RequireInputs(size_t n);
-  const std::string& output_name(size_t i) const { return node_.output(static_cast<int>(i)); }
+  // Output i's name; empty when the node has no output i (a lowering
+  // reading past the end would hit a protobuf CHECK).
+  const std::string& output_name(size_t i) const;
   // IR tensor for input i (materialises a constant; kInvalidId if absent).
   TensorId in_tensor(size_t i);
   bool in_is_const(size_t i) const { return has_input(i) && in(i).is_const(); }

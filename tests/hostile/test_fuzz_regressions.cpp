@@ -76,6 +76,28 @@ TEST_CASE("fuzz_onnx: a QuantizeLinear or DequantizeLinear whose input name is e
   }
 }
 
+TEST_CASE("fuzz_onnx: a node without outputs is an error naming it", "[hostile][fuzz]") {
+  // Found by fuzz_onnx (a bit flipped in a Q-DQ seed): a QuantizeLinear
+  // with no outputs; its lowering read output 0, a protobuf CHECK
+  // (QAIRT_INTERNAL).
+  const auto found = ImportBytes(qairt::hostile::Slurp(Seed("onnx/regress_q_without_output.onnx")));
+  INFO(found.message);
+  CHECK(found.code == QAIRT_VALIDATION_FAILED);
+  CHECK(found.message.find("(QuantizeLinear): the node has no outputs") != std::string::npos);
+
+  for (const std::vector<std::string>& outs : {std::vector<std::string>{}, std::vector<std::string>{""}}) {
+    qairt::testing::OnnxModelBuilder b;
+    b.Input("x", 1, {1, 4});
+    b.Output("y", 1, {1, 4});
+    b.Node("Relu", {"x"}, {"y"}, "relu");
+    b.Node("Sigmoid", {"x"}, outs, "silent");
+    const auto built = ImportBytes(b.Bytes());
+    INFO(outs.size() << " output names: " << built.message);
+    CHECK(built.code == QAIRT_VALIDATION_FAILED);
+    CHECK(built.message.find("node 'silent' (Sigmoid): the node has no outputs") != std::string::npos);
+  }
+}
+
 TEST_CASE("fuzz_encodings: a duplicated entry is dropped and the first one keeps its values", "[hostile][fuzz]") {
   // Found by fuzz_encodings: removing the duplicate self-move-assigned the
   // entries before it, which emptied their scales; writing them then failed
