@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "exec/executor.h"
+#include "ir/ops/shape_helpers.h"
 #include "onnx/importer.h"
 
 namespace qairt::onnx_import {
@@ -39,11 +40,18 @@ std::optional<std::vector<int64_t>> ReshapeTarget(const std::vector<int64_t>& in
     } else if (shape[k] < 0) {
       return std::nullopt;
     } else {
-      known *= shape[k];
+      // A product past int64 (a damaged shape constant) has no tensor.
+      const auto product = ops::CheckedMul(known, shape[k]);
+      if (!product) return std::nullopt;
+      known = *product;
     }
   }
   int64_t total = 1;
-  for (int64_t d : in) total *= d;
+  for (int64_t d : in) {
+    const auto product = ops::CheckedMul(total, d);
+    if (!product) return std::nullopt;
+    total = *product;
+  }
   if (infer >= 0) {
     if (known == 0 || total % known != 0) return std::nullopt;
     shape[static_cast<size_t>(infer)] = total / known;

@@ -98,6 +98,26 @@ TEST_CASE("fuzz_onnx: a node without outputs is an error naming it", "[hostile][
   }
 }
 
+TEST_CASE("fuzz_onnx: a Reshape whose target shape overflows int64 is refused without overflowing",
+          "[hostile][fuzz]") {
+  // Found by fuzz_onnx under UBSan: folding a Reshape of a constant
+  // multiplied the target's dimensions unchecked (66 x 3.4e18). The
+  // sanitizer build aborts on the overflow, so this runs the fold there.
+  const auto found = ImportBytes(qairt::hostile::Slurp(Seed("onnx/regress_reshape_overflow.onnx")));
+  INFO(found.message);
+  CHECK(found.code != QAIRT_INTERNAL);
+
+  qairt::testing::OnnxModelBuilder b;
+  b.Output("y", 1, {6});
+  b.Init<float>("c", 1, {2, 3}, {1, 2, 3, 4, 5, 6});
+  b.Init<int64_t>("shape", 7, {2}, {66, 3386706919782612991});
+  b.Node("Reshape", {"c", "shape"}, {"y"}, "reshape");
+  const auto built = ImportBytes(b.Bytes());
+  INFO(built.message);
+  CHECK(built.code == QAIRT_VALIDATION_FAILED);
+  CHECK(built.message.find("reshape") != std::string::npos);
+}
+
 TEST_CASE("fuzz_encodings: a duplicated entry is dropped and the first one keeps its values", "[hostile][fuzz]") {
   // Found by fuzz_encodings: removing the duplicate self-move-assigned the
   // entries before it, which emptied their scales; writing them then failed

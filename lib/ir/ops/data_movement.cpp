@@ -31,7 +31,11 @@ void ResolveReshape(InferContext& ctx, const Shape& in, std::vector<Dim>& out, c
     if (infer_index && i == *infer_index) continue;
     if (out[i].known()) {
       auto p = CheckedMul(out_product, out[i].value);
-      if (!p) return;
+      if (!p) {  // no tensor has that many elements: a damaged shape
+        ctx.Error(DiagKind::kShapeMismatch, "shape", "the target shape's element count overflows int64 (dim {} = {})",
+                  i, out[i].value);
+        return;
+      }
       out_product = *p;
     } else if (copied[i]) {
       cancelled[i] = true;
