@@ -1,5 +1,6 @@
 #include "calib/calibrate.h"
 
+#include "calib/channel_gain.h"
 #include "calib/sentinel_range.h"
 #include "calib/seqmse.h"
 #include "calib/stats.h"
@@ -12,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "exec/executor.h"
@@ -232,58 +234,6 @@ ParamPlan PlanParam(const Graph& g, const Tensor& t, const Options& o, std::vect
   return p;
 }
 
-// What a per-tensor weight loses against per-channel scales, measured: the
-// weight's quantization SQNR with its one scale and with one symmetric scale
-// per output channel (the same bit width). A channel whose values are small
-// next to the tensor's largest (a folded BatchNorm, a MatMul whose output
-// columns differ in range) keeps few or no steps under the one scale.
-// Per-channel SQNR is +inf for a tensor that per-channel scales hold
-// exactly; a zero tensor loses nothing.
-struct ChannelGain {
-  double per_tensor_db = 0;
-  double per_channel_db = 0;
-};
-ChannelGain PerChannelGain(const float* data, const std::vector<int64_t>& dims, int32_t axis, const Encoding& e) {
-  ChannelGain g;
-  if (axis < 0 || static_cast<size_t>(axis) >= dims.size() || e.scales.size() != 1 || e.offsets.size() != 1 ||
-      !(e.scales[0] > 0))
-    return g;
-  size_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(dims[d]);
-  for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= static_cast<size_t>(dims[d]);
-  const size_t n = static_cast<size_t>(dims[axis]);
-  const QuantRange r = QuantRangeOf(e.dtype, e.effective_bitwidth());
-  // Symmetric reach of a signed grid (127 at 8 bits); an unsigned one centres on its middle.
-  const double qmax = r.qmin < 0 ? static_cast<double>(std::min<int64_t>(r.qmax, -r.qmin))
-                                 : static_cast<double>((r.qmax - r.qmin) / 2);
-  std::vector<float> absmax(n, 0.f);
-  for (size_t o = 0; o < outer; ++o)
-    for (size_t c = 0; c < n; ++c)
-      for (size_t i = 0; i < inner; ++i) absmax[c] = std::max(absmax[c], std::fabs(data[(o * n + c) * inner + i]));
-  const double s = e.scales[0], offset = e.offsets[0];
-  double signal = 0, noise_tensor = 0, noise_channel = 0;
-  for (size_t o = 0; o < outer; ++o)
-    for (size_t c = 0; c < n; ++c) {
-      const double sc = absmax[c] > 0 ? absmax[c] / qmax : 1.0;
-      for (size_t i = 0; i < inner; ++i) {
-        const double x = data[(o * n + c) * inner + i];
-        const double q = std::clamp(std::nearbyint(x / s) - offset, static_cast<double>(r.qmin),
-                                    static_cast<double>(r.qmax));
-        const double qc = std::nearbyint(x / sc);
-        signal += x * x;
-        const double et = (q + offset) * s - x, ec = qc * sc - x;
-        noise_tensor += et * et;
-        noise_channel += ec * ec;
-      }
-    }
-  if (!(signal > 0)) return g;
-  auto db = [&](double noise) {
-    return noise > 0 ? 10 * std::log10(signal / noise) : std::numeric_limits<double>::infinity();
-  };
-  g.per_tensor_db = db(noise_tensor);
-  g.per_channel_db = db(noise_channel);
-  return g;
-}
 // Per-channel scales worth a warning: at least this much more weight SQNR.
 constexpr double kChannelGainDb = 3;
 
@@ -579,6 +529,21 @@ Status CollectStatsOf(const Graph& g, uint64_t model_fingerprint, const SampleSo
   return Status::Ok();
 }
 
+// The encoding a static tensor's plan asks for.
+quant::EncodingRequest RequestOf(const ParamPlan& p, const Options& o) {
+  quant::EncodingRequest req;
+  req.kind = p.kind;
+  req.axis = p.axis;
+  req.block_sizes = p.block_sizes;
+  const Symmetry schema = p.activation_like ? o.act_schema : (p.asymmetric ? Symmetry::kAsymmetric : o.param_schema);
+  const bool is_signed = schema == Symmetry::kSymmetric || schema == Symmetry::kStrictSymmetric ||
+                         p.kind == EncodingKind::kLpbq;
+  req.symmetry = p.kind == EncodingKind::kLpbq ? Symmetry::kSymmetric : schema;
+  req.dtype = *FixedPointDType(is_signed, p.bitwidth);
+  if (p.lpbq) req.decompressed_bitwidth = 8;
+  return req;
+}
+
 // Encodings of the static float tensors without one, computed from their
 // values into `out` (a copy of `g`); tensors holding mask sentinels are
 // added to `masked`.
@@ -595,6 +560,7 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
   size_t coarse_weights = 0;
   ChannelGain worst_gain;
   std::string worst;
+  std::vector<std::pair<TensorId, ParamPlan>> todo;
   for (TensorId id = 0; id < g.tensor_count(); ++id) {
     const Tensor& t = g.tensor(id);
     if (t.kind != TensorKind::kStatic || t.encoding || t.dtype != DType::kFloat32 || !t.data) continue;
@@ -602,6 +568,35 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     if (p.skip) continue;
     const auto count = t.shape.element_count();
     if (!count || t.data->size() != *count * sizeof(float)) continue;
+    todo.emplace_back(id, std::move(p));
+  }
+  // Weights encoded from their min-max ranges (most of a model's bytes)
+  // are encoded several at once, each on one thread: one weight on all
+  // threads left them waiting while its encoding was made from its ranges
+  // (a fifth of an LLM's range pass). A weight of more than a
+  // (4 x threads)th of them all is still read on every thread, below.
+  std::vector<std::optional<Result<Encoding>>> early(todo.size());
+  if (pool && o.param_method == Method::kMinMax) {
+    std::vector<size_t> each;
+    size_t total = 0;
+    for (size_t k = 0; k < todo.size(); ++k)
+      if (!todo[k].second.activation_like) total += g.tensor(todo[k].first).data->size();
+    const size_t big = total / (4 * kernels::PoolSize(pool.get()));
+    for (size_t k = 0; k < todo.size(); ++k)
+      if (!todo[k].second.activation_like && g.tensor(todo[k].first).data->size() <= big) each.push_back(k);
+    quant::QuantizeOptions single = range_options;
+    single.pool = nullptr;
+    pool->ParallelFor(each.size(), [&](size_t task, size_t) {
+      const size_t k = each[task];
+      const Tensor& t = g.tensor(todo[k].first);
+      early[k] = quant::ComputeEncoding(t.name, *t.data, t.shape.extents(), RequestOf(todo[k].second, o), single);
+    });
+  }
+  for (size_t item = 0; item < todo.size(); ++item) {
+    const TensorId id = todo[item].first;
+    const Tensor& t = g.tensor(id);
+    const ParamPlan& p = todo[item].second;
+    const auto count = t.shape.element_count();
     // A transposed view (a rewritten MatMul weight) is read as its source:
     // the same values with the dims reversed, axis a of the view being
     // axis 1 - a there, so no transposed copy is made.
@@ -612,16 +607,7 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     const std::vector<int64_t> data_dims =
         swapped ? std::vector<int64_t>{view->rows, view->cols} : t.shape.extents();
     auto data_axis = [&](int32_t a) { return swapped && a >= 0 ? 1 - a : a; };
-    quant::EncodingRequest req;
-    req.kind = p.kind;
-    req.axis = p.axis;
-    req.block_sizes = p.block_sizes;
-    const Symmetry schema = p.activation_like ? o.act_schema : (p.asymmetric ? Symmetry::kAsymmetric : o.param_schema);
-    const bool is_signed = schema == Symmetry::kSymmetric || schema == Symmetry::kStrictSymmetric ||
-                           p.kind == EncodingKind::kLpbq;
-    req.symmetry = p.kind == EncodingKind::kLpbq ? Symmetry::kSymmetric : schema;
-    req.dtype = *FixedPointDType(is_signed, p.bitwidth);
-    if (p.lpbq) req.decompressed_bitwidth = 8;
+    const quant::EncodingRequest req = RequestOf(p, o);
     std::vector<int64_t> dims = t.shape.extents();
     Result<Encoding> enc = Status::Ok();
     ActStats sentinel_scan;
@@ -656,6 +642,8 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     } else if (p.kind == EncodingKind::kPerChannel && o.param_method != Method::kMinMax && *count > 1) {
       enc = SearchPerChannel(t.name, data, data_dims, data_axis(p.axis), req, o, p.bitwidth);
       if (enc.ok()) enc.value().axis = p.axis;
+    } else if (early[item]) {
+      enc = std::move(*early[item]);
     } else {
       enc = quant::ComputeEncoding(t.name, *t.data, dims, req, range_options);
     }

@@ -83,26 +83,33 @@ Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<
     return Status::Ok();
   }
 
-  // Makers take the pieces to make in turn (maker m: m, m + makers, ...);
-  // piece j goes to slot j % slots, which holds it until it is written. A
-  // slot takes piece j only after piece j - slots left it, so the writer
-  // finds every piece in order.
+  // Each maker takes the next piece nobody has taken (pieces differ in
+  // size: an LLM's key projection is an eighth of its MLP's, and makers
+  // taking turns waited on each other a quarter of the time). Piece j goes
+  // to slot j % slots, which holds it until it is written; a slot takes
+  // piece j only after piece j - slots left it, so the writer finds every
+  // piece in order. No deadlock: the lowest unwritten piece was taken, and
+  // its slot's previous piece, lower still, was written.
   const unsigned makers = std::min<unsigned>(2, std::thread::hardware_concurrency());
-  const size_t nslots = makers + 1;
+  const size_t nslots = 2 * size_t{makers} + 1;
   std::vector<Slot> slots(nslots);
   std::vector<size_t> expect(nslots);
   for (size_t k = 0; k < nslots; ++k) expect[k] = k;
   std::mutex mu;
   std::condition_variable cv;
   bool cancel = false, failed = false;
-  auto make = [&](unsigned m) {
-    for (size_t j = m; j < made.size(); j += makers) {
-      Slot& sl = slots[j % nslots];
+  size_t next = 0;  // the next piece to take
+  auto make = [&] {
+    for (;;) {
+      size_t j = 0;
       {
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return cancel || (!sl.full && expect[j % nslots] == j); });
+        if (cancel || failed || next >= made.size()) return;
+        j = next++;
+        cv.wait(lock, [&] { return cancel || (!slots[j % nslots].full && expect[j % nslots] == j); });
         if (cancel) return;
       }
+      Slot& sl = slots[j % nslots];
       const StreamPiece& p = pieces[made[j]];
       bool ok = true;
       try {
@@ -121,7 +128,7 @@ Status StreamPieces(const std::vector<StreamPiece>& pieces, const std::function<
   std::vector<std::thread> threads;
   Status status = Status::Ok();
   try {
-    for (unsigned m = 0; m < makers; ++m) threads.emplace_back(make, m);
+    for (unsigned m = 0; m < makers; ++m) threads.emplace_back(make);
   } catch (...) {
     status = Status(StatusCode::kOutOfMemory, fmt::format("{}: cannot start a thread to make its bytes", what));
   }

@@ -1,9 +1,9 @@
 // Writes a file's bytes in order from pieces, some of which are made on the
 // way (StaticData not made yet: deferred quantization, transposed views).
 // Two helper threads make the next such pieces while the sink writes the one
-// before, each into one of three buffers reused from piece to piece: the
+// before, each into one of five buffers reused from piece to piece: the
 // write (a copy into the page cache, much of a big convert's time) overlaps
-// the quantization, and the anonymous memory is three pieces, not the model.
+// the quantization, and the anonymous memory is five pieces, not the model.
 #pragma once
 
 #include <cstddef>

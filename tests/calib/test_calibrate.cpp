@@ -1,7 +1,9 @@
 // Calibration: range search, input_list checks, encodings from samples,
 // determinism across thread counts, accuracy comparison.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -143,6 +145,70 @@ TEST_CASE("calibration results do not depend on the thread count", "[calib][thre
     o.num_threads = 3;
     REQUIRE(Calibrate(&b, Samples(9), o, &rb).ok());
     CHECK(Graph::Diff(a, b).empty());
+  }
+}
+
+// A chain of FullyConnected ops: eight small weights of different sizes and
+// one holding most of the bytes (the small ones are encoded several at
+// once, the large one on every thread). `bad`: weights holding a NaN.
+Graph ChainOfWeights(const std::vector<int>& bad = {}) {
+  Graph g("chain");
+  TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 64}).value();
+  for (int l = 0; l < 9; ++l) {
+    const int64_t out = l == 4 ? 1024 : 64 + 8 * l;
+    const int64_t in = g.tensor(x).shape[1].value;
+    std::vector<float> w(static_cast<size_t>(out * in));
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = std::sin(0.11f * static_cast<float>(i) + static_cast<float>(l)) * (1.0f + static_cast<float>(i % 7));
+    if (std::count(bad.begin(), bad.end(), l)) w[w.size() / 2] = std::nanf("");
+    const TensorId wt = g.AddConstant(fmt::format("w{}", l), DType::kFloat32, Shape{out, in}, Floats(w)).value();
+    x = g.op(g.AddOp("FullyConnected", fmt::format("fc{}", l), {x, wt}, {fmt::format("h{}", l)}).value()).outputs[0];
+  }
+  REQUIRE(g.MarkOutput(x).ok());
+  return g;
+}
+
+TEST_CASE("weight encodings made several at once equal those made one by one", "[calib][threads]") {
+  for (const bool lpbq : {false, true}) {
+    INFO((lpbq ? "LPBQ" : "per row"));
+    Options o;
+    o.per_row = true;
+    if (lpbq) {
+      o.weights_bitwidth = 4;
+      o.block_size = 16;
+      o.lpbq = true;
+    }
+    o.num_threads = 1;
+    Graph one = ChainOfWeights();
+    Report r1;
+    REQUIRE(CalibrateParams(&one, o, &r1).ok());
+    REQUIRE(r1.params.size() == 9);
+    for (const uint32_t threads : {2u, 3u, 0u}) {
+      INFO(threads << " threads");
+      o.num_threads = threads;
+      Graph many = ChainOfWeights();
+      Report r;
+      REQUIRE(CalibrateParams(&many, o, &r).ok());
+      CHECK(r.params == r1.params);
+      CHECK(Graph::Diff(one, many).empty());
+      CHECK(r.warnings == r1.warnings);
+    }
+  }
+  // Two weights that cannot be encoded: the first in graph order is the
+  // error, whichever thread met it first.
+  Options o;
+  o.per_row = true;
+  std::string first;
+  for (const uint32_t threads : {1u, 2u, 3u}) {
+    o.num_threads = threads;
+    Graph g = ChainOfWeights({2, 6});
+    Report r;
+    const Status s = CalibrateParams(&g, o, &r);
+    REQUIRE_FALSE(s.ok());
+    INFO(s.message());
+    CHECK(s.message().find("w2") != std::string::npos);
+    if (threads == 1) first = s.message();
+    CHECK(s.message() == first);
   }
 }
 
