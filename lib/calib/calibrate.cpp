@@ -584,6 +584,11 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
     const size_t big = total / (4 * kernels::PoolSize(pool.get()));
     for (size_t k = 0; k < todo.size(); ++k)
       if (!todo[k].second.activation_like && g.tensor(todo[k].first).data->size() <= big) each.push_back(k);
+    // Largest first: the last weights to start are small, so both threads
+    // finish together.
+    std::stable_sort(each.begin(), each.end(), [&](size_t a, size_t b) {
+      return g.tensor(todo[a].first).data->size() > g.tensor(todo[b].first).data->size();
+    });
     quant::QuantizeOptions single = range_options;
     single.pool = nullptr;
     pool->ParallelFor(each.size(), [&](size_t task, size_t) {

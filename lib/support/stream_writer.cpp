@@ -5,7 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,7 +24,64 @@ constexpr size_t kStageBytes = size_t{8} << 20;
 // fails the first write with EINVAL, and the page cache takes over).
 constexpr size_t kBlock = 4096;
 
+// Stage buffers when writing in the background: two in flight, one being
+// filled, one spare.
+constexpr size_t kStages = 4;
+constexpr size_t kFlushThreads = 2;
+
+// Writes n bytes at `offset`; 0 or an errno.
+int WriteAt(int fd, const uint8_t* b, size_t n, uint64_t offset) {
+  while (n > 0) {
+    const ssize_t k = ::pwrite(fd, b, n, static_cast<off_t>(offset));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return k == 0 ? EIO : errno;
+    b += k;
+    n -= static_cast<size_t>(k);
+    offset += static_cast<uint64_t>(k);
+  }
+  return 0;
+}
+
 }  // namespace
+
+struct StreamWriter::Flusher {
+  struct Job {
+    uint8_t* bytes;
+    uint64_t offset;
+    size_t n;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::shared_ptr<const StaticData>> keep;  // the stage buffers
+  std::vector<uint8_t*> free;                           // not queued, written or being filled
+  std::deque<Job> queue;
+  std::vector<Job> refused;  // O_DIRECT refused (EINVAL): rewritten through the page cache
+  size_t in_flight = 0;      // queued or being written
+  int error = 0;             // the first errno of a write
+  bool stop = false;
+  std::vector<std::thread> threads;
+
+  void Run(int fd) {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return stop || !queue.empty(); });
+      if (queue.empty()) return;
+      const Job job = queue.front();
+      queue.pop_front();
+      lock.unlock();
+      const int err = WriteAt(fd, job.bytes, job.n, job.offset);
+      lock.lock();
+      if (err == EINVAL) {
+        refused.push_back(job);  // its buffer stays taken until rewritten
+      } else {
+        if (err != 0 && error == 0) error = err;
+        free.push_back(job.bytes);
+      }
+      --in_flight;
+      cv.notify_all();
+    }
+  }
+};
 
 StreamWriter::StreamWriter(int fd, std::string path, std::string what, uint64_t expected)
     : fd_(fd), path_(std::move(path)), what_(std::move(what)) {
@@ -35,7 +98,85 @@ StreamWriter::StreamWriter(int fd, std::string path, std::string what, uint64_t 
 }
 
 StreamWriter::~StreamWriter() {
+  if (flusher_) (void)StopFlusher();  // the caller's error path: what is in flight ends first
   if (flags_ >= 0) (void)::fcntl(fd_, F_SETFL, flags_);
+}
+
+bool StreamWriter::StartFlusher() {
+  auto f = std::make_unique<Flusher>();
+  try {
+    f->free.reserve(kStages);
+    for (size_t k = 1; k < kStages; ++k) {
+      uint8_t* bytes = nullptr;
+      f->keep.push_back(StaticData::Uninitialized(kStageBytes, &bytes));
+      if (reinterpret_cast<uintptr_t>(bytes) % kBlock != 0) return false;
+      f->free.push_back(bytes);
+    }
+    for (size_t t = 0; t < kFlushThreads; ++t) f->threads.emplace_back([p = f.get(), fd = fd_] { p->Run(fd); });
+  } catch (...) {  // no memory or no thread: stages are written in place
+    {
+      const std::lock_guard<std::mutex> lock(f->mu);
+      f->stop = true;
+    }
+    f->cv.notify_all();
+    for (std::thread& t : f->threads) t.join();
+    return false;
+  }
+  flusher_ = std::move(f);
+  return true;
+}
+
+Status StreamWriter::HandOff() {
+  Flusher& f = *flusher_;
+  std::unique_lock<std::mutex> lock(f.mu);
+  f.queue.push_back({stage_, on_disk_, staged_});
+  ++f.in_flight;
+  on_disk_ += staged_;
+  staged_ = 0;
+  f.cv.notify_all();
+  f.cv.wait(lock, [&] { return !f.free.empty() || f.error != 0; });
+  if (f.error != 0) {
+    errno = f.error;
+    stage_ = nullptr;
+    return Io("write");
+  }
+  stage_ = f.free.back();
+  f.free.pop_back();
+  return Status::Ok();
+}
+
+Status StreamWriter::StopFlusher() {
+  std::unique_ptr<Flusher> f = std::move(flusher_);
+  {
+    std::unique_lock<std::mutex> lock(f->mu);
+    f->cv.wait(lock, [&] { return f->in_flight == 0; });
+    f->stop = true;
+  }
+  f->cv.notify_all();
+  for (std::thread& t : f->threads) t.join();
+  if (f->error != 0) {
+    errno = f->error;
+    return Io("write");
+  }
+  // A stage the background writes stage_ pointed into stays alive: keep
+  // the buffer being filled (it may be one of the flusher's).
+  if (stage_ != nullptr && stage_keep_ && stage_ != stage_keep_->data()) {
+    for (size_t k = 0; k < f->keep.size(); ++k)
+      if (f->keep[k]->data() == stage_) stage_keep_ = f->keep[k];
+  }
+  if (f->refused.empty()) return Status::Ok();
+  // O_DIRECT refused on the way: those stages, and all that follows,
+  // through the page cache.
+  direct_ = false;
+  if (::fcntl(fd_, F_SETFL, flags_) != 0) return Io("fcntl");
+  for (const Flusher::Job& job : f->refused) {
+    const int err = WriteAt(fd_, job.bytes, job.n, job.offset);
+    if (err != 0) {
+      errno = err;
+      return Io("write");
+    }
+  }
+  return Status::Ok();
 }
 
 Status StreamWriter::Io(const char* step) const {
@@ -84,6 +225,12 @@ Status StreamWriter::LeaveDirect() {
   return WriteThrough(stage_, n);
 }
 
+Status StreamWriter::FlushFullStage() {
+  if (!flusher_failed_ && (flusher_ || StartFlusher())) return HandOff();
+  flusher_failed_ = true;
+  return FlushStage(kStageBytes);
+}
+
 Status StreamWriter::FlushStage(size_t n) {
   size_t done = 0;
   while (done < n) {
@@ -127,7 +274,7 @@ Status StreamWriter::Write(const void* bytes, size_t n) {
     written_ += take;
     b += take;
     n -= take;
-    if (staged_ == kStageBytes) QAIRT_RETURN_IF_ERROR(FlushStage(kStageBytes));
+    if (staged_ == kStageBytes) QAIRT_RETURN_IF_ERROR(FlushFullStage());
     if (!direct_) return Write(b, n);
   }
   return Status::Ok();
@@ -144,7 +291,7 @@ Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end)
       staged_ += take;
       written_ += take;
       begin += take;
-      if (staged_ == kStageBytes) QAIRT_RETURN_IF_ERROR(FlushStage(kStageBytes));
+      if (staged_ == kStageBytes) QAIRT_RETURN_IF_ERROR(FlushFullStage());
       if (!direct_) return WriteData(data, begin, end);
     }
     return Status::Ok();
@@ -172,6 +319,13 @@ Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end)
 }
 
 Status StreamWriter::Finish() {
+  if (flusher_) {
+    // The stages in flight end first; the tail is written in place at its
+    // offset (the background writes never moved the descriptor's position).
+    QAIRT_RETURN_IF_ERROR(StopFlusher());
+    if (::lseek(fd_, static_cast<off_t>(on_disk_), SEEK_SET) < 0) return Io("seek");
+    if (!direct_ && staged_ > 0) QAIRT_RETURN_IF_ERROR(WriteThrough(stage_, std::exchange(staged_, 0)));
+  }
   if (direct_ && staged_ > 0) {
     // The tail padded to a block, then the file cut back to its size.
     const size_t padded = (staged_ + kBlock - 1) / kBlock * kBlock;

@@ -8,10 +8,14 @@
 // fsync through the page cache and 0.73-0.88 s with O_DIRECT.
 //
 // Direct mode stages the bytes in an aligned buffer and writes it in whole
-// blocks; the last block is padded and the file cut back to its size. Where
-// the file system refuses O_DIRECT, or a direct write fails with EINVAL, the
-// rest goes through the page cache (every 8 MB written, its writeback is
-// started so the fsync finds little left). Errors name `path`.
+// blocks; the last block is padded and the file cut back to its size. Full
+// stages are written by two background threads at their offsets while the
+// caller fills the next (a direct write blocks until the disk has the
+// bytes: written one at a time, the disk's time added to the caller's; two
+// in flight also write faster on the VM's virtual disk, 2.2 against
+// 1.5 GB/s). Where the file system refuses O_DIRECT, or a direct write fails
+// with EINVAL, the rest goes through the page cache (every 8 MB written, its
+// writeback is started so the fsync finds little left). Errors name `path`.
 #pragma once
 
 #include <cstddef>
@@ -52,9 +56,16 @@ class StreamWriter {
  private:
   Status WriteThrough(const void* bytes, size_t n);  // page cache
   Status FlushStage(size_t n);                       // n staged bytes, a multiple of the block (or the padded tail)
+  Status FlushFullStage();                           // in the background when it can
   Status LeaveDirect();
   void Written(uint64_t k);
   Status Io(const char* step) const;
+  // Background direct writes of full stages (nullptr: written in place).
+  struct Flusher;
+  bool StartFlusher();
+  Status HandOff();       // the full stage to the flusher, a free one to fill
+  Status StopFlusher();   // waits for the writes in flight; their error, or
+                          // the refused ones rewritten through the page cache
 
   int fd_;
   std::string path_, what_;
@@ -65,6 +76,8 @@ class StreamWriter {
   std::shared_ptr<const StaticData> stage_keep_;
   uint8_t* stage_ = nullptr;
   size_t staged_ = 0;
+  std::unique_ptr<Flusher> flusher_;
+  bool flusher_failed_ = false;  // no threads: stages are written in place
 };
 
 }  // namespace qairt

@@ -228,3 +228,26 @@ TEST_CASE("a stream writer reports a write error naming the file", "[support][io
   CHECK(s.message().find("/somewhere/out.qairt") != std::string::npos);
   ::close(fds[1]);
 }
+
+TEST_CASE("a stream writer reports a failed background write naming the file, and nothing after it lands",
+          "[support][io][threads]") {
+  // A descriptor open for reading only: every write fails (EBADF). In
+  // direct mode the full stages are written by the background threads, so
+  // the failure comes back on a later call; it must come back.
+  TempFile out("qairt_stream_writer_readonly.bin");
+  Save(out.path, {});
+  const int fd = ::open(out.path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const std::vector<uint8_t> stage = Bytes(8 << 20, 9);
+  Status s = Status::Ok();
+  {
+    StreamWriter w(fd, out.path, "container", StreamWriter::kDirectFrom);
+    INFO((w.direct() ? "direct, written in the background" : "the file system refused O_DIRECT"));
+    for (int k = 0; k < 6 && s.ok(); ++k) s = w.Write(stage.data(), stage.size());
+    if (s.ok()) s = w.Finish();
+  }
+  ::close(fd);
+  CHECK(s.code() == StatusCode::kIoError);
+  CHECK(s.message().find(out.path) != std::string::npos);
+  CHECK(Load(out.path).empty());
+}
