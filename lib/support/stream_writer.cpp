@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -28,6 +29,15 @@ constexpr size_t kBlock = 4096;
 // filled, one spare.
 constexpr size_t kStages = 4;
 constexpr size_t kFlushThreads = 2;
+
+std::atomic<int> refuse_for_test{0};
+
+bool RefusedForTest() {
+  int n = refuse_for_test.load(std::memory_order_relaxed);
+  while (n > 0 && !refuse_for_test.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {
+  }
+  return n > 0;
+}
 
 // Writes n bytes at `offset`; 0 or an errno.
 int WriteAt(int fd, const uint8_t* b, size_t n, uint64_t offset) {
@@ -69,7 +79,7 @@ struct StreamWriter::Flusher {
       const Job job = queue.front();
       queue.pop_front();
       lock.unlock();
-      const int err = WriteAt(fd, job.bytes, job.n, job.offset);
+      const int err = RefusedForTest() ? EINVAL : WriteAt(fd, job.bytes, job.n, job.offset);
       lock.lock();
       if (err == EINVAL) {
         refused.push_back(job);  // its buffer stays taken until rewritten
@@ -101,6 +111,8 @@ StreamWriter::~StreamWriter() {
   if (flusher_) (void)StopFlusher();  // the caller's error path: what is in flight ends first
   if (flags_ >= 0) (void)::fcntl(fd_, F_SETFL, flags_);
 }
+
+void StreamWriter::RefuseBackgroundWritesForTest(int n) { refuse_for_test.store(n); }
 
 bool StreamWriter::StartFlusher() {
   auto f = std::make_unique<Flusher>();
@@ -134,11 +146,23 @@ Status StreamWriter::HandOff() {
   on_disk_ += staged_;
   staged_ = 0;
   f.cv.notify_all();
-  f.cv.wait(lock, [&] { return !f.free.empty() || f.error != 0; });
+  // A refused stage keeps its buffer until it is rewritten: wait for one
+  // of those too, or four refusals would leave no buffer to wait for.
+  f.cv.wait(lock, [&] { return !f.free.empty() || f.error != 0 || !f.refused.empty(); });
   if (f.error != 0) {
     errno = f.error;
     stage_ = nullptr;
     return Io("write");
+  }
+  if (!f.refused.empty()) {
+    // O_DIRECT refused: the stages in flight end, the refused ones are
+    // rewritten through the page cache, and so is all that follows (at
+    // the descriptor's position, which the background writes never moved).
+    lock.unlock();
+    QAIRT_RETURN_IF_ERROR(StopFlusher());
+    stage_ = nullptr;  // not used outside direct mode
+    if (::lseek(fd_, static_cast<off_t>(on_disk_), SEEK_SET) < 0) return Io("seek");
+    return Status::Ok();
   }
   stage_ = f.free.back();
   f.free.pop_back();
@@ -154,29 +178,34 @@ Status StreamWriter::StopFlusher() {
   }
   f->cv.notify_all();
   for (std::thread& t : f->threads) t.join();
+  Status status = Status::Ok();
   if (f->error != 0) {
     errno = f->error;
-    return Io("write");
-  }
-  // A stage the background writes stage_ pointed into stays alive: keep
-  // the buffer being filled (it may be one of the flusher's).
-  if (stage_ != nullptr && stage_keep_ && stage_ != stage_keep_->data()) {
-    for (size_t k = 0; k < f->keep.size(); ++k)
-      if (f->keep[k]->data() == stage_) stage_keep_ = f->keep[k];
-  }
-  if (f->refused.empty()) return Status::Ok();
-  // O_DIRECT refused on the way: those stages, and all that follows,
-  // through the page cache.
-  direct_ = false;
-  if (::fcntl(fd_, F_SETFL, flags_) != 0) return Io("fcntl");
-  for (const Flusher::Job& job : f->refused) {
-    const int err = WriteAt(fd_, job.bytes, job.n, job.offset);
-    if (err != 0) {
-      errno = err;
-      return Io("write");
+    status = Io("write");
+  } else if (!f->refused.empty()) {
+    // O_DIRECT refused on the way: those stages, and all that follows,
+    // through the page cache.
+    direct_ = false;
+    if (::fcntl(fd_, F_SETFL, flags_) != 0) {
+      status = Io("fcntl");
+    } else {
+      for (const Flusher::Job& job : f->refused) {
+        const int err = WriteAt(fd_, job.bytes, job.n, job.offset);
+        if (err != 0) {
+          errno = err;
+          status = Io("write");
+          break;
+        }
+      }
     }
   }
-  return Status::Ok();
+  // The buffers go with the flusher, but for the one being filled (which
+  // may be any of them): it is kept in place of the first.
+  if (stage_ != nullptr && stage_keep_ && stage_ != stage_keep_->data()) {
+    for (const auto& buffer : f->keep)
+      if (buffer->data() == stage_) stage_keep_ = buffer;
+  }
+  return status;
 }
 
 Status StreamWriter::Io(const char* step) const {

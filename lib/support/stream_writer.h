@@ -51,6 +51,9 @@ class StreamWriter {
   Status Finish();
 
   bool direct() const { return direct_; }
+  // Tests: the next n background direct writes fail as a file system that
+  // refuses O_DIRECT for them would (EINVAL), to exercise the fallback.
+  static void RefuseBackgroundWritesForTest(int n);
   uint64_t written() const { return written_; }
 
  private:

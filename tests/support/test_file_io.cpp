@@ -251,3 +251,38 @@ TEST_CASE("a stream writer reports a failed background write naming the file, an
   CHECK(s.message().find(out.path) != std::string::npos);
   CHECK(Load(out.path).empty());
 }
+
+TEST_CASE("a stream writer whose background direct writes are refused writes every byte through the page cache",
+          "[support][io][threads]") {
+  // EINVAL from a direct write: the file system will not take O_DIRECT
+  // there. The refused stages keep their buffers until they are rewritten;
+  // with all four refused the writer must neither wait forever nor lose them.
+  for (const int refused : {1, 2, 4, 9}) {
+    INFO(refused << " background writes refused");
+    TempFile out("qairt_stream_writer_refused.bin");
+    const int fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    std::vector<uint8_t> want;
+    {
+      StreamWriter w(fd, out.path, "test file", StreamWriter::kDirectFrom);
+      if (!w.direct()) {
+        ::close(fd);
+        WARN("the file system refused O_DIRECT: the background writes are not exercised here");
+        return;
+      }
+      StreamWriter::RefuseBackgroundWritesForTest(refused);
+      for (uint32_t k = 0; k < 7; ++k) {
+        const std::vector<uint8_t> piece = Bytes((5 << 20) + 4097 * k, 20 + k);
+        want.insert(want.end(), piece.begin(), piece.end());
+        const Status s = w.Write(piece.data(), piece.size());
+        INFO(s.message());
+        REQUIRE(s.ok());
+      }
+      REQUIRE(w.Finish().ok());
+      CHECK_FALSE(w.direct());
+    }
+    StreamWriter::RefuseBackgroundWritesForTest(0);
+    ::close(fd);
+    CHECK(Load(out.path) == want);
+  }
+}
