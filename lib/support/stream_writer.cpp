@@ -98,7 +98,9 @@ StreamWriter::StreamWriter(int fd, std::string path, std::string what, uint64_t 
 #if defined(__linux__) && defined(O_DIRECT)
   if (expected < kDirectFrom || fd_ < 0) return;
   flags_ = ::fcntl(fd_, F_GETFL);
-  if (flags_ < 0 || ::lseek(fd_, 0, SEEK_CUR) != 0) return;
+  // O_APPEND would send every background pwrite to the end, in whatever
+  // order the writes finish.
+  if (flags_ < 0 || (flags_ & O_APPEND) != 0 || ::lseek(fd_, 0, SEEK_CUR) != 0) return;
   stage_keep_ = StaticData::Uninitialized(kStageBytes, &stage_);  // 2 MiB-aligned (huge pages)
   if (reinterpret_cast<uintptr_t>(stage_) % kBlock != 0) return;
   direct_ = ::fcntl(fd_, F_SETFL, flags_ | O_DIRECT) == 0;
@@ -108,7 +110,18 @@ StreamWriter::StreamWriter(int fd, std::string path, std::string what, uint64_t 
 }
 
 StreamWriter::~StreamWriter() {
-  if (flusher_) (void)StopFlusher();  // the caller's error path: what is in flight ends first
+  if (flusher_) {
+    // The caller's error path (the file is discarded): what is in flight
+    // ends, nothing is rewritten or reported.
+    Flusher& f = *flusher_;
+    {
+      std::unique_lock<std::mutex> lock(f.mu);
+      f.cv.wait(lock, [&] { return f.in_flight == 0; });
+      f.stop = true;
+    }
+    f.cv.notify_all();
+    for (std::thread& t : f.threads) t.join();
+  }
   if (flags_ >= 0) (void)::fcntl(fd_, F_SETFL, flags_);
 }
 
@@ -118,6 +131,7 @@ bool StreamWriter::StartFlusher() {
   auto f = std::make_unique<Flusher>();
   try {
     f->free.reserve(kStages);
+    f->refused.reserve(kStages);  // pushed on a background thread, which must not throw
     for (size_t k = 1; k < kStages; ++k) {
       uint8_t* bytes = nullptr;
       f->keep.push_back(StaticData::Uninitialized(kStageBytes, &bytes));
@@ -208,9 +222,13 @@ Status StreamWriter::StopFlusher() {
   return status;
 }
 
-Status StreamWriter::Io(const char* step) const {
-  return Status(StatusCode::kIoError,
-                fmt::format("cannot write {} '{}': {}: {}", what_, path_, step, std::strerror(errno)));
+Status StreamWriter::Io(const char* step) {
+  // Every later call returns it too: a caller that goes on after an error
+  // gets it again, never a crash or a Finish that calls a file with a hole
+  // written.
+  failed_ = Status(StatusCode::kIoError,
+                   fmt::format("cannot write {} '{}': {}: {}", what_, path_, step, std::strerror(errno)));
+  return failed_;
 }
 
 void StreamWriter::Written(uint64_t k) {
@@ -291,6 +309,7 @@ Status StreamWriter::FlushStage(size_t n) {
 }
 
 Status StreamWriter::Write(const void* bytes, size_t n) {
+  if (!failed_.ok()) return failed_;
   if (!direct_) {
     written_ += n;
     return WriteThrough(bytes, n);
@@ -310,6 +329,7 @@ Status StreamWriter::Write(const void* bytes, size_t n) {
 }
 
 Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end) {
+  if (!failed_.ok()) return failed_;
   if (begin >= end) return Status::Ok();
   if (data.file_path().empty()) return Write(data.data() + begin, end - begin);
   if (direct_) {
@@ -348,6 +368,7 @@ Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end)
 }
 
 Status StreamWriter::Finish() {
+  if (!failed_.ok()) return failed_;
   if (flusher_) {
     // The stages in flight end first; the tail is written in place at its
     // offset (the background writes never moved the descriptor's position).

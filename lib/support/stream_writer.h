@@ -62,13 +62,14 @@ class StreamWriter {
   Status FlushFullStage();                           // in the background when it can
   Status LeaveDirect();
   void Written(uint64_t k);
-  Status Io(const char* step) const;
+  Status Io(const char* step);  // the error, kept in failed_
   // Background direct writes of full stages (nullptr: written in place).
   struct Flusher;
   bool StartFlusher();
   Status HandOff();       // the full stage to the flusher, a free one to fill
   Status StopFlusher();   // waits for the writes in flight; their error, or
                           // the refused ones rewritten through the page cache
+                          // (the destructor discards instead)
 
   int fd_;
   std::string path_, what_;
@@ -81,6 +82,7 @@ class StreamWriter {
   size_t staged_ = 0;
   std::unique_ptr<Flusher> flusher_;
   bool flusher_failed_ = false;  // no threads: stages are written in place
+  Status failed_ = Status::Ok();  // the first I/O error, returned by every later call
 };
 
 }  // namespace qairt

@@ -245,6 +245,10 @@ TEST_CASE("a stream writer reports a failed background write naming the file, an
     INFO((w.direct() ? "direct, written in the background" : "the file system refused O_DIRECT"));
     for (int k = 0; k < 6 && s.ok(); ++k) s = w.Write(stage.data(), stage.size());
     if (s.ok()) s = w.Finish();
+    // The error stays: a caller that goes on gets it again, never a crash
+    // or a Finish that reports a file with a hole as written.
+    CHECK(w.Write(stage.data(), stage.size()).code() == StatusCode::kIoError);
+    CHECK(w.Finish().code() == StatusCode::kIoError);
   }
   ::close(fd);
   CHECK(s.code() == StatusCode::kIoError);
