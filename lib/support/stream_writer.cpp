@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -30,14 +29,6 @@ constexpr size_t kBlock = 4096;
 constexpr size_t kStages = 4;
 constexpr size_t kFlushThreads = 2;
 
-std::atomic<int> refuse_for_test{0};
-
-bool RefusedForTest() {
-  int n = refuse_for_test.load(std::memory_order_relaxed);
-  while (n > 0 && !refuse_for_test.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {
-  }
-  return n > 0;
-}
 
 // Writes n bytes at `offset`; 0 or an errno.
 int WriteAt(int fd, const uint8_t* b, size_t n, uint64_t offset) {
@@ -65,7 +56,6 @@ struct StreamWriter::Flusher {
   std::vector<std::shared_ptr<const StaticData>> keep;  // the stage buffers
   std::vector<uint8_t*> free;                           // not queued, written or being filled
   std::deque<Job> queue;
-  std::vector<Job> refused;  // O_DIRECT refused (EINVAL): rewritten through the page cache
   size_t in_flight = 0;      // queued or being written
   int error = 0;             // the first errno of a write
   bool stop = false;
@@ -79,14 +69,10 @@ struct StreamWriter::Flusher {
       const Job job = queue.front();
       queue.pop_front();
       lock.unlock();
-      const int err = RefusedForTest() ? EINVAL : WriteAt(fd, job.bytes, job.n, job.offset);
+      const int err = WriteAt(fd, job.bytes, job.n, job.offset);
       lock.lock();
-      if (err == EINVAL) {
-        refused.push_back(job);  // its buffer stays taken until rewritten
-      } else {
-        if (err != 0 && error == 0) error = err;
-        free.push_back(job.bytes);
-      }
+      if (err != 0 && error == 0) error = err;
+      free.push_back(job.bytes);
       --in_flight;
       cv.notify_all();
     }
@@ -125,13 +111,10 @@ StreamWriter::~StreamWriter() {
   if (flags_ >= 0) (void)::fcntl(fd_, F_SETFL, flags_);
 }
 
-void StreamWriter::RefuseBackgroundWritesForTest(int n) { refuse_for_test.store(n); }
-
 bool StreamWriter::StartFlusher() {
   auto f = std::make_unique<Flusher>();
   try {
     f->free.reserve(kStages);
-    f->refused.reserve(kStages);  // pushed on a background thread, which must not throw
     for (size_t k = 1; k < kStages; ++k) {
       uint8_t* bytes = nullptr;
       f->keep.push_back(StaticData::Uninitialized(kStageBytes, &bytes));
@@ -160,23 +143,11 @@ Status StreamWriter::HandOff() {
   on_disk_ += staged_;
   staged_ = 0;
   f.cv.notify_all();
-  // A refused stage keeps its buffer until it is rewritten: wait for one
-  // of those too, or four refusals would leave no buffer to wait for.
-  f.cv.wait(lock, [&] { return !f.free.empty() || f.error != 0 || !f.refused.empty(); });
+  f.cv.wait(lock, [&] { return !f.free.empty() || f.error != 0; });
   if (f.error != 0) {
     errno = f.error;
     stage_ = nullptr;
     return Io("write");
-  }
-  if (!f.refused.empty()) {
-    // O_DIRECT refused: the stages in flight end, the refused ones are
-    // rewritten through the page cache, and so is all that follows (at
-    // the descriptor's position, which the background writes never moved).
-    lock.unlock();
-    QAIRT_RETURN_IF_ERROR(StopFlusher());
-    stage_ = nullptr;  // not used outside direct mode
-    if (::lseek(fd_, static_cast<off_t>(on_disk_), SEEK_SET) < 0) return Io("seek");
-    return Status::Ok();
   }
   stage_ = f.free.back();
   f.free.pop_back();
@@ -196,22 +167,6 @@ Status StreamWriter::StopFlusher() {
   if (f->error != 0) {
     errno = f->error;
     status = Io("write");
-  } else if (!f->refused.empty()) {
-    // O_DIRECT refused on the way: those stages, and all that follows,
-    // through the page cache.
-    direct_ = false;
-    if (::fcntl(fd_, F_SETFL, flags_) != 0) {
-      status = Io("fcntl");
-    } else {
-      for (const Flusher::Job& job : f->refused) {
-        const int err = WriteAt(fd_, job.bytes, job.n, job.offset);
-        if (err != 0) {
-          errno = err;
-          status = Io("write");
-          break;
-        }
-      }
-    }
   }
   // The buffers go with the flusher, but for the one being filled (which
   // may be any of them): it is kept in place of the first.
@@ -273,7 +228,11 @@ Status StreamWriter::LeaveDirect() {
 }
 
 Status StreamWriter::FlushFullStage() {
-  if (!flusher_failed_ && (flusher_ || StartFlusher())) return HandOff();
+  // The first stage is written in place: a file system that refuses
+  // O_DIRECT says so there (EINVAL), and the rest goes through the page
+  // cache; once one direct write went through, the same writes are made in
+  // the background, and any failure there is an error.
+  if (on_disk_ > 0 && !flusher_failed_ && (flusher_ || StartFlusher())) return HandOff();
   flusher_failed_ = true;
   return FlushStage(kStageBytes);
 }

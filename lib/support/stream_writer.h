@@ -8,14 +8,15 @@
 // fsync through the page cache and 0.73-0.88 s with O_DIRECT.
 //
 // Direct mode stages the bytes in an aligned buffer and writes it in whole
-// blocks; the last block is padded and the file cut back to its size. Full
-// stages are written by two background threads at their offsets while the
-// caller fills the next (a direct write blocks until the disk has the
+// blocks; the last block is padded and the file cut back to its size. After the
+// first, full stages are written by two background threads at their
+// offsets while the caller fills the next (a direct write blocks until the disk has the
 // bytes: written one at a time, the disk's time added to the caller's; two
 // in flight also write faster on the VM's virtual disk, 2.2 against
-// 1.5 GB/s). Where the file system refuses O_DIRECT, or a direct write fails
-// with EINVAL, the rest goes through the page cache (every 8 MB written, its
-// writeback is started so the fsync finds little left). Errors name `path`.
+// 1.5 GB/s). Where the file system refuses O_DIRECT, or the first direct
+// write fails with EINVAL, the rest goes through the page cache (every 8 MB
+// written, its writeback is started so the fsync finds little left); a
+// failed background write is an error. Errors name `path`.
 #pragma once
 
 #include <cstddef>
@@ -51,9 +52,6 @@ class StreamWriter {
   Status Finish();
 
   bool direct() const { return direct_; }
-  // Tests: the next n background direct writes fail as a file system that
-  // refuses O_DIRECT for them would (EINVAL), to exercise the fallback.
-  static void RefuseBackgroundWritesForTest(int n);
   uint64_t written() const { return written_; }
 
  private:
@@ -67,8 +65,7 @@ class StreamWriter {
   struct Flusher;
   bool StartFlusher();
   Status HandOff();       // the full stage to the flusher, a free one to fill
-  Status StopFlusher();   // waits for the writes in flight; their error, or
-                          // the refused ones rewritten through the page cache
+  Status StopFlusher();   // waits for the writes in flight; their error
                           // (the destructor discards instead)
 
   int fd_;
