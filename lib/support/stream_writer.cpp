@@ -29,7 +29,6 @@ constexpr size_t kBlock = 4096;
 constexpr size_t kStages = 4;
 constexpr size_t kFlushThreads = 2;
 
-
 // Writes n bytes at `offset`; 0 or an errno.
 int WriteAt(int fd, const uint8_t* b, size_t n, uint64_t offset) {
   while (n > 0) {
@@ -60,6 +59,18 @@ struct StreamWriter::Flusher {
   int error = 0;             // the first errno of a write
   bool stop = false;
   std::vector<std::thread> threads;
+
+  // Waits for the writes in flight, then ends the threads.
+  void Shutdown() {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return in_flight == 0; });
+      stop = true;
+    }
+    cv.notify_all();
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+  }
 
   void Run(int fd) {
     std::unique_lock<std::mutex> lock(mu);
@@ -99,14 +110,7 @@ StreamWriter::~StreamWriter() {
   if (flusher_) {
     // The caller's error path (the file is discarded): what is in flight
     // ends, nothing is rewritten or reported.
-    Flusher& f = *flusher_;
-    {
-      std::unique_lock<std::mutex> lock(f.mu);
-      f.cv.wait(lock, [&] { return f.in_flight == 0; });
-      f.stop = true;
-    }
-    f.cv.notify_all();
-    for (std::thread& t : f.threads) t.join();
+    flusher_->Shutdown();
   }
   if (flags_ >= 0) (void)::fcntl(fd_, F_SETFL, flags_);
 }
@@ -123,12 +127,7 @@ bool StreamWriter::StartFlusher() {
     }
     for (size_t t = 0; t < kFlushThreads; ++t) f->threads.emplace_back([p = f.get(), fd = fd_] { p->Run(fd); });
   } catch (...) {  // no memory or no thread: stages are written in place
-    {
-      const std::lock_guard<std::mutex> lock(f->mu);
-      f->stop = true;
-    }
-    f->cv.notify_all();
-    for (std::thread& t : f->threads) t.join();
+    f->Shutdown();
     return false;
   }
   flusher_ = std::move(f);
@@ -156,13 +155,7 @@ Status StreamWriter::HandOff() {
 
 Status StreamWriter::StopFlusher() {
   std::unique_ptr<Flusher> f = std::move(flusher_);
-  {
-    std::unique_lock<std::mutex> lock(f->mu);
-    f->cv.wait(lock, [&] { return f->in_flight == 0; });
-    f->stop = true;
-  }
-  f->cv.notify_all();
-  for (std::thread& t : f->threads) t.join();
+  f->Shutdown();
   Status status = Status::Ok();
   if (f->error != 0) {
     errno = f->error;
