@@ -139,6 +139,7 @@ Status StreamWriter::HandOff() {
   std::unique_lock<std::mutex> lock(f.mu);
   f.queue.push_back({stage_, on_disk_, staged_});
   ++f.in_flight;
+  background_bytes_ += staged_;
   on_disk_ += staged_;
   staged_ = 0;
   f.cv.notify_all();
@@ -225,8 +226,9 @@ Status StreamWriter::FlushFullStage() {
   // O_DIRECT says so there (EINVAL), and the rest goes through the page
   // cache; once one direct write went through, the same writes are made in
   // the background, and any failure there is an error.
-  if (on_disk_ > 0 && !flusher_failed_ && (flusher_ || StartFlusher())) return HandOff();
-  flusher_failed_ = true;
+  if (on_disk_ == 0) return FlushStage(kStageBytes);
+  if (!flusher_failed_ && (flusher_ || StartFlusher())) return HandOff();
+  flusher_failed_ = true;  // no memory or no thread for it
   return FlushStage(kStageBytes);
 }
 

@@ -53,6 +53,9 @@ class StreamWriter {
 
   bool direct() const { return direct_; }
   uint64_t written() const { return written_; }
+  // Bytes handed to the background threads (0 when every stage was written
+  // in place).
+  uint64_t background_bytes() const { return background_bytes_; }
 
  private:
   Status WriteThrough(const void* bytes, size_t n);  // page cache
@@ -79,6 +82,7 @@ class StreamWriter {
   size_t staged_ = 0;
   std::unique_ptr<Flusher> flusher_;
   bool flusher_failed_ = false;  // no threads: stages are written in place
+  uint64_t background_bytes_ = 0;
   Status failed_ = Status::Ok();  // the first I/O error, returned by every later call
 };
 

@@ -177,6 +177,9 @@ TEST_CASE("a stream writer's file holds the bytes written, direct or through the
       REQUIRE(w.WriteData(*window, 0, window->size()).ok());
       REQUIRE(w.Write(b.data(), 13).ok());
       CHECK(w.written() == want.size());
+      // Direct: the first 8 MiB stage is written in place, the second (full
+      // at 16 MiB) by the background threads; the rest is the tail.
+      CHECK(w.background_bytes() == (w.direct() ? uint64_t{8} << 20 : 0));
       REQUIRE(w.Finish().ok());
       CHECK_FALSE(w.direct());
     }
@@ -248,10 +251,12 @@ TEST_CASE("a stream writer reports a failed background write naming the file, an
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &limited) == 0);
   Status s = Status::Ok();
   bool direct = false;
+  uint64_t background = 0;
   {
     StreamWriter w(fd, out.path, "container", StreamWriter::kDirectFrom);
     direct = w.direct();
     for (int k = 0; k < 6 && s.ok(); ++k) s = w.Write(stage.data(), stage.size());
+    background = w.background_bytes();
     if (s.ok()) s = w.Finish();
     CHECK(w.Write(stage.data(), stage.size()).code() == StatusCode::kIoError);
     CHECK(w.Finish().code() == StatusCode::kIoError);
@@ -262,4 +267,5 @@ TEST_CASE("a stream writer reports a failed background write naming the file, an
   INFO((direct ? "direct, written in the background" : "the file system refused O_DIRECT"));
   CHECK(s.code() == StatusCode::kIoError);
   CHECK(s.message().find(out.path) != std::string::npos);
+  CHECK((background > 0) == direct);  // the failure was the background's
 }
