@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <thread>
 #include <vector>
@@ -461,5 +462,67 @@ TEST_CASE("executors sharing a workspace run in turn as they run alone", "[exec]
     auto again = RunF(*eb.value(), {xb});
     REQUIRE(again.ok());
     CHECK(again.value()[0].bytes == want_big.value()[0].bytes);
+  }
+}
+
+TEST_CASE("softmax over the last axis equals softmax over another axis, bit for bit, subnormals included",
+          "[exec]") {
+  // Rows of attention-like scores with a -100 mask: exp() of the masked
+  // ones is subnormal. The last axis runs on contiguous rows, any other
+  // axis on strided lanes: the same values either way.
+  constexpr int64_t kRows = 6, kN = 40;
+  std::vector<float> x(kRows * kN), xt(kRows * kN);
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t k = 0; k < kN; ++k) {
+      const float v = (k > r * 7 ? -100.0f : 0.0f) + 0.37f * static_cast<float>((k * 13 + r * 5) % 11) - 1.5f;
+      x[static_cast<size_t>(r * kN + k)] = v;
+      xt[static_cast<size_t>(k * kRows + r)] = v;
+    }
+  auto run = [](const std::vector<float>& in, Shape shape, int64_t axis) {
+    Graph g("softmax");
+    auto t = g.AddInput("x", DType::kFloat32, shape).value();
+    auto s = g.AddOp("Softmax", "softmax", {t}, {"y"}, {{"axis", axis}});
+    REQUIRE(s.ok());
+    REQUIRE(g.MarkOutput(g.op(s.value()).outputs[0]).ok());
+    auto ex = exec::Executor::Create(g).value();
+    auto out = RunF(*ex, {in});
+    REQUIRE(out.ok());
+    return AsFloats(out.value()[0]);
+  };
+  const std::vector<float> last = run(x, Shape{kRows, kN}, -1);
+  const std::vector<float> first = run(xt, Shape{kN, kRows}, 0);
+  size_t subnormal = 0, differ = 0;
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t k = 0; k < kN; ++k) {
+      const float a = last[static_cast<size_t>(r * kN + k)], b = first[static_cast<size_t>(k * kRows + r)];
+      differ += std::memcmp(&a, &b, sizeof a) != 0;
+      subnormal += std::fpclassify(a) == FP_SUBNORMAL;
+    }
+  CHECK(differ == 0);
+  CHECK(subnormal > 0);  // the case the contiguous path is for
+  for (int64_t r = 0; r < kRows; ++r) {
+    double sum = 0;
+    for (int64_t k = 0; k < kN; ++k) sum += last[static_cast<size_t>(r * kN + k)];
+    CHECK(sum == Approx(1.0).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("a power of two is the product of the value with itself", "[exec]") {
+  Graph g("square");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{8}).value();
+  auto two = g.AddConstant("two", DType::kFloat32, Shape{1}, Floats({2.0f})).value();
+  auto p = g.AddOp("ElementWisePower", "pow", {x, two}, {"y"});
+  REQUIRE(p.ok());
+  REQUIRE(g.MarkOutput(g.op(p.value()).outputs[0]).ok());
+  auto ex = exec::Executor::Create(g).value();
+  const std::vector<float> in = {-3.0f, 1.1f, 0.0f, -0.0f, 1e-30f, 3e19f, -std::numeric_limits<float>::infinity(),
+                                 1.0000001f};
+  auto out = RunF(*ex, {in});
+  REQUIRE(out.ok());
+  const std::vector<float> y = AsFloats(out.value()[0]);
+  for (size_t i = 0; i < in.size(); ++i) {
+    INFO("x = " << in[i]);
+    const float want = in[i] * in[i];
+    CHECK(std::memcmp(&y[i], &want, sizeof want) == 0);
   }
 }
