@@ -194,6 +194,54 @@ TEST_CASE("a stream writer's file holds the bytes written, direct or through the
   }
 }
 
+TEST_CASE("a stream writer's background stages land at their offsets, in any order they finish",
+          "[support][io][threads]") {
+  // 60 MB in pieces of random sizes (some larger than a stage, some file
+  // windows): the first 8 MiB stage in place, six more by the two
+  // background threads, the tail in place at Finish.
+  TempFile src("qairt_stream_writer_bg_src.bin");
+  const std::vector<uint8_t> source = Bytes(5 << 20, 21);
+  Save(src.path, source);
+  const auto window = StaticData::MapFile(src.path, 0, source.size()).value();
+  TempFile out("qairt_stream_writer_bg_out.bin");
+  const int fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  const std::vector<uint8_t> pool = Bytes(12 << 20, 22);
+  std::mt19937 rng(23);
+  std::vector<uint8_t> want;
+  bool direct = false;
+  uint64_t background = 0;
+  {
+    StreamWriter w(fd, out.path, "test file", StreamWriter::kDirectFrom);
+    while (want.size() < (size_t{60} << 20)) {
+      if (rng() % 4 == 0) {
+        const size_t begin = rng() % (source.size() - 1);
+        const size_t end = begin + 1 + rng() % (source.size() - begin - 1);
+        REQUIRE(w.WriteData(*window, begin, end).ok());
+        want.insert(want.end(), source.begin() + static_cast<std::ptrdiff_t>(begin),
+                    source.begin() + static_cast<std::ptrdiff_t>(end));
+      } else {
+        const size_t n = 1 + rng() % (rng() % 8 == 0 ? pool.size() - 1 : size_t{70000});
+        const size_t at = rng() % (pool.size() - n + 1);
+        REQUIRE(w.Write(pool.data() + at, n).ok());
+        want.insert(want.end(), pool.begin() + static_cast<std::ptrdiff_t>(at),
+                    pool.begin() + static_cast<std::ptrdiff_t>(at + n));
+      }
+    }
+    direct = w.direct();
+    background = w.background_bytes();
+    REQUIRE(w.Finish().ok());
+  }
+  ::close(fd);
+  const std::vector<uint8_t> got = Load(out.path);
+  REQUIRE(got.size() == want.size());
+  bool same = std::equal(want.begin(), want.end(), got.begin());  // a bool: Catch would print 60 MB
+  CHECK(same);
+  INFO((direct ? "direct" : "the file system refused O_DIRECT"));
+  // Direct: every full stage after the first went to the threads.
+  CHECK(background == (direct ? (want.size() / (size_t{8} << 20) - 1) * (size_t{8} << 20) : 0));
+}
+
 TEST_CASE("a stream writer copies a mapped window from the file that was mapped, not what is at its path now",
           "[support][io]") {
   TempFile src("qairt_stream_writer_renamed_src.bin");
