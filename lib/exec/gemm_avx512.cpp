@@ -101,12 +101,69 @@ __attribute__((target("avx512f"))) inline __m512 Combine(__m512 acc, const float
   return _mm512_add_ps(_mm512_maskz_loadu_ps(mask, c), scaled);
 }
 
+// The rows of a tile written to C: alpha, beta, the row bias; columns
+// [0, nr).
+template <int kRows>
+__attribute__((target("avx512f"))) inline void StoreRows(const __m512 (&rows)[kRows][2], float* c, int64_t ldc,
+                                                         int64_t mr, int64_t nr, const TileStore& st) {
+  const __mmask16 m0 = nr >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << nr) - 1);
+  const __mmask16 m1 = nr >= 32 ? static_cast<__mmask16>(0xFFFF)
+                                : (nr > 16 ? static_cast<__mmask16>((1u << (nr - 16)) - 1) : static_cast<__mmask16>(0));
+  const bool bias = st.last && st.row_bias;
+  const int store_rows = static_cast<int>(std::min<int64_t>(mr, kRows));
+  for (int i = 0; i < store_rows; ++i) {
+    float* row = c + i * ldc;
+    __m512 v0 = Combine(rows[i][0], row, m0, st);
+    if (bias) v0 = _mm512_add_ps(v0, _mm512_set1_ps(st.row_bias[i]));
+    _mm512_mask_storeu_ps(row, m0, v0);
+    if (m1) {
+      __m512 v1 = Combine(rows[i][1], row + 16, m1, st);
+      if (bias) v1 = _mm512_add_ps(v1, _mm512_set1_ps(st.row_bias[i]));
+      _mm512_mask_storeu_ps(row + 16, m1, v1);
+    }
+  }
+}
+
+// The last, shorter tile of an M block (M = 128 tokens: nine tiles of 14
+// and one of 2): only its kRows rows are computed, each exactly as in the
+// full tile (the same products, summed in the same order), where the full
+// tile would spend 14 rows of work on them (a tenth of such a GEMM).
+template <int kRows>
+__attribute__((target("avx512f"))) void KernelRows(int64_t kc, const float* __restrict ap,
+                                                   const float* __restrict bp, int64_t b_stride, float* c,
+                                                   int64_t ldc, int64_t nr, const TileStore& st) {
+  __m512 acc[kRows][2];
+#pragma GCC unroll 14
+  for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(bp);
+    const __m512 b1 = _mm512_loadu_ps(bp + 16);
+#pragma GCC unroll 14
+    for (int i = 0; i < kRows; ++i) {
+      const __m512 a = _mm512_set1_ps(ap[i]);
+      acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+    }
+    ap += kMr;
+    bp += b_stride;
+  }
+  StoreRows<kRows>(acc, c, ldc, kRows, nr, st);
+}
+
+using TailKernel = void (*)(int64_t, const float*, const float*, int64_t, float*, int64_t, int64_t,
+                            const TileStore&);
+constexpr TailKernel kTailKernels[kMr] = {nullptr,          &KernelRows<1>,  &KernelRows<2>,  &KernelRows<3>,
+                                          &KernelRows<4>,   &KernelRows<5>,  &KernelRows<6>,  &KernelRows<7>,
+                                          &KernelRows<8>,   &KernelRows<9>,  &KernelRows<10>, &KernelRows<11>,
+                                          &KernelRows<12>,  &KernelRows<13>};
+
 // 14 x 32 tile over kc: ap = packed A sliver, bp = packed B sliver. Writes
 // rows [0, mr) and columns [0, nr) of the tile at c.
 __attribute__((target("avx512f"))) void Kernel(int64_t kc, const float* __restrict ap,
                                                                 const float* __restrict bp, int64_t b_stride,
                                                                 float* c, int64_t ldc,
                                                                 int64_t mr, int64_t nr, const TileStore& st) {
+  if (mr > 0 && mr < kMr) return kTailKernels[mr](kc, ap, bp, b_stride, c, ldc, nr, st);
   __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
   __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(), c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
   __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps(), c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
@@ -131,23 +188,9 @@ __attribute__((target("avx512f"))) void Kernel(int64_t kc, const float* __restri
     ap += kMr;
     bp += b_stride;
   }
-  const __mmask16 m0 = nr >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << nr) - 1);
-  const __mmask16 m1 = nr >= 32 ? static_cast<__mmask16>(0xFFFF)
-                                : (nr > 16 ? static_cast<__mmask16>((1u << (nr - 16)) - 1) : static_cast<__mmask16>(0));
   const __m512 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}, {c60, c61},
                                {c70, c71}, {c80, c81}, {c90, c91}, {ca0, ca1}, {cb0, cb1}, {cc0, cc1}, {cd0, cd1}};
-  const bool bias = st.last && st.row_bias;
-  for (int64_t i = 0; i < mr; ++i) {
-    float* row = c + i * ldc;
-    __m512 v0 = Combine(rows[i][0], row, m0, st);
-    if (bias) v0 = _mm512_add_ps(v0, _mm512_set1_ps(st.row_bias[i]));
-    _mm512_mask_storeu_ps(row, m0, v0);
-    if (m1) {
-      __m512 v1 = Combine(rows[i][1], row + 16, m1, st);
-      if (bias) v1 = _mm512_add_ps(v1, _mm512_set1_ps(st.row_bias[i]));
-      _mm512_mask_storeu_ps(row + 16, m1, v1);
-    }
-  }
+  StoreRows<kMr>(rows, c, ldc, mr, nr, st);
 }
 
 struct Avx512Tile {
