@@ -1,6 +1,7 @@
 // Single-threaded AVX-512 SGEMM for the executor: a 14 x 32 register tile
-// (28 zmm accumulators, one sliver of B reused across the rows of A) in the
-// blocked loop nest of gemm_blocked.h, which fixes the summation order.
+// (28 zmm accumulators, one sliver of B reused across the rows of A; the
+// last, shorter tile of an M block computes only its rows) in the blocked
+// loop nest of gemm_blocked.h, which fixes the summation order.
 // Why our own: the executor's convolutions are GEMMs, and the OpenBLAS that
 // Debian ships dispatches on OPENBLAS_CORETYPE, which many environments pin
 // to an AVX2 core type; this kernel uses the host's AVX-512 whatever that
