@@ -1,5 +1,6 @@
 // Single-threaded AVX2/FMA3 SGEMM for the executor: a 6 x 16 register tile
-// (12 ymm accumulators) in the blocked loop nest of gemm_blocked.h. Every
+// (12 ymm accumulators; the last, shorter tile of an M block computes only
+// its rows) in the blocked loop nest of gemm_blocked.h. Every
 // output element is summed in the same order as by the AVX-512 tile (block
 // sums from zero by sequential FMAs), so the two give the same bits, and
 // with MLAS's K block the bits ONNX Runtime's FMA3 kernel gives on hosts
@@ -68,30 +69,14 @@ struct FmaTile {
     return _mm256_add_ps(_mm256_loadu_ps(c), scaled);
   }
 
-  __attribute__((target("avx2,fma"))) static void Kernel(int64_t kc, const float* __restrict ap,
-                                                         const float* __restrict bp, int64_t b_stride, float* c,
-                                                         int64_t ldc, int64_t mr, int64_t nr, const TileStore& st) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(), c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-    for (int64_t p = 0; p < kc; ++p) {
-      const __m256 b0 = _mm256_loadu_ps(bp);
-      const __m256 b1 = _mm256_loadu_ps(bp + 8);
-#define QAIRT_ROW(i, r0, r1)                    \
-  {                                             \
-    const __m256 a = _mm256_broadcast_ss(ap + i); \
-    r0 = _mm256_fmadd_ps(a, b0, r0);            \
-    r1 = _mm256_fmadd_ps(a, b1, r1);            \
-  }
-      QAIRT_ROW(0, c00, c01) QAIRT_ROW(1, c10, c11) QAIRT_ROW(2, c20, c21)
-      QAIRT_ROW(3, c30, c31) QAIRT_ROW(4, c40, c41) QAIRT_ROW(5, c50, c51)
-#undef QAIRT_ROW
-      ap += kMr;
-      bp += b_stride;
-    }
-    const __m256 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+  // The rows of a tile written to C: alpha, beta, the row bias; columns
+  // [0, nr).
+  template <int kRows>
+  __attribute__((target("avx2,fma"))) static void StoreRows(const __m256 (&rows)[kRows][2], float* c, int64_t ldc,
+                                                            int64_t mr, int64_t nr, const TileStore& st) {
     const bool bias = st.last && st.row_bias;
-    for (int64_t i = 0; i < mr; ++i) {
+    const int store_rows = static_cast<int>(std::min<int64_t>(mr, kRows));
+    for (int i = 0; i < store_rows; ++i) {
       float* row = c + i * ldc;
       if (nr == kNr) {
         for (int h = 0; h < 2; ++h) {
@@ -111,6 +96,63 @@ struct FmaTile {
         row[j] = v;
       }
     }
+  }
+
+  // The last, shorter tile of an M block: only its kRows rows, each summed
+  // as in the full tile (see gemm_avx512.cpp).
+  template <int kRows>
+  __attribute__((target("avx2,fma"))) static void KernelRows(int64_t kc, const float* __restrict ap,
+                                                             const float* __restrict bp, int64_t b_stride, float* c,
+                                                             int64_t ldc, int64_t nr, const TileStore& st) {
+    __m256 acc[kRows][2];
+#pragma GCC unroll 6
+    for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int64_t p = 0; p < kc; ++p) {
+      const __m256 b0 = _mm256_loadu_ps(bp);
+      const __m256 b1 = _mm256_loadu_ps(bp + 8);
+#pragma GCC unroll 6
+      for (int i = 0; i < kRows; ++i) {
+        const __m256 a = _mm256_broadcast_ss(ap + i);
+        acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+      }
+      ap += kMr;
+      bp += b_stride;
+    }
+    StoreRows<kRows>(acc, c, ldc, kRows, nr, st);
+  }
+
+  __attribute__((target("avx2,fma"))) static void Kernel(int64_t kc, const float* __restrict ap,
+                                                         const float* __restrict bp, int64_t b_stride, float* c,
+                                                         int64_t ldc, int64_t mr, int64_t nr, const TileStore& st) {
+    switch (mr) {
+      case 1: return KernelRows<1>(kc, ap, bp, b_stride, c, ldc, nr, st);
+      case 2: return KernelRows<2>(kc, ap, bp, b_stride, c, ldc, nr, st);
+      case 3: return KernelRows<3>(kc, ap, bp, b_stride, c, ldc, nr, st);
+      case 4: return KernelRows<4>(kc, ap, bp, b_stride, c, ldc, nr, st);
+      case 5: return KernelRows<5>(kc, ap, bp, b_stride, c, ldc, nr, st);
+      default: break;
+    }
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(), c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    for (int64_t p = 0; p < kc; ++p) {
+      const __m256 b0 = _mm256_loadu_ps(bp);
+      const __m256 b1 = _mm256_loadu_ps(bp + 8);
+#define QAIRT_ROW(i, r0, r1)                    \
+  {                                             \
+    const __m256 a = _mm256_broadcast_ss(ap + i); \
+    r0 = _mm256_fmadd_ps(a, b0, r0);            \
+    r1 = _mm256_fmadd_ps(a, b1, r1);            \
+  }
+      QAIRT_ROW(0, c00, c01) QAIRT_ROW(1, c10, c11) QAIRT_ROW(2, c20, c21)
+      QAIRT_ROW(3, c30, c31) QAIRT_ROW(4, c40, c41) QAIRT_ROW(5, c50, c51)
+#undef QAIRT_ROW
+      ap += kMr;
+      bp += b_stride;
+    }
+    const __m256 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    StoreRows<kMr>(rows, c, ldc, mr, nr, st);
   }
 };
 
