@@ -8,12 +8,12 @@
 // fsync through the page cache and 0.73-0.88 s with O_DIRECT.
 //
 // Direct mode stages the bytes in an aligned buffer and writes it in whole
-// blocks; the last block is padded and the file cut back to its size. After the
-// first, full stages are written by two background threads at their
-// offsets while the caller fills the next (a direct write blocks until the disk has the
-// bytes: written one at a time, the disk's time added to the caller's; two
-// in flight also write faster on the VM's virtual disk, 2.2 against
-// 1.5 GB/s). Where the file system refuses O_DIRECT, or the first direct
+// blocks; the last block is padded and the file cut back to its size. After
+// the first, full stages are written by two background threads at their
+// offsets while the caller fills the next (a direct write blocks until the
+// disk has the bytes: written one at a time, the disk's time added to the
+// caller's; two in flight also write faster on the VM's virtual disk, 2.2
+// against 1.5 GB/s). Where the file system refuses O_DIRECT, or the first direct
 // write fails with EINVAL, the rest goes through the page cache (every 8 MB
 // written, its writeback is started so the fsync finds little left); a
 // failed background write is an error. Errors name `path`.

@@ -1,13 +1,13 @@
 // Reading a mapped window from its file (StaticDataReader) and writing a
 // file around the page cache (StreamWriter): the bytes are those of the
 // mapping and of the pieces written, whatever path each call takes.
-#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
