@@ -75,8 +75,13 @@ using BiasQuantFn = void (*)(size_t n, const float* b, int32_t* y, const BiasPar
 // run numbering as QuantParams: first, block); NaN values are ignored; a zero
 // result is always +0.0 so results do not depend on evaluation order.
 using MinMaxFn = void (*)(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs);
-// Element-wise: mins[i] = min(mins[i], x[i]) (NaN ignored), same for maxs.
-using VMinMaxFn = void (*)(size_t n, const float* x, float* mins, float* maxs);
+// Element-wise over `rows` rows of n values, `ld` apart: mins[i] =
+// min(mins[i], x[r * ld + i]) for r = 0, 1, ... in order (NaN ignored), same
+// for maxs. Several rows per call (a block of weight rows sharing their
+// scales) load and store mins and maxs once for all of them. Returns 1 when
+// any of the values is NaN or infinite, else 0 (a check on the values as
+// they pass, for callers that count them only when there are some).
+using VMinMaxFn = size_t (*)(size_t n, size_t rows, size_t ld, const float* x, float* mins, float* maxs);
 // Histogram over [lo, hi] with `bins` equal bins: t = (x - lo) * scale, where
 // scale = bins / (hi - lo) in float; bin = min((int)t, bins - 1); values
 // outside [lo, hi] and NaN are not counted (numpy.histogram's rule).
@@ -147,7 +152,8 @@ namespace qairt::kernels {
 #define QAIRT_KERNEL(isa, name, op) QAIRT_STATS_DECL_##op(name)
 #define QAIRT_STATS_DECL_minmax(name) \
   void name(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs);
-#define QAIRT_STATS_DECL_vminmax(name) void name(size_t n, const float* x, float* mins, float* maxs);
+#define QAIRT_STATS_DECL_vminmax(name) \
+  size_t name(size_t n, size_t rows, size_t ld, const float* x, float* mins, float* maxs);
 #define QAIRT_STATS_DECL_hist(name) void name(size_t n, const float* x, const HistParams* p, uint64_t* counts);
 #define QAIRT_STATS_DECL_qdqerr(name) void name(size_t n, const float* x, const QdqErrParams* p, double* acc);
 #define QAIRT_STATS_DECL_sqerr(name) void name(size_t n, const float* x, const float* y, double* acc);
@@ -186,7 +192,7 @@ void Quant(int in, int bits, size_t n, const void* x, void* y, const QuantParams
 void Dequant(int bits, bool is_signed, size_t n, const void* q, float* y, const QuantParams* p);
 void BiasQuant(size_t n, const float* b, int32_t* y, const BiasParams* p);
 void MinMax(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs);
-void VMinMax(size_t n, const float* x, float* mins, float* maxs);
+size_t VMinMax(size_t n, size_t rows, size_t ld, const float* x, float* mins, float* maxs);
 void Hist(size_t n, const float* x, const HistParams* p, uint64_t* counts);
 void QdqErr(size_t n, const float* x, const QdqErrParams* p, double* acc);
 void SqErr(size_t n, const float* x, const float* y, double* acc);

@@ -418,6 +418,67 @@ void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a
 
 // ----- statistics ---------------------------------------------------------------
 
+namespace {
+
+// MinMaxGrid where each element of a row has its own scale and rows share
+// them (blocks down the rows: an LLM weight read in its source layout,
+// [k, n] in blocks of 64 rows): the rows that share their scales go through
+// the kernel together, 4 KiB of each at a time, and NaN and Inf are counted
+// only in a panel where the kernel saw some (from L1). A row at a time
+// moved the mins and maxs through L1 once per row, and a counting pass
+// read every piece once more: the range pass of an LLM's weights took
+// 0.33-0.36 s on 2 threads, against 0.27-0.28 s.
+void MinMaxRowGroups(const KernelConfig& c, const RowPlan& p, const float* x, size_t ns, const ExecOptions& o,
+                     float* pmin, float* pmax, size_t* nonfinite) {
+  constexpr size_t kGroupRows = 8;
+  constexpr size_t kPanel = size_t{4096} / sizeof(float);
+  const size_t rows_per_task = std::max<size_t>(1, o.chunk / p.row);
+  std::vector<size_t> bad(nonfinite ? Tasks(p.rows, rows_per_task) : 0, 0);
+  ParallelFor(o.pool, Tasks(p.rows, rows_per_task), [&](size_t t, size_t w) {
+    float* wmin = pmin + w * ns;
+    float* wmax = pmax + w * ns;
+    const size_t r1 = std::min(p.rows, (t + 1) * rows_per_task);
+    for (size_t r = t * rows_per_task; r < r1;) {
+      const size_t base = p.ScaleBase(r);
+      size_t group = 1;
+      while (group < kGroupRows && r + group < r1 && p.ScaleBase(r + group) == base) ++group;
+      const float* rows = x + r * p.row;
+      for (size_t c0 = 0; c0 < p.row; c0 += kPanel) {
+        const size_t len = std::min(kPanel, p.row - c0);
+        if (c.vminmax(len, group, p.row, rows + c0, wmin + base + c0, wmax + base + c0) && nonfinite)
+          for (size_t i = 0; i < group; ++i) bad[t] += c.nonfinite(len, rows + i * p.row + c0);
+      }
+      r += group;
+    }
+  });
+  if (nonfinite) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
+}
+
+// MinMaxGrid over pieces of rows (runs of any length).
+void MinMaxPieces(const KernelConfig& c, const RowPlan& p, const float* x, size_t n, size_t ns,
+                  const ExecOptions& o, float* pmin, float* pmax, size_t* nonfinite) {
+  std::vector<size_t> bad(nonfinite ? Tasks(n, o.chunk) : 0, 0);
+  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t w) {
+    float* wmin = pmin + w * ns;
+    float* wmax = pmax + w * ns;
+    const size_t b = std::min(n, (t + 1) * o.chunk);
+    PrefetchedPieces ahead(reinterpret_cast<const uint8_t*>(x), sizeof(float), t * o.chunk, b);
+    ForPiecesOf(p, t * o.chunk, b, kPieceBytes / sizeof(float), [&](size_t row, size_t pos, size_t len, size_t flat) {
+      ahead.Before(flat, len);
+      if (nonfinite) bad[t] += c.nonfinite(len, x + flat);
+      const size_t base = p.ScaleBase(row);
+      if (p.run == 1) {
+        c.vminmax(len, 1, 0, x + flat, wmin + base + pos, wmax + base + pos);
+      } else {
+        c.minmax(len, x + flat, pos, p.run, wmin + base, wmax + base);
+      }
+    });
+  });
+  if (nonfinite) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
+}
+
+}  // namespace
+
 void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o, size_t* nonfinite) {
   const KernelConfig& c = Cfg(o);
   const RowPlan p = Plan(g);
@@ -428,23 +489,11 @@ void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const E
   // Per-worker partials: min/max is order-independent (NaN ignored, zeros
   // canonical), so the merge gives the same bits for any thread count.
   std::vector<float> pmin(workers * ns, inf), pmax(workers * ns, -inf);
-  std::vector<size_t> bad(nonfinite ? Tasks(n, o.chunk) : 0, 0);
-  ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t w) {
-    float* wmin = pmin.data() + w * ns;
-    float* wmax = pmax.data() + w * ns;
-    const size_t b = std::min(n, (t + 1) * o.chunk);
-    PrefetchedPieces ahead(reinterpret_cast<const uint8_t*>(x), sizeof(float), t * o.chunk, b);
-    ForPiecesOf(p, t * o.chunk, b, kPieceBytes / sizeof(float), [&](size_t row, size_t pos, size_t len, size_t flat) {
-      ahead.Before(flat, len);
-      if (nonfinite) bad[t] += c.nonfinite(len, x + flat);
-      const size_t base = p.ScaleBase(row);
-      if (p.run == 1) {
-        c.vminmax(len, x + flat, wmin + base + pos, wmax + base + pos);
-      } else {
-        c.minmax(len, x + flat, pos, p.run, wmin + base, wmax + base);
-      }
-    });
-  });
+  if (p.run == 1 && p.rows > 1 && p.row > 0) {
+    MinMaxRowGroups(c, p, x, ns, o, pmin.data(), pmax.data(), nonfinite);
+  } else {
+    MinMaxPieces(c, p, x, n, ns, o, pmin.data(), pmax.data(), nonfinite);
+  }
   for (size_t s = 0; s < ns; ++s) {
     float mn = inf, mx = -inf;
     for (size_t w = 0; w < workers; ++w) {
@@ -454,7 +503,6 @@ void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const E
     mins[s] = CanonicalZero(mn);
     maxs[s] = CanonicalZero(mx);
   }
-  if (nonfinite) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
 }
 
 void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint64_t* counts, const ExecOptions& o) {

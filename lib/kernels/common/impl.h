@@ -377,17 +377,43 @@ static inline void MinMax(size_t n, const float* x, size_t first, size_t block, 
   }
 }
 
-static inline void VMinMax(size_t n, const float* x, float* mins, float* maxs) {
+// The rows fold into registers, each lane in row order (as one row per
+// call would): mins and maxs are loaded and stored once per vector, where a
+// row at a time moved them through L1 once per row, twice the data's own
+// traffic (an LLM weight's 64-row blocks ran at 60% of the speed). The
+// check for NaN and Inf rides along: a - a is 0 for a finite value and NaN
+// otherwise, and a NaN stays in the running sum (a separate counting pass
+// over each piece cost a seventh of an LLM's range pass).
+static inline size_t VMinMax(size_t n, size_t rows, size_t ld, const float* x, float* mins, float* maxs) {
   size_t i = 0;
+  F check = V::Set1(0.0f);
   for (; i + kW <= n; i += kW) {
-    const F a = V::Load(x + i);
-    V::Store(mins + i, V::Min(a, V::Load(mins + i)));
-    V::Store(maxs + i, V::Max(a, V::Load(maxs + i)));
+    F lo = V::Load(mins + i), hi = V::Load(maxs + i);
+    for (size_t r = 0; r < rows; ++r) {
+      const F a = V::Load(x + r * ld + i);
+      lo = V::Min(a, lo);
+      hi = V::Max(a, hi);
+      check = V::Add(check, V::Sub(a, a));
+    }
+    V::Store(mins + i, lo);
+    V::Store(maxs + i, hi);
   }
+  alignas(64) float lanes[kW];
+  V::Store(lanes, check);
+  size_t nonfinite = 0;
+  for (size_t j = 0; j < kW; ++j) nonfinite |= lanes[j] != 0.0f ? 1u : 0u;  // NaN != 0
   for (; i < n; ++i) {
-    mins[i] = MinPs(x[i], mins[i]);
-    maxs[i] = MaxPs(x[i], maxs[i]);
+    float lo = mins[i], hi = maxs[i];
+    for (size_t r = 0; r < rows; ++r) {
+      const float v = x[r * ld + i];
+      lo = MinPs(v, lo);
+      hi = MaxPs(v, hi);
+      nonfinite |= (BitsOf(v) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+    }
+    mins[i] = lo;
+    maxs[i] = hi;
   }
+  return nonfinite;
 }
 
 // Up to this many bins, Hist counts into two stack sub-histograms of 32-bit

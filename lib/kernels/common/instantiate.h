@@ -41,8 +41,10 @@
   void name(size_t n, const float* x, size_t first, size_t block, float* mins, float* maxs) {    \
     QAIRT_ISA_NS::MinMax(n, x, first, block, mins, maxs);                                        \
   }
-#define QAIRT_STATS_DEF_vminmax(name) \
-  void name(size_t n, const float* x, float* mins, float* maxs) { QAIRT_ISA_NS::VMinMax(n, x, mins, maxs); }
+#define QAIRT_STATS_DEF_vminmax(name)                                                 \
+  size_t name(size_t n, size_t rows, size_t ld, const float* x, float* mins, float* maxs) { \
+    return QAIRT_ISA_NS::VMinMax(n, rows, ld, x, mins, maxs);                            \
+  }
 #define QAIRT_STATS_DEF_hist(name) \
   void name(size_t n, const float* x, const HistParams* p, uint64_t* counts) { QAIRT_ISA_NS::Hist(n, x, p, counts); }
 #define QAIRT_STATS_DEF_qdqerr(name) \

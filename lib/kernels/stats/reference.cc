@@ -16,11 +16,15 @@ void MinMax(size_t n, const float* x, size_t first, size_t block, float* mins, f
   }
 }
 
-void VMinMax(size_t n, const float* x, float* mins, float* maxs) {
-  for (size_t i = 0; i < n; ++i) {
-    mins[i] = MinPs(x[i], mins[i]);
-    maxs[i] = MaxPs(x[i], maxs[i]);
-  }
+size_t VMinMax(size_t n, size_t rows, size_t ld, const float* x, float* mins, float* maxs) {
+  size_t nonfinite = 0;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < n; ++i) {
+      mins[i] = MinPs(x[r * ld + i], mins[i]);
+      maxs[i] = MaxPs(x[r * ld + i], maxs[i]);
+      if ((BitsOf(x[r * ld + i]) & 0x7f800000u) == 0x7f800000u) nonfinite = 1;
+    }
+  return nonfinite;
 }
 
 void Hist(size_t n, const float* x, const HistParams* p, uint64_t* counts) {
