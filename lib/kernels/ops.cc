@@ -348,6 +348,11 @@ void QuantizeTransposed(const float* x, size_t rows, size_t cols, size_t ld, con
   if (tile.size() < kRows * cols * elem) tile.resize(kRows * cols * elem);
   if (moved.size() < kRows * cols * elem) moved.resize(kRows * cols * elem);
   if (per > 1 && packed.size() < kRows / per * cols) packed.resize(kRows / per * cols);
+  // Raw pointers: each use of a thread_local in a shared library may call
+  // __tls_get_addr (2% of an LLM's int4 weight quantization).
+  uint8_t* const tile_p = tile.data();
+  uint8_t* const moved_p = moved.data();
+  uint8_t* const packed_p = packed.data();
   size_t bad = 0;
   for (size_t r0 = 0; r0 < rows; r0 += kRows) {
     const size_t tr = std::min(kRows, rows - r0);
@@ -365,22 +370,27 @@ void QuantizeTransposed(const float* x, size_t rows, size_t cols, size_t ld, con
       // prefetchers stop at each, so every vector prefetches its place in
       // the next row (past the window's end it is only a hint).
       qp.prefetch = ld;
-      fn(cols, row, tile.data() + (r - r0) * cols * elem, &qp);
+      fn(cols, row, tile_p + (r - r0) * cols * elem, &qp);
     }
-    const uint8_t* from = tile.data();
+    const uint8_t* from = tile_p;
     const size_t trows = tr / per;  // rows of bytes to transpose
     if (bits == 4) {
-      PackRowGroups<4>(tile.data(), trows, cols, packed.data());
-      from = packed.data();
+      PackRowGroups<4>(tile_p, trows, cols, packed_p);
+      from = packed_p;
     } else if (bits == 2) {
-      PackRowGroups<2>(tile.data(), trows, cols, packed.data());
-      from = packed.data();
+      PackRowGroups<2>(tile_p, trows, cols, packed_p);
+      from = packed_p;
     }
     Transpose2DStrided(elem, static_cast<int64_t>(trows), static_cast<int64_t>(cols), from,
-                       static_cast<int64_t>(cols), moved.data(), static_cast<int64_t>(trows));
-    for (size_t col = 0; col < cols; ++col)
-      std::memcpy(yb + (col * y_ld + r0) * static_cast<size_t>(bits) / 8, moved.data() + col * trows * elem,
-                  trows * elem);
+                       static_cast<int64_t>(cols), moved_p, static_cast<int64_t>(trows));
+    const size_t piece = trows * elem;  // bytes of one y row from this tile
+    uint8_t* const y0 = yb + r0 * static_cast<size_t>(bits) / 8;
+    const size_t y_row = y_ld * static_cast<size_t>(bits) / 8;
+    if (piece == 32) {  // a whole int4 tile, or 32 int8 rows: a fixed-size copy, inlined
+      for (size_t col = 0; col < cols; ++col) std::memcpy(y0 + col * y_row, moved_p + col * 32, 32);
+    } else {
+      for (size_t col = 0; col < cols; ++col) std::memcpy(y0 + col * y_row, moved_p + col * piece, piece);
+    }
   }
   if (nonfinite) *nonfinite = bad;
 }

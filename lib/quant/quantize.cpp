@@ -320,19 +320,32 @@ bool TransposedQuantizer::RunBand(const float* band, int64_t ld, int64_t r0, int
   const bool has_offsets = !lpbq && (!enc_.offsets.empty() || !enc_.float_offsets.empty());
   if (has_offsets) offsets.resize(cells * w);
   const auto per_row = static_cast<size_t>(cells_);
-  for (size_t j = 0; j < cells; ++j)
-    for (size_t i = 0; i < w; ++i) {
-      const size_t r = static_cast<size_t>(r0) + i, cell = static_cast<size_t>(j0) + j;
-      // Per tensor: one entry; per channel: one per row; blocks: [n][cells].
-      const size_t at = enc_.scales.size() == 1 ? 0 : per_row == 1 ? r : r * per_row + cell;
-      if (lpbq) {
-        scales[j * w + i] = static_cast<float>(enc_.block_int_scales[r * per_row + cell]) * enc_.scales[r];
-        continue;
-      }
-      scales[j * w + i] = enc_.scales[at];
-      if (has_offsets)
-        offsets[j * w + i] = enc_.float_offsets.empty() ? enc_.offsets[at] : static_cast<int32_t>(enc_.float_offsets[at]);
+  // Raw pointers: the tables' elements through CowVector and the
+  // thread_local buffers were reloaded for every entry (a twentieth of an
+  // LLM's int4 weight quantization).
+  float* const sc = scales.data();
+  int32_t* const of = has_offsets ? offsets.data() : nullptr;
+  const float* const es = enc_.scales.data();
+  const size_t first = static_cast<size_t>(r0), cell0 = static_cast<size_t>(j0);
+  if (lpbq) {
+    const int32_t* const bis = enc_.block_int_scales.data();
+    for (size_t j = 0; j < cells; ++j) {
+      const int32_t* b = bis + first * per_row + cell0 + j;
+      for (size_t i = 0; i < w; ++i) sc[j * w + i] = static_cast<float>(b[i * per_row]) * es[first + i];
     }
+  } else {
+    const int32_t* const eo = enc_.offsets.data();
+    const float* const efo = enc_.float_offsets.empty() ? nullptr : enc_.float_offsets.data();
+    const bool one = enc_.scales.size() == 1;
+    for (size_t j = 0; j < cells; ++j)
+      for (size_t i = 0; i < w; ++i) {
+        // Per tensor: one entry; per channel: one per row; blocks: [n][cells].
+        const size_t r = first + i;
+        const size_t at = one ? 0 : per_row == 1 ? r : r * per_row + cell0 + j;
+        sc[j * w + i] = es[at];
+        if (of) of[j * w + i] = efo ? static_cast<int32_t>(efo[at]) : eo[at];
+      }
+  }
   k::QuantArgs a;
   a.scales = scales.data();
   a.offsets = has_offsets ? offsets.data() : nullptr;
