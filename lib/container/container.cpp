@@ -129,7 +129,10 @@ class Reader {
     if (auto* v = e->scales()) out->scales.assign(v->begin(), v->end());
     if (auto* v = e->offsets()) out->offsets.assign(v->begin(), v->end());
     if (auto* v = e->float_offsets()) out->float_offsets.assign(v->begin(), v->end());
+    if (e->block_int_scales() && e->block_int_scales_u8())
+      return Fail("{}: block_int_scales and block_int_scales_u8 are both set; a writer sets one", field);
     if (auto* v = e->block_int_scales()) out->block_int_scales.assign(v->begin(), v->end());
+    if (auto* v = e->block_int_scales_u8()) out->block_int_scales.assign(v->begin(), v->end());
     out->decompressed_bitwidth = e->decompressed_bitwidth();
     QAIRT_RETURN_IF_ERROR(Str(e->index_tensor(), field + ".index_tensor", &out->index_tensor));
     if (const auto* subs = e->sub_encodings(); subs && subs->size()) {

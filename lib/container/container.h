@@ -25,10 +25,14 @@ namespace qairt::container {
 // 2 adds Container.stats_summary (optional: readers of 1 ignore it).
 // 3 moves static bytes into the data section after the FlatBuffer
 // (Tensor.section, the trailer): files with static data need reader 2.
-inline constexpr uint32_t kSchemaVersion = 3;
+// 4 adds Encoding.block_int_scales_u8 (LPBQ integer scales as bytes): files
+// that use it need reader 3.
+inline constexpr uint32_t kSchemaVersion = 4;
 inline constexpr uint32_t kMinReaderVersion = 2;
+// What a file with byte-sized LPBQ integer scales needs.
+inline constexpr uint32_t kMinReaderVersionByteIntScales = 3;
 // Newest min_reader_version this library can read.
-inline constexpr uint32_t kReaderVersion = 2;
+inline constexpr uint32_t kReaderVersion = 3;
 
 // FlatBuffers buffers are limited to 2 GiB (the verifier asserts above
 // that): the FlatBuffer part of a file, and a whole schema-2 file. The data

@@ -32,6 +32,14 @@ using internal::ErrorLines;
 // Writer
 // ===========================================================================
 
+// Whether every value fits in a byte (0..255): OR of the high bits, a loop
+// the compiler vectorizes (a negative value has them set).
+bool FitByte(const int32_t* v, size_t n) {
+  uint32_t high = 0;
+  for (size_t i = 0; i < n; ++i) high |= static_cast<uint32_t>(v[i]) & ~uint32_t{0xFF};
+  return high == 0;
+}
+
 // A generous upper bound of the serialized size, so the 2 GiB FlatBuffers
 // limit is refused before the builder could overflow its 32-bit offsets.
 uint64_t EncodingBound(const Encoding& e) {
@@ -91,7 +99,22 @@ class Writer {
     auto scales = e.scales.empty() ? 0 : b_.CreateVector(e.scales.vec());
     auto offsets = e.offsets.empty() ? 0 : b_.CreateVector(e.offsets.vec());
     auto float_offsets = e.float_offsets.empty() ? 0 : b_.CreateVector(e.float_offsets.vec());
-    auto int_scales = e.block_int_scales.empty() ? 0 : b_.CreateVector(e.block_int_scales.vec());
+    // Integer scales that all fit in a byte go in block_int_scales_u8 (a
+    // quarter of the bytes, to build, write and read).
+    Offset<flatbuffers::Vector<int32_t>> int_scales = 0;
+    Offset<flatbuffers::Vector<uint8_t>> int_scales_u8 = 0;
+    if (!e.block_int_scales.empty()) {
+      const int32_t* v = e.block_int_scales.data();
+      const size_t n = e.block_int_scales.size();
+      if (FitByte(v, n)) {
+        uint8_t* bytes = nullptr;
+        int_scales_u8 = b_.CreateUninitializedVector(n, &bytes);
+        for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(v[i]);
+        byte_int_scales_ = true;
+      } else {
+        int_scales = b_.CreateVector(e.block_int_scales.vec());
+      }
+    }
     auto index = e.index_tensor.empty() ? 0 : b_.CreateString(e.index_tensor);
     auto sub_vec = subs.empty() ? 0 : b_.CreateVector(subs);
     fbc::EncodingBuilder eb(b_);
@@ -106,6 +129,7 @@ class Writer {
     if (!offsets.IsNull()) eb.add_offsets(offsets);
     if (!float_offsets.IsNull()) eb.add_float_offsets(float_offsets);
     if (!int_scales.IsNull()) eb.add_block_int_scales(int_scales);
+    if (!int_scales_u8.IsNull()) eb.add_block_int_scales_u8(int_scales_u8);
     eb.add_decompressed_bitwidth(e.decompressed_bitwidth);
     if (!index.IsNull()) eb.add_index_tensor(index);
     if (!sub_vec.IsNull()) eb.add_sub_encodings(sub_vec);
@@ -247,7 +271,9 @@ class Writer {
     cb.add_schema_version(kSchemaVersion);
     // Without static bytes nothing needs the data section: readers of
     // schema 2 read such a file (the trailer is bytes after the buffer).
-    cb.add_min_reader_version(section_.empty() ? 1 : kMinReaderVersion);
+    cb.add_min_reader_version(byte_int_scales_ ? kMinReaderVersionByteIntScales
+                              : section_.empty() ? 1
+                                                 : kMinReaderVersion);
     cb.add_producer(prod);
     cb.add_target(target);
     cb.add_graph(graph);
@@ -293,6 +319,7 @@ class Writer {
   FlatBufferBuilder b_;
   std::vector<std::pair<std::shared_ptr<const StaticData>, uint64_t>> section_;  // bytes, offset in the section
   uint64_t section_bytes_ = 0;
+  bool byte_int_scales_ = false;  // some encoding's integer scales went in as bytes
 };
 
 

@@ -40,7 +40,7 @@ first_op=$(cat "$tmp/first_op" 2>/dev/null)
 
 check "inspect text" 0 "$qairt" inspect "$tmp/cls.qairt" && {
   contains "container line" "$tmp/out" "^container: .*cls.qairt"
-  contains "producer" "$tmp/out" "^producer: qairt [0-9.]+ \(schema 3, min reader 2\)"
+  contains "producer" "$tmp/out" "^producer: qairt [0-9.]+ \(schema 4, min reader 2\)"
   contains "target" "$tmp/out" "^target: htp_v73"
   contains "graph counts" "$tmp/out" "tensors \([0-9]+ static, [0-9]+ bytes of static data\), [0-9]+ ops, 1 encodings"
   contains "input with encoding" "$tmp/out" "^    x f32 \[1, 3, 48, 192\]  encoding: per_tensor u8"
