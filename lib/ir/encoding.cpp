@@ -56,6 +56,15 @@ bool Encoding::operator==(const Encoding& o) const {
          index_tensor == o.index_tensor && sub_encodings == o.sub_encodings;
 }
 
+bool SameEncodingSharingTables(const Encoding& a, const Encoding& b) {
+  auto shared = [](const auto& x, const auto& y) { return x.size() == y.size() && (x.empty() || x.data() == y.data()); };
+  return a.kind == b.kind && a.dtype == b.dtype && a.bitwidth == b.bitwidth && a.symmetry == b.symmetry &&
+         a.axis == b.axis && a.block_sizes == b.block_sizes && shared(a.scales, b.scales) &&
+         shared(a.offsets, b.offsets) && shared(a.float_offsets, b.float_offsets) &&
+         shared(a.block_int_scales, b.block_int_scales) && a.decompressed_bitwidth == b.decompressed_bitwidth &&
+         a.index_tensor == b.index_tensor && a.sub_encodings.empty() && b.sub_encodings.empty();
+}
+
 std::string Encoding::ToString() const {
   std::string s = fmt::format("{} {} bw={} {}", EncodingKindName(kind), DTypeShortName(dtype), effective_bitwidth(),
                               SymmetryName(symmetry));

@@ -52,6 +52,12 @@ struct Encoding {
   std::string ToString() const;
 };
 
+// Whether `b` is `a` (but for `overridden`) with the very same tables: each
+// of scales, offsets, float_offsets and block_int_scales empty in both or
+// one buffer shared by both (CowVector), never compared element by element.
+// What a check of `a` found holds for `b` then.
+bool SameEncodingSharingTables(const Encoding& a, const Encoding& b);
+
 // Representable integer range of a fixed-point grid: [qmin, qmax].
 struct QuantRange {
   int64_t qmin;

@@ -390,8 +390,17 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   if (count < 0 || data->size() != static_cast<size_t>(count) * sizeof(float)) return nullptr;
-  if (!CheckQuantizable(name, DType::kFloat32, dims, enc, dst_bytes).ok()) return nullptr;
-  if (!FloatView(*data, dims) && PlainRowLocal(enc, dims)) {
+  // A transposed view with a fixed-point encoding: the quantizer's plan is
+  // CheckQuantizable's (the encoding's tables are checked once, not twice:
+  // an LLM's integer scales are 13M values).
+  const StaticTransposition* view = FloatView(*data, dims);
+  std::shared_ptr<const TransposedQuantizer> quantizer;
+  if (view && enc.kind != EncodingKind::kFloat && ViewRowsQuantizable(enc, dims, dst_bytes)) {
+    auto made = TransposedQuantizer::Make(name, dims[0], dims[1], enc);
+    if (made.ok()) quantizer = std::make_shared<const TransposedQuantizer>(std::move(made.value()));
+  }
+  if (!quantizer && !CheckQuantizable(name, DType::kFloat32, dims, enc, dst_bytes).ok()) return nullptr;
+  if (!view && PlainRowLocal(enc, dims)) {
     // In pieces of whole rows: a streaming writer quantizes a piece at a time
     // into a buffer it reuses.
     const int64_t rows = dims[0], cols = count / rows;
@@ -423,10 +432,7 @@ std::shared_ptr<const StaticData> DeferQuantization(std::string_view name, std::
           });
     }
   }
-  if (const StaticTransposition* t = FloatView(*data, dims); t && ViewRowsQuantizable(enc, dims, dst_bytes)) {
-    auto made = TransposedQuantizer::Make(name, dims[0], dims[1], enc);
-    std::shared_ptr<const TransposedQuantizer> quantizer;
-    if (made.ok()) quantizer = std::make_shared<const TransposedQuantizer>(std::move(made.value()));
+  if (const StaticTransposition* t = view; t && ViewRowsQuantizable(enc, dims, dst_bytes)) {
     // A source in a file, quantized whole: its bands of whole rows are read
     // from the file, not through the mapping (StaticDataReader), at the cost
     // of a buffer of the quantized tensor (its pieces would be column panels

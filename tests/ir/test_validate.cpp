@@ -195,5 +195,52 @@ TEST_CASE("Validate re-checks an encoding only when its tensor's shape changed s
   CHECK(g.Validate().empty());
 }
 
+TEST_CASE("SetEncoding skips the check only for the checked encoding with its very tables", "[validate]") {
+  Graph g("same");
+  auto x = g.AddInput("x", DType::kFloat32, Shape{2, 4}).value();
+  Encoding lp;
+  lp.kind = EncodingKind::kLpbq;
+  lp.dtype = DType::kSFixed4;
+  lp.symmetry = Symmetry::kSymmetric;
+  lp.axis = 1;
+  lp.block_sizes = {1, 2};
+  lp.scales = {0.5f, 0.25f};
+  lp.block_int_scales = {1, 16, 2, 3};
+  lp.decompressed_bitwidth = 8;
+  REQUIRE(g.SetEncoding(x, lp).ok());
+  REQUIRE(g.EncodingCheckedForShape(x));
+  // Its copy (the same tables, `overridden` aside): accepted.
+  Encoding copy = *g.tensor(x).encoding;
+  copy.overridden = true;
+  CHECK(SameEncodingSharingTables(*g.tensor(x).encoding, copy));
+  REQUIRE(g.SetEncoding(x, copy).ok());
+  CHECK(g.tensor(x).encoding->overridden);
+  // A copy whose table was written has its own table: checked, and 0 is
+  // outside [1, 16].
+  Encoding written = *g.tensor(x).encoding;
+  written.block_int_scales.mut()[2] = 0;
+  CHECK_FALSE(SameEncodingSharingTables(*g.tensor(x).encoding, written));
+  const Status st = g.SetEncoding(x, written);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.message().find("block_int_scales[2]") != std::string::npos);
+  // Any other field differs: checked (an axis past the rank).
+  Encoding axis = *g.tensor(x).encoding;
+  axis.axis = 2;
+  CHECK_FALSE(g.SetEncoding(x, axis).ok());
+  // The shape changed since the check: checked against the new shape (two
+  // channel scales for four channels).
+  auto in = g.AddInput("in", DType::kFloat32, Shape{4, 4}).value();
+  auto z = g.AddTensor("z").value();
+  Encoding pc;
+  pc.kind = EncodingKind::kPerChannel;
+  pc.dtype = DType::kSFixed8;
+  pc.axis = 0;
+  pc.scales = {1, 1};
+  REQUIRE(g.SetEncoding(z, pc).ok());  // against an unknown shape
+  REQUIRE(g.AddOp({"Relu", "makes_z", {in}, {z}, {}, "", ""}).ok());
+  CHECK_FALSE(g.EncodingCheckedForShape(z));
+  CHECK_FALSE(g.SetEncoding(z, *g.tensor(z).encoding).ok());
+}
+
 }  // namespace
 }  // namespace qairt
