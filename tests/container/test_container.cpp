@@ -255,53 +255,6 @@ TEST_CASE("container: every IR feature round trips losslessly and byte-identical
   CHECK(Serialize(loaded.graph, loaded.meta) == a);
 }
 
-TEST_CASE("container: LPBQ integer scales are stored as bytes when every one fits", "[container]") {
-  auto lpbq_of = [](const std::vector<uint8_t>& file) {
-    const auto* c = fbc::GetContainer(file.data());
-    for (const auto* t : *c->graph()->tensors())
-      if (t->name()->str() == "w_lpbq") return t->encoding();
-    return static_cast<const fbc::Encoding*>(nullptr);
-  };
-  Graph g = FeatureGraph();
-  const std::vector<uint8_t> small = Serialize(g, {});
-  const fbc::Encoding* e = lpbq_of(small);
-  REQUIRE(e);
-  CHECK(e->block_int_scales() == nullptr);
-  REQUIRE(e->block_int_scales_u8());
-  CHECK(std::vector<uint8_t>(e->block_int_scales_u8()->begin(), e->block_int_scales_u8()->end()) ==
-        std::vector<uint8_t>{1, 2, 16, 2, 16, 7, 16, 3, 1});
-  CHECK(fbc::GetContainer(small.data())->min_reader_version() == kMinReaderVersionByteIntScales);
-  LoadedContainer back = Ok(ReadContainer(small, "small.qairt"));
-  CHECK(Graph::Diff(g, back.graph) == "");
-  // The bytes are checked as the [int] ones are: 0 is outside [1, 16].
-  std::vector<uint8_t> zero = small;
-  auto* mc = fbc::GetMutableContainer(zero.data());
-  for (uint32_t i = 0; i < mc->graph()->tensors()->size(); ++i)
-    if (MutTensor(mc, i)->name()->str() == "w_lpbq")
-      MutTensor(mc, i)->mutable_encoding()->mutable_block_int_scales_u8()->Mutate(3, 0);
-  auto bad = ReadContainer(zero, "zero.qairt");
-  REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().message().find("block_int_scales[3]") != std::string::npos);
-
-  // A scale past 255 (16-bit decompression of 4-bit values allows 4096):
-  // every scale of that encoding as [int], and the file needs only reader 2.
-  const TensorId w = *g.FindTensor("w_lpbq");
-  Encoding wide = *g.tensor(w).encoding;
-  wide.decompressed_bitwidth = 16;
-  wide.block_int_scales = {1, 2, 300, 2, 16, 7, 4096, 3, 1};
-  REQUIRE(g.SetEncoding(w, wide).ok());
-  const std::vector<uint8_t> large = Serialize(g, {});
-  e = lpbq_of(large);
-  REQUIRE(e);
-  CHECK(e->block_int_scales_u8() == nullptr);
-  REQUIRE(e->block_int_scales());
-  CHECK(e->block_int_scales()->Get(2) == 300);
-  CHECK(fbc::GetContainer(large.data())->min_reader_version() == kMinReaderVersion);
-  back = Ok(ReadContainer(large, "large.qairt"));
-  CHECK(Graph::Diff(g, back.graph) == "");
-  CHECK(back.graph.tensor(w).encoding->block_int_scales[6] == 4096);
-}
-
 TEST_CASE("container: a different graph or option gives different bytes", "[container]") {
   const Graph g = FeatureGraph();
   ContainerMeta m = FeatureMeta();

@@ -525,34 +525,7 @@ TEST_CASE("statistics kernels match the reference", "[kernels][stats]") {
           REQUIRE(Bytes(gmax.data(), 4 * runs) == Bytes(wmax.data(), 4 * runs));
         }
       } else if (k.op == "vminmax") {
-        // Several rows per call, `ld` apart (the gap between rows holds NaN,
-        // which the kernel must never read); finite values only (the check
-        // returns 0), with NaN and Inf (1), and one special value, the last
-        // row's last lane.
-        for (const size_t rows : {size_t{1}, size_t{2}, size_t{3}, size_t{8}}) {
-          for (const int specials : {0, 1, 2}) {
-            const size_t ld = n + (rows > 1 ? 5 : 0);
-            std::vector<float> xr(rows * ld);
-            for (auto& v : xr) v = specials == 1 ? NormalOrSpecial(rng, 10) : RandNormal(rng, 3.0f);
-            if (specials == 2 && n > 0) xr[(rows - 1) * ld + n - 1] = (rng() & 1) ? NAN : -INFINITY;
-            for (size_t r = 0; r + 1 < rows; ++r)
-              for (size_t i = n; i < ld; ++i) xr[r * ld + i] = NAN;
-            std::vector<float> gmin(n), gmax(n);
-            for (size_t i = 0; i < n; ++i) {
-              gmin[i] = RandNormal(rng, 1.0f);
-              gmax[i] = gmin[i] + 1.0f;
-            }
-            std::vector<float> wmin = gmin, wmax = gmax;
-            const size_t got = reinterpret_cast<VMinMaxFn>(k.fn)(n, rows, ld, xr.data(), gmin.data(), gmax.data());
-            const size_t want = ref::VMinMax(n, rows, ld, xr.data(), wmin.data(), wmax.data());
-            INFO("rows=" << rows << " ld=" << ld << " specials=" << specials);
-            REQUIRE(got == want);
-            if (specials == 0) REQUIRE(got == 0);
-            if (specials == 2 && n > 0) REQUIRE(got == 1);
-            REQUIRE(Bytes(gmin.data(), 4 * n) == Bytes(wmin.data(), 4 * n));
-            REQUIRE(Bytes(gmax.data(), 4 * n) == Bytes(wmax.data(), 4 * n));
-          }
-        }
+        // tests/kernels/test_vminmax.cpp: rows, gaps and the NaN/Inf check.
       } else if (k.op == "hist") {
         for (uint32_t bins : {1u, 7u, 128u, 2048u, 2049u, 4096u}) {  // split sub-histograms up to 2048
           HistParams hp;
