@@ -204,6 +204,25 @@ def main():
                                stdout=subprocess.DEVNULL)
                 with open(out, "rb") as f:
                     put("container", name + ".qairt", f.read())
+            # W4 LPBQ weights calibrated on two samples: integer scales
+            # stored as bytes (schema 4, min reader 3).
+            src = os.path.join(tmp, "lpbq.onnx")
+            onnx.save(conv_model(8, 4), src)
+            rng = np.random.default_rng(0)
+            lines = []
+            for i in range(2):
+                raw = os.path.join(tmp, "in%d.raw" % i)
+                rng.random((1, 8, 4, 4), dtype=np.float32).tofile(raw)
+                lines.append(raw)
+            with open(os.path.join(tmp, "list.txt"), "w") as f:
+                f.write("\n".join(lines) + "\n")
+            out = os.path.join(tmp, "lpbq_htp.qairt")
+            subprocess.run([qairt_cli, "convert", "-i", src, "--target", "htp_v75", "--weights_bitwidth", "4",
+                            "--weights_block_size", "8", "--use_lpbq", "--use_per_channel_quantization",
+                            "--use_per_row_quantization", "--input_list", os.path.join(tmp, "list.txt"), "-o", out],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(out, "rb") as f:
+                put("container", "lpbq_htp.qairt", f.read())
 
     # Calibration statistics: rounds 1 and 2 (mse) of the small conv model,
     # two shards and their merge, written by `qairt calibrate`.
