@@ -320,9 +320,9 @@ bool TransposedQuantizer::RunBand(const float* band, int64_t ld, int64_t r0, int
   const bool has_offsets = !lpbq && (!enc_.offsets.empty() || !enc_.float_offsets.empty());
   if (has_offsets) offsets.resize(cells * w);
   const auto per_row = static_cast<size_t>(cells_);
-  // Raw pointers: the tables' elements through CowVector and the
-  // thread_local buffers were reloaded for every entry (a twentieth of an
-  // LLM's int4 weight quantization).
+  // Raw pointers, so that neither the tables behind CowVector nor the
+  // thread_local buffers are looked up again for every entry (this loop was
+  // a twentieth of an LLM's int4 weight quantization).
   float* const sc = scales.data();
   int32_t* const of = has_offsets ? offsets.data() : nullptr;
   const float* const es = enc_.scales.data();
