@@ -57,7 +57,7 @@ class ContainerTest(unittest.TestCase):
             for c in (qairt.Container.load(path), qairt.Container.from_bytes(data)):
                 self.assertEqual(c.target, "htp_v73")
                 self.assertTrue(c.producer.startswith("qairt "))
-                self.assertEqual(c.schema_version, 3)
+                self.assertEqual(c.schema_version, 4)
                 self.assertEqual([o.key for o in c.options], ["act_bitwidth", "weights_bitwidth", "float_bitwidth"])
                 self.assertEqual(c.option("weights_bitwidth"), ContainerOption("weights_bitwidth", "4", "user"))
                 self.assertEqual(c.option("float_bitwidth").source, "target")
