@@ -437,7 +437,7 @@ namespace {
 // only in a panel where the kernel saw some (from L1). A row at a time
 // moved the mins and maxs through L1 once per row, and a counting pass
 // read every piece once more: the range pass of an LLM's weights took
-// 0.33-0.37 s on 2 threads, against 0.28-0.30 s.
+// 0.31-0.36 s on 2 threads, against 0.26-0.28 s.
 void MinMaxRowGroups(const KernelConfig& c, const RowPlan& p, const float* x, size_t ns, const ExecOptions& o,
                      float* pmin, float* pmax, size_t* nonfinite) {
   constexpr size_t kGroupRows = 8;
