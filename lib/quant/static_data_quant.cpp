@@ -158,8 +158,9 @@ size_t StorageBytesOf(const Encoding& enc, int64_t count) {
 
 // The (min, max) ranges of a [k, n] float32 source down its rows: per
 // column (`bs` = 0) or per bs x 1 block, lo/hi [k / bs or 1][n]. Read in
-// bands of whole rows through a StaticDataReader (one pread each for a
-// mapped file, never its mapping), each band reduced by the min/max kernel.
+// bands of whole rows through a StaticDataReader (a pread each for a
+// mapped file, or the mapping where the probe found that faster), each band
+// reduced by the min/max kernel (the rows of a block together).
 // Min and max do not depend on the order: the same ranges for any pool.
 // The count of NaN and Inf values goes to *nonfinite.
 void SourceRanges(const StaticTransposition& t, int64_t bs, kernels::ThreadPool* pool, float* lo, float* hi,
