@@ -69,6 +69,10 @@ VARIANTS = {
                ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse"]),
     "seqmse-ar": ("qairt, per-row + seqmse + adaptive rounding",
                   ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse", "--adaptive_rounding"]),
+    "per-row-bc": ("qairt, per-row + bias correction", ["--use_per_row_quantization", "--bias_correction"]),
+    "seqmse-ar-bc": ("qairt, per-row + seqmse + adaptive rounding + bias correction",
+                     ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse", "--adaptive_rounding",
+                      "--bias_correction"]),
     # Mixed precision from the column's precision to W16A16 (at most 20% of the layers); the cell adds
     # the layers promoted and the search's time against one calibration pass, from convert's summary.
     "mixed25": ("qairt, per-row + --mixed_precision budget=25",

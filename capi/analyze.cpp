@@ -33,6 +33,7 @@ struct qairt_analysis_report_t {
 };
 
 using qairt::capi::InvalidArg;
+using qairt::capi::RealizeFor;
 namespace calib = qairt::calib;
 namespace analyze = qairt::analyze;
 
@@ -55,20 +56,6 @@ qairt::Result<calib::SampleSource> SamplesOf(const qairt::Graph& g, const char* 
   calib::SampleSource s = calib::SampleSource::FromInputList(**keep);
   if (s.count == 0) return qairt::InvalidArgument("input_list '{}' has no samples", input_list);
   return s;
-}
-
-// Target processing of a calibrated graph, as convert runs it: what a
-// configuration is scored as.
-std::function<qairt::Result<qairt::Graph>(const qairt::Graph&)> RealizeFor(qairt::target::TargetPtr t) {
-  return [t](const qairt::Graph& g) -> qairt::Result<qairt::Graph> {
-    qairt::pass::Options po;
-    po.target = t;
-    qairt::Graph work = g;
-    qairt::pass::ProcessResult r;
-    if (auto st = qairt::pass::Process(&work, std::move(po), &r); !st.ok()) return st;
-    if (!r.errors.empty()) return qairt::InvalidArgument("{}", r.errors.front());
-    return work;
-  };
 }
 
 // The quantized SQNR of a float graph on `samples`: calibrated with

@@ -53,7 +53,8 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   }
   *progress = ToProgress(c.progress, c.progress_user_data);
   if (c.flags & ~(QAIRT_CALIBRATION_PER_CHANNEL | QAIRT_CALIBRATION_PER_ROW | QAIRT_CALIBRATION_LPBQ |
-                  QAIRT_CALIBRATION_ADAPTIVE_ROUNDING | QAIRT_CALIBRATION_WIDE_NORM_SCALES))
+                  QAIRT_CALIBRATION_ADAPTIVE_ROUNDING | QAIRT_CALIBRATION_WIDE_NORM_SCALES |
+                  QAIRT_CALIBRATION_BIAS_CORRECTION))
     return InvalidArg("qairt_calibration_options.flags: unknown bits {:#x}", c.flags);
   if (c.act_method > QAIRT_CALIBRATION_SEQMSE || c.param_method > QAIRT_CALIBRATION_SEQMSE)
     return InvalidArg("qairt_calibration_options: unknown calibration method");
@@ -71,6 +72,12 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   o->lpbq = c.flags & QAIRT_CALIBRATION_LPBQ;
   o->adaptive_rounding = c.flags & QAIRT_CALIBRATION_ADAPTIVE_ROUNDING;
   o->wide_norm_scales = c.flags & QAIRT_CALIBRATION_WIDE_NORM_SCALES;
+  o->bias_correction = c.flags & QAIRT_CALIBRATION_BIAS_CORRECTION;
+  if (c.target) {
+    auto t = qairt::capi::TargetOf(c.target);
+    if (!t) return InvalidArg("qairt_calibration_options.target is not a valid target handle");
+    o->realize = qairt::capi::RealizeFor(std::move(t));
+  }
   o->block_size = c.block_size;
   o->histogram_bins = c.histogram_bins;
   o->num_threads = c.num_threads;

@@ -292,7 +292,7 @@ bool Pipeline::Rewrite() {
   qairt_calibration_options judge = CalibrationOptions();
   judge.progress = nullptr;
   if (judge.param_method == QAIRT_CALIBRATION_SEQMSE) judge.param_method = QAIRT_CALIBRATION_MIN_MAX;
-  judge.flags &= ~QAIRT_CALIBRATION_ADAPTIVE_ROUNDING;
+  judge.flags &= ~(QAIRT_CALIBRATION_ADAPTIVE_ROUNDING | QAIRT_CALIBRATION_BIAS_CORRECTION);
   if (o_.input_list && !o_.calibration_stats && !o_.stats_output && !(o_.flags & QAIRT_CONVERT_KEEP_REWRITES))
     ro.quantized_judge = &judge;
   qairt_analysis_report_t* rr = nullptr;
@@ -321,6 +321,8 @@ qairt_calibration_options Pipeline::CalibrationOptions() const {
   if (o_.target)
     if (auto t = qairt::capi::TargetOf(o_.target); t && (t->capabilities & qairt::target::kCapA16W16))
       c.flags |= QAIRT_CALIBRATION_WIDE_NORM_SCALES;
+  // Bias correction measures the model as this target will run it.
+  if ((c.flags & QAIRT_CALIBRATION_BIAS_CORRECTION) && !c.target) c.target = o_.target;
   return c;
 }
 
@@ -470,6 +472,7 @@ std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() con
         {"use_lpbq", flag(QAIRT_CALIBRATION_LPBQ)},
         {"adaptive_rounding", flag(QAIRT_CALIBRATION_ADAPTIVE_ROUNDING)},
     };
+    if (c.flags & QAIRT_CALIBRATION_BIAS_CORRECTION) out.emplace_back("bias_correction", "true");
     if (c.act_method == QAIRT_CALIBRATION_PERCENTILE || c.param_method == QAIRT_CALIBRATION_PERCENTILE)
       out.emplace_back("percentile_calibration_value", std::to_string(c.percentile));
     for (size_t i = 0; i < c.num_float_inputs; ++i)

@@ -72,7 +72,7 @@ QAIRT_LAYOUT(qairt_analysis_summary, budget_met, 64);
 QAIRT_LAYOUT(qairt_analysis_summary, units, 72);
 QAIRT_LAYOUT(qairt_analysis_summary, boundaries, 80);
 
-static_assert(sizeof(qairt_calibration_options) == 88);
+static_assert(sizeof(qairt_calibration_options) == 96);
 QAIRT_LAYOUT(qairt_calibration_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_calibration_options, flags, 4);
 QAIRT_LAYOUT(qairt_calibration_options, act_method, 8);
@@ -90,6 +90,7 @@ QAIRT_LAYOUT(qairt_calibration_options, num_float_inputs, 56);
 QAIRT_LAYOUT(qairt_calibration_options, float_inputs, 64);
 QAIRT_LAYOUT(qairt_calibration_options, progress, 72);
 QAIRT_LAYOUT(qairt_calibration_options, progress_user_data, 80);
+QAIRT_LAYOUT(qairt_calibration_options, target, 88);
 
 static_assert(sizeof(qairt_container_info) == 64);
 QAIRT_LAYOUT(qairt_container_info, struct_size, 0);

@@ -87,7 +87,7 @@ constexpr const char* kCalibrationOnlyFlags[] = {
     "--act_quantizer_calibration", "--param_quantizer_calibration", "--act_quantizer_schema",
     "--param_quantizer_schema", "--act_quantizer", "--param_quantizer", "--percentile_calibration_value",
     "--use_per_channel_quantization", "--use_per_row_quantization", "--weights_block_size", "--use_lpbq",
-    "--adaptive_rounding", "--input_encoding"};
+    "--adaptive_rounding", "--bias_correction", "--input_encoding"};
 
 std::string Joined(const std::vector<std::string>& flags) {
   std::string s;
@@ -411,6 +411,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   if (arg == "--use_per_row_quantization") return p->per_row = true, 1;
   if (arg == "--use_lpbq") return p->lpbq = true, 1;
   if (arg == "--adaptive_rounding") return p->adaptive_rounding = true, 1;
+  if (arg == "--bias_correction") return p->bias_correction = true, 1;
   if (arg == "--weights_block_size") {
     const char* v = value();
     if (!v) return -1;
@@ -502,7 +503,8 @@ qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<c
   c.block_size = p.block_size;
   c.num_threads = p.num_threads;
   c.flags = (p.per_channel ? QAIRT_CALIBRATION_PER_CHANNEL : 0u) | (p.per_row ? QAIRT_CALIBRATION_PER_ROW : 0u) |
-            (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u) | (p.adaptive_rounding ? QAIRT_CALIBRATION_ADAPTIVE_ROUNDING : 0u);
+            (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u) | (p.adaptive_rounding ? QAIRT_CALIBRATION_ADAPTIVE_ROUNDING : 0u) |
+            (p.bias_correction ? QAIRT_CALIBRATION_BIAS_CORRECTION : 0u);
   for (const auto& f : p.float_inputs) floats->push_back(f.c_str());
   c.num_float_inputs = floats->size();
   c.float_inputs = floats->data();

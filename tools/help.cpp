@@ -122,6 +122,11 @@ const Option kAdaptiveRounding{"--adaptive_rounding", "",
                                "op's output error on the samples (needs --input_list; runs the samples once per "
                                "level of weighted ops)",
                                "off: to nearest"};
+const Option kBiasCorrection{"--bias_correction", "",
+                             "move each FullyConnected and convolution bias so its output's mean per channel on the "
+                             "samples is the float model's (the shift quantization causes; needs --input_list; runs "
+                             "the samples once float and once per level of such ops)",
+                             "off"};
 const Option kInputEncoding{"--input_encoding", "NAME other",
                             "leave input NAME unquantized (only 'other' is supported); repeatable",
                             "every input quantized"};
@@ -253,7 +258,7 @@ std::vector<CommandHelp> MakeTable() {
                   kNoBiasAwareWeightScales}},
                 {"quantization (calibration)",
                  {kInputList, kEvalInputList, kCalibrationStats, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
-                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kInputEncoding,
+                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kBiasCorrection, kInputEncoding,
                   kMixedPrecision, kNumThreads, kNoProgress}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kKeepRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
@@ -317,7 +322,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"quantization (calibration)",
                  {{kInputList.flags, kInputList.arg, "the samples the sensitivity is measured on", "required"},
                   kActBitwidth, kWeightsBitwidth, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
-                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kInputEncoding,
+                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kBiasCorrection, kInputEncoding,
                   kNumThreads}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kKeepRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",

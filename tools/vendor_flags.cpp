@@ -56,7 +56,8 @@ constexpr VendorFlag kFlags[] = {
      "restricting the weight grid to MIN..MAX steps is not implemented: --param_quantizer_schema symmetric gives "
      "the symmetric grid of --weights_bitwidth"},
     {"--algorithms|--apply_algorithms", 1, Disposition::kRefused,
-     "cross-layer equalisation and bias correction are not implemented; qairt's own rewrites: --list_rewrites"},
+     "cross-layer equalisation is not implemented; bias correction is --bias_correction; qairt's own rewrites: "
+     "--list_rewrites"},
     {"--use_aimet_quantizer", 0, Disposition::kRefused,
      "qairt does not run AIMET: run AIMET and give its encodings with --quantization_overrides"},
     {"--use_native_input_files|--use_native_dtype", 0, Disposition::kNoOp,

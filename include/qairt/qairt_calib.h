@@ -26,6 +26,7 @@
 #define QAIRT_QAIRT_CALIB_H_
 
 #include "qairt/qairt.h"
+#include "qairt/qairt_target.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +69,14 @@ enum qairt_calibration_method {
  * whose 8-bit grid, which must include zero, held a transformer's W8A16
  * output near 55 dB. */
 #define QAIRT_CALIBRATION_WIDE_NORM_SCALES 16u
+/* since 1.15: empirical bias correction. After the encodings (and any weight
+ * search), each FullyConnected and convolution bias is moved so the op's
+ * output mean per channel on the samples is the float model's: the mean
+ * shift its quantized weights and the quantized activations upstream cause
+ * (b' = b + w . mean(x_float) - q(w) . mean(x_quantized)), ops taken level by
+ * level so upstream corrections feed the next. Runs the samples once float
+ * and once per level of such ops; needs samples. */
+#define QAIRT_CALIBRATION_BIAS_CORRECTION 32u
 
 /* Progress of a long call: `phase` ("ranges", then "histograms" for the
  * searching calibration methods; "compare"), `done` of `total` samples of
@@ -95,6 +104,11 @@ typedef struct qairt_calibration_options {
   /* Since ABI 1.4: progress per sample pass (NULL = none). */
   qairt_progress_fn progress;
   void* progress_user_data;
+  /* Since ABI 1.15 (NULL = none): with QAIRT_CALIBRATION_BIAS_CORRECTION,
+   * the quantized model whose output means are measured is the one this
+   * target's processing makes (kernels, super groups, converts), as
+   * qairt_convert runs it; without, the calibrated graph as it is. */
+  const qairt_target_t* target;
 } qairt_calibration_options;
 
 QAIRT_API void qairt_calibration_options_init(qairt_calibration_options* options);

@@ -20,6 +20,7 @@
 #include "analyze/analysis_common.h"
 #include "analyze/noise_estimate.h"
 #include "analyze/sensitivity.h"
+#include "calib/bias_correction.h"
 #include "support/json_writer.h"
 
 namespace qairt::analyze {
@@ -381,6 +382,13 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
   m.sample_runs += static_cast<double>(samples.count);
   auto result = WithEncodingsOf(low, high_all, TensorsOf(p.units, chosen));
   if (!result.ok()) return result.status();
+  if (o.calibration.bias_correction && !chosen.empty()) {
+    // The biases were corrected for each precision alone: correct them
+    // again for the mix (from the float biases, so once more is not twice).
+    calib::BiasCorrectionReport bc;
+    QAIRT_RETURN_IF_ERROR(calib::CorrectBiases(&result.value(), *graph, samples, o.num_threads, o.realize, &bc));
+    m.sample_runs += static_cast<double>(samples.count * (bc.levels + 1));
+  }
   *graph = std::move(result).value();
   report->sample_runs = m.sample_runs;
   report->seconds = Since(t0);

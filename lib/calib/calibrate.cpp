@@ -1,5 +1,6 @@
 #include "calib/calibrate.h"
 
+#include "calib/bias_correction.h"
 #include "calib/channel_gain.h"
 #include "calib/sentinel_range.h"
 #include "calib/seqmse.h"
@@ -300,6 +301,9 @@ Status ValidateOptions(const Options& o) {
 // Sequential MSE runs the model level by level: statistics or weight values
 // alone cannot choose its encodings.
 Status NeedsSamples(const Options& o) {
+  if (o.bias_correction)
+    return InvalidArgument("--bias_correction compares the float and quantized models' output means on the samples, "
+                           "so it needs them here (--input_list)");
   if (o.adaptive_rounding)
     return InvalidArgument("--adaptive_rounding chooses each weight's rounding by its op's output error on the "
                            "samples, so it needs them here (--input_list)");
@@ -348,6 +352,19 @@ Status Calibrate(Graph* graph, const SampleSource& samples, const Options& o, Re
   if (!graph || !report) return InvalidArgument("Calibrate: graph and report must not be NULL");
   *report = Report{};
   QAIRT_RETURN_IF_ERROR(ValidateOptions(o));
+  if (o.bias_correction) {
+    // Every encoding first (and any weight search), then the biases
+    // corrected against the float graph, committed together.
+    Options base = o;
+    base.bias_correction = false;
+    Graph work = *graph;
+    QAIRT_RETURN_IF_ERROR(Calibrate(&work, samples, base, report, progress));
+    BiasCorrectionReport bc;
+    QAIRT_RETURN_IF_ERROR(CorrectBiases(&work, *graph, samples, o.num_threads, o.realize, &bc, progress));
+    report->notes.push_back(BiasCorrectionSummary(bc));
+    *graph = std::move(work);
+    return Status::Ok();
+  }
   if (o.param_method == Method::kSeqMse || o.adaptive_rounding) {
     // Min-max encodings everywhere first (the search's starting point and
     // its candidate 0), then the weights re-chosen on a copy, committed

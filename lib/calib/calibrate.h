@@ -50,6 +50,14 @@ struct Options {
   // Each weight's rounding chosen by its op's output error (calib/seqmse.h;
   // with any param_method, needs samples).
   bool adaptive_rounding = false;
+  // Biases of FullyConnected and convolution ops corrected so each output
+  // channel's mean matches the float model's (calib/bias_correction.h;
+  // needs samples).
+  bool bias_correction = false;
+  // When set, bias correction measures the quantized model as this makes
+  // it run (target processing: kernels, super groups, converts); unset, the
+  // calibrated graph as it is.
+  std::function<Result<Graph>(const Graph&)> realize;
   // With 16-bit activations, normalization scales 16-bit (the target has
   // a16w16 normalization kernels; QAIRT_CALIBRATION_WIDE_NORM_SCALES).
   bool wide_norm_scales = false;

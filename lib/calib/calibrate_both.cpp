@@ -13,7 +13,8 @@ Status CalibrateBoth(Graph* a, const Options& oa, Graph* b, const Options& ob, c
   // themselves.
   const bool shared = oa.act_method == ob.act_method && oa.histogram_bins == ob.histogram_bins &&
                       oa.float_inputs == ob.float_inputs && oa.param_method != Method::kSeqMse &&
-                      ob.param_method != Method::kSeqMse && !oa.adaptive_rounding && !ob.adaptive_rounding;
+                      ob.param_method != Method::kSeqMse && !oa.adaptive_rounding && !ob.adaptive_rounding &&
+                      !oa.bias_correction && !ob.bias_correction;
   if (!shared) {
     Graph ga = *a;
     QAIRT_RETURN_IF_ERROR(Calibrate(&ga, samples, oa, report, progress));

@@ -7,10 +7,9 @@
 #include <map>
 #include <unordered_map>
 #include <utility>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "calib/observe_level.h"
 #include "calib/weight_search.h"
 #include "exec/executor.h"
 #include "exec/input_gram.h"
@@ -27,91 +26,6 @@ struct Target {
   size_t level = 0;
   size_t gram = 0;  // index into the level's grams
 };
-
-// A weight's float32 values as the search reads them: the tensor's own
-// layout, or for a transposed view (a MatMul weight under a FullyConnected)
-// its source, flagged as the transpose, so no transposed copy is made.
-std::pair<const float*, bool> WeightValues(const Tensor& t) {
-  const StaticTransposition* view = t.data->transposition();
-  if (view && view->elem == sizeof(float) && t.shape.rank() == 2 && t.shape[0].value == view->cols &&
-      t.shape[1].value == view->rows)
-    return {reinterpret_cast<const float*>(view->source->data()), true};
-  return {reinterpret_cast<const float*>(t.data->data()), false};
-}
-
-// Runs every sample up to the last op producing an input in
-// `grams_of_input` and adds each sample's x x^T to those grams. Samples run
-// on up to num_threads workers (0: all cores), each with its own executor;
-// their sums are added in sample order, so H does not depend on the thread
-// count.
-Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_threads,
-                    std::vector<exec::InputGram>* grams,
-                    const std::unordered_map<TensorId, std::vector<size_t>>& grams_of_input,
-                    const std::function<void()>& sample_done) {
-  const uint32_t workers = std::max<uint32_t>(
-      1, std::min<uint32_t>(num_threads ? num_threads : std::thread::hardware_concurrency(),
-                            static_cast<uint32_t>(samples.count)));
-  std::mutex mu;
-  std::condition_variable turn;
-  size_t next = 0;  // the sample whose sums are added next
-  bool failed = false;
-  std::vector<Status> errors(workers);
-  auto fail = [&](uint32_t w, Status s) {
-    std::lock_guard<std::mutex> lock(mu);
-    errors[w] = std::move(s);
-    failed = true;
-    turn.notify_all();
-  };
-  auto worker = [&](uint32_t w) {
-    exec::Options eo;
-    eo.num_threads = 1;
-    eo.simulate_quantization = true;
-    eo.observe_inputs = true;
-    auto ex = exec::Executor::Create(g, eo);
-    if (!ex.ok()) return fail(w, ex.status());
-    // Nothing after the last producer of an observed input matters here.
-    size_t ops = 0;
-    const std::vector<OpId>& order = ex.value()->order();
-    for (size_t pos = 0; pos < order.size(); ++pos)
-      for (TensorId out : g.op(order[pos]).outputs)
-        if (out != kInvalidId && grams_of_input.count(out)) ops = pos + 1;
-    std::vector<exec::InputGram::Sample> mine(grams->size());
-    std::vector<char> seen(grams->size());
-    exec::Observer observer = [&](const exec::ObservedTensor& t) -> Status {
-      auto it = grams_of_input.find(t.id);
-      if (it == grams_of_input.end() || t.storage_dtype != DType::kFloat32) return Status::Ok();
-      for (size_t k : it->second) {
-        QAIRT_RETURN_IF_ERROR((*grams)[k].Contribution(static_cast<const float*>(t.data), t.bytes / 4, &mine[k]));
-        seen[k] = 1;
-      }
-      return Status::Ok();
-    };
-    for (size_t s = w; s < samples.count; s += workers) {
-      auto sample = samples.load(s);
-      if (!sample.ok()) return fail(w, sample.status());
-      std::fill(seen.begin(), seen.end(), 0);
-      auto run = ex.value()->RunPrefix(sample.value(), &observer, ops);
-      if (!run.ok())
-        return fail(w, Status(run.status().code(),
-                              fmt::format("sequential MSE, sample {}: {}", s, run.status().message())));
-      std::unique_lock<std::mutex> lock(mu);
-      turn.wait(lock, [&] { return next == s || failed; });
-      if (failed) return;
-      for (size_t k = 0; k < mine.size(); ++k)
-        if (seen[k]) (*grams)[k].Accumulate(mine[k]);
-      ++next;
-      sample_done();
-      turn.notify_all();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (uint32_t w = 1; w < workers; ++w) threads.emplace_back(worker, w);
-  worker(0);
-  for (auto& t : threads) t.join();
-  for (const Status& e : errors)
-    if (!e.ok()) return e;
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -207,9 +121,10 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       targets[i].gram = it->second;
     }
     if (mine.empty()) continue;
-    QAIRT_RETURN_IF_ERROR(ObserveLevel(work, samples, options.num_threads, &grams, grams_of_input, [&] {
-      if (progress) progress(++done, total, "seqmse");
-    }));
+    QAIRT_RETURN_IF_ERROR(ObserveLevel(work, samples, options.num_threads, /*quantized=*/true, "sequential MSE",
+                                       &grams, grams_of_input, [&] {
+                                         if (progress) progress(++done, total, "seqmse");
+                                       }));
     // The level's weights are searched on worker threads (each search reads
     // the graph only) and applied in order: the result does not depend on
     // the thread count.
@@ -227,7 +142,7 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
         found[j] = rows.status();
         return;
       }
-      const auto [data, columns] = WeightValues(t);
+      const auto [data, columns] = exec::WeightValues(t);
       WeightSearchOptions wo;
       wo.search_grids = options.search_grids;
       wo.adaptive_rounding = options.adaptive_rounding;

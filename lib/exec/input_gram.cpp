@@ -24,6 +24,14 @@ int64_t AttrInt(const Op& op, const char* name) {
 
 }  // namespace
 
+std::pair<const float*, bool> WeightValues(const Tensor& t) {
+  const StaticTransposition* view = t.data->transposition();
+  if (view && view->elem == sizeof(float) && t.shape.rank() == 2 && t.shape[0].value == view->cols &&
+      t.shape[1].value == view->rows)
+    return {reinterpret_cast<const float*>(view->source->data()), true};
+  return {reinterpret_cast<const float*>(t.data->data()), false};
+}
+
 bool IsWeightedOpType(std::string_view type) {
   return type == "FullyConnected" || type == "MatMul" || IsConv(type);
 }
@@ -63,7 +71,7 @@ Result<WeightRows> WeightRowsOf(const Graph& g, OpId id) {
   return r;
 }
 
-Result<InputGram> InputGram::For(const Graph& g, OpId id) {
+Result<InputGram> InputGram::For(const Graph& g, OpId id, bool second_moment) {
   auto rows = WeightRowsOf(g, id);
   if (!rows.ok()) return rows.status();
   InputGram m;
@@ -77,7 +85,9 @@ Result<InputGram> InputGram::For(const Graph& g, OpId id) {
   m.kernel_.assign(wd.begin() + 2, wd.end());
   const int64_t k = m.rows_.k;
   // Bounded by the weight's own size squared over its rows, not by the data.
-  m.h_.assign(static_cast<size_t>(m.rows_.groups * k * k), 0.0);
+  m.second_moment_ = second_moment;
+  if (second_moment) m.h_.assign(static_cast<size_t>(m.rows_.groups * k * k), 0.0);
+  m.sum_.assign(static_cast<size_t>(m.rows_.groups * k), 0.0);
   return m;
 }
 
@@ -89,6 +99,7 @@ Status InputGram::Add(const float* x, size_t count) {
 
 void InputGram::Accumulate(const Sample& s) {
   for (size_t i = 0; i < h_.size(); ++i) h_[i] += s.h[i];
+  for (size_t i = 0; i < sum_.size(); ++i) sum_[i] += s.sum[i];
   vectors_ += s.vectors;
 }
 
@@ -99,10 +110,21 @@ Status InputGram::Contribution(const float* x, size_t count, Sample* out) const 
     return InvalidArgument("op '{}': input has {} values, its shape holds {}", op_->name, count, expect);
   const int64_t k = rows_.k;
   out->h.assign(h_.size(), 0.0f);
+  out->sum.assign(sum_.size(), 0.0);
   out->vectors = 0;
   if (!IsConv(op_->type)) {
     const int64_t m = expect / k;
-    Gemm(true, false, k, k, m, 1.0f, x, k, x, k, 0.0f, out->h.data(), k);
+    if (second_moment_) Gemm(true, false, k, k, m, 1.0f, x, k, x, k, 0.0f, out->h.data(), k);
+    // Per row in float (a row is short), then into double.
+    std::vector<float> row_sum(static_cast<size_t>(k), 0.0f);
+    for (int64_t r = 0; r < m; ++r) {
+      const float* xr = x + r * k;
+      for (int64_t j = 0; j < k; ++j) row_sum[static_cast<size_t>(j)] += xr[j];
+      if ((r & 255) == 255 || r + 1 == m) {
+        for (int64_t j = 0; j < k; ++j) out->sum[static_cast<size_t>(j)] += row_sum[static_cast<size_t>(j)];
+        std::fill(row_sum.begin(), row_sum.end(), 0.0f);
+      }
+    }
     out->vectors = static_cast<uint64_t>(m);
     return Status::Ok();
   }
@@ -119,8 +141,15 @@ Status InputGram::Contribution(const float* x, size_t count, Sample* out) const 
     for (int64_t gi = 0; gi < rows_.groups; ++gi) {
       Im2Col(x + (n * cin + gi * cg) * gm.in_size(), cg, gm, out->col.data());
       // Batches after the first add to what the first wrote.
-      Gemm(false, true, k, k, osz, 1.0f, out->col.data(), osz, out->col.data(), osz, n ? 1.0f : 0.0f,
-           out->h.data() + gi * k * k, k);
+      if (second_moment_)
+        Gemm(false, true, k, k, osz, 1.0f, out->col.data(), osz, out->col.data(), osz, n ? 1.0f : 0.0f,
+             out->h.data() + gi * k * k, k);
+      for (int64_t j = 0; j < k; ++j) {
+        const float* c = out->col.data() + j * osz;
+        double s = 0;
+        for (int64_t p = 0; p < osz; ++p) s += c[p];
+        out->sum[static_cast<size_t>(gi * k + j)] += s;
+      }
     }
     out->vectors += static_cast<uint64_t>(osz);
   }

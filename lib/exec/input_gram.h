@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -36,6 +37,12 @@ struct WeightRows {
   int64_t rows() const { return groups * rows_per_group; }
 };
 
+// A weight's float32 values as the row readers take them: the tensor's own
+// layout, or for a transposed view (a MatMul weight under a FullyConnected)
+// its source, flagged true (row n is then column n), so no transposed copy
+// is made.
+std::pair<const float*, bool> WeightValues(const Tensor& t);
+
 // FullyConnected, MatMul and the convolutions: the op types WeightRowsOf reads.
 bool IsWeightedOpType(std::string_view type);
 
@@ -46,7 +53,9 @@ Result<WeightRows> WeightRowsOf(const Graph& g, OpId op);
 
 class InputGram {
  public:
-  static Result<InputGram> For(const Graph& g, OpId op);
+  // second_moment false: only the first moment (the sum of the x vectors,
+  // what a bias correction needs) is gathered, without H's k x k cost.
+  static Result<InputGram> For(const Graph& g, OpId op, bool second_moment = true);
 
   // One sample's value of the op's input 0 (float32, `count` elements in the
   // graph's shape of that tensor).
@@ -58,6 +67,7 @@ class InputGram {
   // Accumulate adds one to H.
   struct Sample {
     std::vector<float> h;
+    std::vector<double> sum;  // groups x k: the sum of the x vectors
     std::vector<float> col;
     uint64_t vectors = 0;
   };
@@ -67,6 +77,9 @@ class InputGram {
   const WeightRows& rows() const { return rows_; }
   // H of group gi, k x k row-major, summed in double.
   const double* group(int64_t gi) const { return h_.data() + gi * rows_.k * rows_.k; }
+  // Sum of the x vectors of group gi (k values); divided by vectors(), the
+  // mean x, so the op's mean output row n is w_n . mean.
+  const double* sum(int64_t gi) const { return sum_.data() + gi * rows_.k; }
   uint64_t vectors() const { return vectors_; }  // x vectors added (per group)
 
  private:
@@ -75,6 +88,8 @@ class InputGram {
   WeightRows rows_;
   std::vector<int64_t> in_dims_, out_dims_, kernel_;
   std::vector<double> h_;
+  std::vector<double> sum_;
+  bool second_moment_ = true;
   Sample own_;
   uint64_t vectors_ = 0;
 };

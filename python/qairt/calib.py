@@ -30,6 +30,7 @@ _P = POINTER
 METHODS = {"min-max": 0, "sqnr": 1, "mse": 2, "percentile": 3, "seqmse": 4}
 SCHEMAS = {"asymmetric": 0, "symmetric": 1, "unsignedsymmetric": 3}
 PER_CHANNEL, PER_ROW, LPBQ, ADAPTIVE_ROUNDING = 1, 2, 4, 8
+BIAS_CORRECTION = 32
 COMPARE_PER_LAYER = 1
 
 
@@ -151,7 +152,8 @@ class CompareReport:
 
 
 def _options(act_method, param_method, act_schema, param_schema, act_bitwidth, weights_bitwidth, per_channel,
-             per_row, block_size, lpbq, percentile, float_inputs, num_threads, progress, keep, adaptive_rounding=False):
+             per_row, block_size, lpbq, percentile, float_inputs, num_threads, progress, keep, adaptive_rounding=False,
+             bias_correction=False):
     for what, value, table in (("act_method", act_method, METHODS), ("param_method", param_method, METHODS),
                                ("act_schema", act_schema, SCHEMAS), ("param_schema", param_schema, SCHEMAS)):
         if value not in table:
@@ -163,7 +165,7 @@ def _options(act_method, param_method, act_schema, param_schema, act_bitwidth, w
     o.act_schema, o.param_schema = SCHEMAS[act_schema], SCHEMAS[param_schema]
     o.act_bitwidth, o.weights_bitwidth = act_bitwidth, weights_bitwidth
     o.flags = (PER_CHANNEL if per_channel else 0) | (PER_ROW if per_row else 0) | (LPBQ if lpbq else 0) | \
-        (ADAPTIVE_ROUNDING if adaptive_rounding else 0)
+        (ADAPTIVE_ROUNDING if adaptive_rounding else 0) | (BIAS_CORRECTION if bias_correction else 0)
     o.block_size, o.percentile, o.num_threads = block_size, percentile, num_threads
     names = (c_char_p * max(1, len(float_inputs)))(*[_ffi.encode(n) for n in float_inputs])
     keep.append(names)
@@ -214,17 +216,19 @@ def calibrate(graph, samples: Optional[Iterable[Mapping[str, object]]] = None, *
               act_method="min-max", param_method="min-max", act_schema="asymmetric", param_schema="symmetric",
               act_bitwidth=8, weights_bitwidth=8, per_channel=False, per_row=False, block_size=0, lpbq=False,
               percentile=99.99, float_inputs=(), num_threads=1, progress=None,
-              adaptive_rounding=False) -> CalibrationReport:
+              adaptive_rounding=False, bias_correction=False) -> CalibrationReport:
     """Calibrates `graph` in place from `samples` (an iterable of {input name: numpy array}) or an input_list
     file. Raises a QairtError naming the sample, input or file on bad data. progress: optional
     callable(phase, done, total), called after each sample of each pass. param_method="seqmse" and
-    adaptive_rounding=True choose weight grids and roundings by each op's output error (ABI >= 1.13)."""
+    adaptive_rounding=True choose weight grids and roundings by each op's output error (ABI >= 1.13);
+    bias_correction=True moves FullyConnected and convolution biases so each output channel's mean on the
+    samples is the float model's (ABI >= 1.15)."""
     if (samples is None) == (input_list is None):
         raise errors.InvalidArgumentError("give samples or input_list (one of them)", code=errors.INVALID_ARGUMENT)
     keep = []
     o = _options(act_method, param_method, act_schema, param_schema, act_bitwidth, weights_bitwidth, per_channel,
                  per_row, block_size, lpbq, percentile, list(float_inputs), num_threads, progress, keep,
-                 adaptive_rounding)
+                 adaptive_rounding, bias_correction)
     h = ReportP()
     if input_list is not None:
         _fn["qairt_calibrate_input_list"](graph.handle, _ffi.encode(str(input_list)), ctypes.byref(o),

@@ -256,7 +256,7 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             check_only: bool = False, bias_aware_weight_scales: bool = True,
             report: Optional[PathLike] = None, calibration_stats: Optional[PathLike] = None,
             stats_output: Optional[PathLike] = None, stats_ranges: Optional[PathLike] = None,
-            adaptive_rounding: bool = False,
+            adaptive_rounding: bool = False, bias_correction: bool = False,
             shard: Optional[Tuple[int, int]] = None, float_fallback: bool = False) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
@@ -279,7 +279,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     otherwise runs; ABI >= 1.14), the calibration settings of
     qairt.calib.calibrate (act_method, param_method, act_schema,
     param_schema, per_channel, per_row, block_size, lpbq, percentile,
-    float_inputs = --input_encoding NAME other, adaptive_rounding), mixed_precision ("budget=25",
+    float_inputs = --input_encoding NAME other, adaptive_rounding, bias_correction
+    (ABI >= 1.15)), mixed_precision ("budget=25",
     "percent=10" or ("budget", 25.0)), num_threads (0 = every core) and
     stop_after (a pass of qairt.process.pipeline()). progress: optional
     callable(phase, done, total), phase "<stage>: <step>". check_only: the
@@ -325,7 +326,7 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     # The calibration settings as the CLI passes them: bit widths 0 = 8.
     cal = calib._options(act_method, param_method, act_schema, param_schema, act_bitwidth or 8,
                          weights_bitwidth or 8, per_channel, per_row, block_size, lpbq, percentile,
-                         list(float_inputs), num_threads, None, keep, adaptive_rounding)
+                         list(float_inputs), num_threads, None, keep, adaptive_rounding, bias_correction)
     names = [_ffi.encode(n) for n in disabled_rewrites]
     disabled = (c_char_p * max(1, len(names)))(*names)
 

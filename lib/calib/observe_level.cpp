@@ -1,0 +1,82 @@
+#include "calib/observe_level.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "exec/executor.h"
+
+namespace qairt::calib {
+
+Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_threads, bool quantized,
+                    std::string_view what, std::vector<exec::InputGram>* grams,
+                    const std::unordered_map<TensorId, std::vector<size_t>>& grams_of_input,
+                    const std::function<void()>& sample_done) {
+  const uint32_t workers = std::max<uint32_t>(
+      1, std::min<uint32_t>(num_threads ? num_threads : std::thread::hardware_concurrency(),
+                            static_cast<uint32_t>(samples.count)));
+  std::mutex mu;
+  std::condition_variable turn;
+  size_t next = 0;  // the sample whose sums are added next
+  bool failed = false;
+  std::vector<Status> errors(workers);
+  auto fail = [&](uint32_t w, Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    errors[w] = std::move(s);
+    failed = true;
+    turn.notify_all();
+  };
+  auto worker = [&](uint32_t w) {
+    exec::Options eo;
+    eo.num_threads = 1;
+    eo.simulate_quantization = quantized;
+    eo.observe_inputs = true;
+    auto ex = exec::Executor::Create(g, eo);
+    if (!ex.ok()) return fail(w, ex.status());
+    // Nothing after the last producer of an observed input matters here.
+    size_t ops = 0;
+    const std::vector<OpId>& order = ex.value()->order();
+    for (size_t pos = 0; pos < order.size(); ++pos)
+      for (TensorId out : g.op(order[pos]).outputs)
+        if (out != kInvalidId && grams_of_input.count(out)) ops = pos + 1;
+    std::vector<exec::InputGram::Sample> mine(grams->size());
+    std::vector<char> seen(grams->size());
+    exec::Observer observer = [&](const exec::ObservedTensor& t) -> Status {
+      auto it = grams_of_input.find(t.id);
+      if (it == grams_of_input.end() || t.storage_dtype != DType::kFloat32) return Status::Ok();
+      for (size_t k : it->second) {
+        QAIRT_RETURN_IF_ERROR((*grams)[k].Contribution(static_cast<const float*>(t.data), t.bytes / 4, &mine[k]));
+        seen[k] = 1;
+      }
+      return Status::Ok();
+    };
+    for (size_t s = w; s < samples.count; s += workers) {
+      auto sample = samples.load(s);
+      if (!sample.ok()) return fail(w, sample.status());
+      std::fill(seen.begin(), seen.end(), 0);
+      auto run = ex.value()->RunPrefix(sample.value(), &observer, ops);
+      if (!run.ok())
+        return fail(w, Status(run.status().code(),
+                              fmt::format("{}, sample {}: {}", what, s, run.status().message())));
+      std::unique_lock<std::mutex> lock(mu);
+      turn.wait(lock, [&] { return next == s || failed; });
+      if (failed) return;
+      for (size_t k = 0; k < mine.size(); ++k)
+        if (seen[k]) (*grams)[k].Accumulate(mine[k]);
+      ++next;
+      sample_done();
+      turn.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (uint32_t w = 1; w < workers; ++w) threads.emplace_back(worker, w);
+  worker(0);
+  for (auto& t : threads) t.join();
+  for (const Status& e : errors)
+    if (!e.ok()) return e;
+  return Status::Ok();
+}
+
+
+}  // namespace qairt::calib
