@@ -124,10 +124,25 @@ std::vector<TensorId> RankingTensors(const Graph& g) {
 // `base` with the encodings of `tensors` taken from `from` (or cleared).
 Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::vector<TensorId>& tensors) {
   Graph g = base;
+  // A static tensor's values go with its encoding where calibration moved
+  // them (adaptive rounding puts a weight on its grid), and a weight's op
+  // takes `from`'s bias (bias correction fits a bias to its weight's
+  // precision): rounded for one grid, used with the other, they are wrong.
+  auto take_data = [&](TensorId t) -> Status {
+    const Tensor& src = from.tensor(t);
+    if (src.kind != TensorKind::kStatic || !src.data || src.data == g.tensor(t).data) return Status::Ok();
+    return g.SetStaticData(t, src.dtype, src.data);
+  };
   for (TensorId t : tensors) {
     const auto& e = from.tensor(t).encoding;
     Status s = e ? g.SetEncoding(t, *e) : g.ClearEncoding(t);
     if (!s.ok()) return s;
+    if (from.tensor(t).kind != TensorKind::kStatic) continue;
+    QAIRT_RETURN_IF_ERROR(take_data(t));
+    for (const Use& u : from.tensor(t).consumers) {
+      const Op& op = from.op(u.op);
+      if (u.slot == 1 && op.inputs.size() > 2 && op.inputs[2] != kInvalidId) QAIRT_RETURN_IF_ERROR(take_data(op.inputs[2]));
+    }
   }
   return g;
 }

@@ -58,7 +58,8 @@ Result<Graph> WithProxies(const Graph& g, const std::vector<std::string>& proxie
 Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const calib::SampleSource& scoring,
                const Options& o, Prepared* p, bool split_parts = false);
 
-// `base` with the encodings of `tensors` taken from `from` (or cleared).
+// `base` with the encodings of `tensors` taken from `from` (or cleared); a
+// static tensor also takes `from`'s values, and a weight its op's bias.
 Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::vector<TensorId>& tensors);
 
 // Scores of one configuration against the float reference.

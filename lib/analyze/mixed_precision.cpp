@@ -79,13 +79,30 @@ struct MixedSearch {
   size_t held_out = 0;
   size_t evaluations = 0;
   double sample_runs = 0;
+  // The options without bias correction: the two precisions are calibrated
+  // without it and each configuration is corrected as a whole (a bias
+  // corrected for one mix is wrong for another: it also cancels the shift
+  // the ops upstream cause, which promoting them changes).
+  Options calibrated;
   const Options* o = nullptr;
+  const Graph* float_graph = nullptr;
+  bool bias_correction = false;
   std::function<void(size_t, size_t, const char*)> progress;
+
+  Result<Graph> Configuration(const std::vector<size_t>& chosen, const Graph& low, const Graph& high,
+                              const calib::SampleSource& samples) {
+    auto g = WithEncodingsOf(low, high, TensorsOf(p.units, chosen));
+    if (!g.ok() || !bias_correction) return g;
+    calib::BiasCorrectionReport bc;
+    QAIRT_RETURN_IF_ERROR(calib::CorrectBiases(&g.value(), *float_graph, samples, o->num_threads, o->realize, &bc));
+    sample_runs += static_cast<double>(samples.count * (bc.levels + 1));
+    return g;
+  }
 
   Result<Scores> Eval(const std::vector<size_t>& chosen) {
     ++evaluations;
     sample_runs += static_cast<double>(scoring.count);
-    auto g = WithEncodingsOf(p.low, p.high, TensorsOf(p.units, chosen));
+    auto g = Configuration(chosen, p.low, p.high, fit);
     if (!g.ok()) return g.status();
     return Score(g.value(), scoring, p, *o, /*worst_half=*/true);
   }
@@ -127,10 +144,14 @@ struct MixedSearch {
 Status StartMixedSearch(const Graph& graph, const calib::SampleSource& samples, const Options& o, MixedSearch* m) {
   const bool split = samples.count >= 4;
   m->fit = split ? calib::Interleaved(samples, 0) : samples;
-  m->o = &o;
+  m->calibrated = o;
+  m->calibrated.calibration.bias_correction = false;
+  m->bias_correction = o.calibration.bias_correction;
+  m->float_graph = &graph;
+  m->o = &m->calibrated;
   m->scoring = samples;
   if (m->progress) m->progress(0, 1, "calibration");
-  if (Status s = Prepare(graph, m->fit, m->scoring, o, &m->p, /*split_parts=*/true); !s.ok()) return s;
+  if (Status s = Prepare(graph, m->fit, m->scoring, m->calibrated, &m->p, /*split_parts=*/true); !s.ok()) return s;
   m->sample_runs += static_cast<double>(m->fit.count + m->scoring.count);  // observation + float reference
   m->held_out = split ? samples.count - m->fit.count : 0;
   auto base = m->Eval({});
@@ -377,18 +398,14 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
   calib::Report rep;
   const auto c0 = Clock::now();
   if (options.progress) options.progress(0, 1, "calibration");
-  QAIRT_RETURN_IF_ERROR(calib::CalibrateBoth(&low, o.calibration, &high_all, HighCalibration(o), samples, &rep));
-  report->calibration_seconds = Since(c0);
+  QAIRT_RETURN_IF_ERROR(calib::CalibrateBoth(&low, m.calibrated.calibration, &high_all,
+                                             HighCalibration(m.calibrated), samples, &rep));
   m.sample_runs += static_cast<double>(samples.count);
-  auto result = WithEncodingsOf(low, high_all, TensorsOf(p.units, chosen));
+  auto result = m.Configuration(chosen, low, high_all, samples);
   if (!result.ok()) return result.status();
-  if (o.calibration.bias_correction && !chosen.empty()) {
-    // The biases were corrected for each precision alone: correct them
-    // again for the mix (from the float biases, so once more is not twice).
-    calib::BiasCorrectionReport bc;
-    QAIRT_RETURN_IF_ERROR(calib::CorrectBiases(&result.value(), *graph, samples, o.num_threads, o.realize, &bc));
-    m.sample_runs += static_cast<double>(samples.count * (bc.levels + 1));
-  }
+  // One calibration pass as the user's options make it: bias correction
+  // included.
+  report->calibration_seconds = Since(c0);
   *graph = std::move(result).value();
   report->sample_runs = m.sample_runs;
   report->seconds = Since(t0);

@@ -1,6 +1,7 @@
 // Mixed precision from a W8A8 base: the noise estimate that ranks the
 // candidates, and the search meeting its budget on samples it never saw,
-// within its cap on promoted layers and its bound on work.
+// within its cap on promoted layers and its bound on work, and its
+// configurations taking values and biases with encodings (bias correction).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include "analyze/analysis_common.h"
 #include "analyze/noise_estimate.h"
 #include "analyze/sensitivity.h"
+#include "calib/bias_correction.h"
+#include "calib/calibrate.h"
 #include "calib/sample_eval.h"
 #include "../passes/pass_test_util.h"
 
@@ -194,4 +197,61 @@ TEST_CASE("mixed precision meets its budget on held-out samples within its layer
   // A cap out of range is refused.
   far.max_layers_percent = 120;
   CHECK_FALSE(analyze::ChooseMixedPrecision(&fg, samples, far, &fr).ok());
+}
+
+TEST_CASE("a configuration's weights take their values and their ops' biases with their encodings",
+          "[analyze][mixed]") {
+  const Graph g = Chain({3});
+  const auto samples = calib::SyntheticSamples(g, 8, 5).value();
+  calib::Options low_o, high_o;
+  low_o.bias_correction = true;
+  high_o = low_o;
+  high_o.act_bitwidth = high_o.weights_bitwidth = 16;
+  Graph low = g, high = g;
+  calib::Report rep;
+  REQUIRE(calib::Calibrate(&low, samples, low_o, &rep).ok());
+  REQUIRE(calib::Calibrate(&high, samples, high_o, &rep).ok());
+  const TensorId w3 = *g.FindTensor("fc3_w"), b3 = *g.FindTensor("fc3_b"), b4 = *g.FindTensor("fc4_b");
+  // Bias correction gave each precision its own biases.
+  REQUIRE(low.tensor(b3).data != high.tensor(b3).data);
+  auto mix = analyze::detail::WithEncodingsOf(low, high, {w3});
+  REQUIRE(mix.ok());
+  CHECK(mix.value().tensor(w3).encoding == high.tensor(w3).encoding);
+  CHECK(mix.value().tensor(b3).data == high.tensor(b3).data);
+  CHECK(mix.value().tensor(b4).data == low.tensor(b4).data);
+}
+
+TEST_CASE("mixed precision with bias correction corrects each configuration as a whole", "[analyze][mixed]") {
+  const Graph g = Chain({3, 6});
+  const auto samples = calib::SyntheticSamples(g, 16, 7).value();
+  const auto held_out = calib::SyntheticSamples(g, 32, 1234).value();
+  analyze::MixedOptions m;
+  m.mode = analyze::MixedMode::kBudget;
+  m.analysis.calibration.bias_correction = true;
+  m.value = 1000;  // out of reach: the best configuration within the cap
+  Graph mg = g;
+  analyze::MixedReport mr;
+  REQUIRE(analyze::ChooseMixedPrecision(&mg, samples, m, &mr).ok());
+  INFO(analyze::MixedText(mr));
+  CHECK(mr.promoted_layers >= 1);
+  // The result is the mix corrected against the float model: correcting it
+  // again (from the float biases) changes nothing.
+  Graph again = mg;
+  calib::BiasCorrectionReport bc;
+  REQUIRE(calib::CorrectBiases(&again, g, samples, 1, {}, &bc).ok());
+  CHECK(bc.corrected == 10);
+  for (int k = 0; k < 10; ++k) {
+    const TensorId b = *g.FindTensor("fc" + std::to_string(k) + "_b");
+    const auto& x = mg.tensor(b).data;
+    const auto& y = again.tensor(b).data;
+    CHECK(std::memcmp(x->data(), y->data(), x->size()) == 0);
+  }
+  // And it holds on samples the search never saw at least as well as the
+  // base with the same correction.
+  Graph base = g;
+  calib::Options o;
+  o.bias_correction = true;
+  calib::Report rep;
+  REQUIRE(calib::Calibrate(&base, samples, o, &rep).ok());
+  CHECK(HeldOutSqnr(g, mg, held_out) > HeldOutSqnr(g, base, held_out));
 }
