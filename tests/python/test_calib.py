@@ -12,11 +12,12 @@ import qairt
 from qairt import calib
 
 
-def mlp():
+def mlp(bias=False):
     g = qairt.Graph("mlp")
     x = g.add_input("x", "float32", [1, 8])
     w = g.add_constant("w", "float32", [4, 8], struct.pack("32f", *[((i * 7) % 11 - 5) / 10 for i in range(32)]))
-    fc = g.add_op("FullyConnected", "fc", [x, w], ["h"])
+    inputs = [x, w] + ([g.add_constant("b", "float32", [4], struct.pack("4f", 0.1, -0.2, 0.3, 0.0))] if bias else [])
+    fc = g.add_op("FullyConnected", "fc", inputs, ["h"])
     r = g.add_op("Relu", "relu", [g.op(fc).outputs[0]], ["y"])
     g.mark_output(g.op(r).outputs[0])
     return g
@@ -67,6 +68,19 @@ class CalibTest(unittest.TestCase):
         g2 = mlp()
         r2 = calib.calibrate(g2, samples(6), act_bitwidth=16, weights_bitwidth=4, per_row=True, adaptive_rounding=True)
         self.assertTrue(r2.notes[0].startswith("sequential MSE: 1 weight in 1 level"), r2.notes)
+
+    def test_bias_correction(self):
+        """bias_correction=True: the bias moves (notes carry the summary); without samples it is refused."""
+        g = mlp(bias=True)
+        r = calib.calibrate(g, samples(6), weights_bitwidth=4, per_row=True, bias_correction=True)
+        self.assertTrue(r.notes[-1].startswith("bias correction: 1 bias in 1 level"), r.notes)
+        plain = mlp(bias=True)
+        calib.calibrate(plain, samples(6), weights_bitwidth=4, per_row=True)
+        self.assertEqual(g.get_encoding("w"), plain.get_encoding("w"))
+        self.assertNotEqual(g.tensor_data("b"), plain.tensor_data("b"))
+        with self.assertRaises(qairt.QairtError) as e:
+            calib.calibrate(mlp(bias=True), [], bias_correction=True)
+        self.assertIn("sample", str(e.exception))
 
     def test_calibrate_params_without_samples(self):
         full, g = mlp(), mlp()
