@@ -189,10 +189,14 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
       const Target& t = targets[i];
       const exec::InputGram& qm = grams[index[i]];
       const exec::InputGram& fm = float_grams[float_index[i]];
-      if (qm.vectors() == 0 || fm.vectors() == 0 || qm.rows().k != fm.rows().k ||
-          qm.rows().rows() != fm.rows().rows())
+      // A mean may be shared with ops of other widths reading the same
+      // input (q, k and v projections): the rows are this op's.
+      auto rows = exec::WeightRowsOf(work, t.op);
+      if (!rows.ok()) return rows.status();
+      const exec::WeightRows& r = rows.value();
+      if (qm.vectors() == 0 || fm.vectors() == 0 || qm.rows().k != r.k || fm.rows().k != r.k ||
+          qm.rows().groups != r.groups || fm.rows().groups != r.groups)
         continue;
-      const exec::WeightRows& r = qm.rows();
       // q(w): the weight as the quantized model runs it (processing may have
       // widened its scales; an op it left in float runs it as it is). A
       // FullyConnected's or convolution's rows are its own layout, so Rows

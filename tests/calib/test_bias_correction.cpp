@@ -297,3 +297,41 @@ TEST_CASE("C API: QAIRT_CALIBRATION_BIAS_CORRECTION, with and without a target",
   qairt_graph_destroy(on_target);
   qairt_target_destroy(target);
 }
+
+TEST_CASE("Bias correction of ops of different widths reading one input", "[calib][bias_correction]") {
+  // Grouped-query attention's k and v projections are narrower than q: the
+  // mean of their shared input serves each with its own rows.
+  Graph g("gqa");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{8, 16}).value();
+  const char* names[] = {"q", "k"};
+  const int64_t widths[] = {12, 5};
+  for (int i = 0; i < 2; ++i) {
+    const std::string n = names[i];
+    const auto w = static_cast<size_t>(widths[i] * 16);
+    const TensorId wt =
+        g.AddConstant(n + "_w", DType::kFloat32, Shape{widths[i], 16}, Floats(Normal(w, 0.f, 0.3f, 10 + i))).value();
+    const TensorId bt = g.AddConstant(n + "_b", DType::kFloat32, Shape{widths[i]},
+                                      Floats(Normal(static_cast<size_t>(widths[i]), 0.f, 0.1f, 20 + i)))
+                            .value();
+    const OpId op = g.AddOp("FullyConnected", n, {x, wt, bt}, {n + "_out"}).value();
+    REQUIRE(g.MarkOutput(g.op(op).outputs[0]).ok());
+  }
+  std::vector<std::vector<float>> xs;
+  for (uint32_t s = 0; s < 4; ++s) xs.push_back(Normal(128, 0.5f, 1.f, 900 + s));
+  Graph q = g;
+  Report rep;
+  REQUIRE(Calibrate(&q, SamplesOf(xs), Coarse(), &rep).ok());
+  const Graph plain = q;
+  BiasCorrectionReport bc;
+  REQUIRE(CorrectBiases(&q, g, SamplesOf(xs), 1, {}, &bc).ok());
+  CHECK(bc.corrected == 2);
+  for (size_t k = 0; k < 2; ++k) {
+    const std::vector<double> f = ChannelMeans(g, xs, false, widths[k], true, 1, k);
+    const double before = MaxAbsDiff(ChannelMeans(plain, xs, true, widths[k], true, 1, k), f);
+    const double after = MaxAbsDiff(ChannelMeans(q, xs, true, widths[k], true, 1, k), f);
+    INFO(names[k] << ": before " << before << ", after " << after);
+    // What is left is the outputs' clipping: their ranges are the float
+    // model's, and 4-bit weights spread the quantized outputs wider.
+    CHECK(after < 0.1 * before);
+  }
+}
