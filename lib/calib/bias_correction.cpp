@@ -71,7 +71,6 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
   Graph work = *graph;  // an error leaves the graph as it was
 
   std::vector<Target> targets;
-  std::unordered_map<OpId, size_t> target_of_op;
   for (OpId id = 0; id < work.op_count(); ++id) {
     const Op& op = work.op(id);
     if (const std::string why = Unfit(work, float_graph, op); !why.empty()) {
@@ -89,26 +88,16 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
       report->skipped.push_back(fmt::format("{}: bias does not hold one value per output channel", op.name));
       continue;
     }
-    target_of_op[id] = targets.size();
     targets.push_back(Target{id, op.inputs[1], op.inputs[2], 0, 0});
   }
   if (targets.empty()) return Status::Ok();
 
-  // Level of a target: 1 + the highest level among the targets upstream.
-  auto topo = work.TopologicalOrder();
-  if (!topo.ok()) return topo.status();
-  std::vector<size_t> depth(work.tensor_count(), 0);
-  for (OpId id : topo.value()) {
-    const Op& op = work.op(id);
-    size_t up = 0;
-    for (TensorId in : op.inputs)
-      if (in != kInvalidId) up = std::max(up, depth[in]);
-    if (auto it = target_of_op.find(id); it != target_of_op.end()) {
-      targets[it->second].level = ++up;
-      report->levels = std::max(report->levels, up);
-    }
-    for (TensorId out : op.outputs)
-      if (out != kInvalidId) depth[out] = up;
+  {
+    std::vector<OpId> ops;
+    for (const Target& t : targets) ops.push_back(t.op);
+    auto levels = SequentialLevels(work, ops, &report->levels);
+    if (!levels.ok()) return levels.status();
+    for (size_t i = 0; i < targets.size(); ++i) targets[i].level = levels.value()[i];
   }
 
   // First moments of every target's input: convolutions each with their

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "exec/executor.h"
 
@@ -78,5 +79,27 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
   return Status::Ok();
 }
 
+
+Result<std::vector<size_t>> SequentialLevels(const Graph& g, const std::vector<OpId>& ops, size_t* levels) {
+  std::unordered_map<OpId, size_t> index;
+  for (size_t i = 0; i < ops.size(); ++i) index[ops[i]] = i;
+  auto topo = g.TopologicalOrder();
+  if (!topo.ok()) return topo.status();
+  std::vector<size_t> out(ops.size(), 0), depth(g.tensor_count(), 0);
+  *levels = 0;
+  for (OpId id : topo.value()) {
+    const Op& op = g.op(id);
+    size_t up = 0;
+    for (TensorId in : op.inputs)
+      if (in != kInvalidId) up = std::max(up, depth[in]);
+    if (auto it = index.find(id); it != index.end()) {
+      out[it->second] = ++up;
+      *levels = std::max(*levels, up);
+    }
+    for (TensorId o : op.outputs)
+      if (o != kInvalidId) depth[o] = up;
+  }
+  return out;
+}
 
 }  // namespace qairt::calib

@@ -27,4 +27,9 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
                     const std::unordered_map<TensorId, std::vector<size_t>>& grams_of_input,
                     const std::function<void()>& sample_done);
 
+// The level of each of `ops` (the weighted ops a sequential pass takes): 1 +
+// the highest level among `ops` upstream of it, so a level's inputs depend
+// only on lower levels. *levels: the highest level.
+Result<std::vector<size_t>> SequentialLevels(const Graph& g, const std::vector<OpId>& ops, size_t* levels);
+
 }  // namespace qairt::calib

@@ -40,7 +40,6 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
   Graph work = *graph;  // an error leaves the graph as it was
 
   std::vector<Target> targets;
-  std::unordered_map<OpId, size_t> target_of_op;
   for (const std::string& name : weights) {
     const std::optional<TensorId> id = work.FindTensor(name);
     if (!id) continue;
@@ -70,7 +69,6 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
                                             rows.value().k, gram_mb, kMaxGramMb));
       continue;
     }
-    target_of_op[u.op] = targets.size();
     targets.push_back(Target{*id, u.op, 0, 0});
   }
   if (targets.empty()) {
@@ -78,21 +76,12 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
     return Status::Ok();
   }
 
-  // Level of a weighted op: 1 + the highest level among the weighted ops upstream.
-  auto topo = work.TopologicalOrder();
-  if (!topo.ok()) return topo.status();
-  std::vector<size_t> depth(work.tensor_count(), 0);
-  for (OpId id : topo.value()) {
-    const Op& op = work.op(id);
-    size_t up = 0;
-    for (TensorId in : op.inputs)
-      if (in != kInvalidId) up = std::max(up, depth[in]);
-    if (auto it = target_of_op.find(id); it != target_of_op.end()) {
-      targets[it->second].level = ++up;
-      report->levels = std::max(report->levels, up);
-    }
-    for (TensorId out : op.outputs)
-      if (out != kInvalidId) depth[out] = up;
+  {
+    std::vector<OpId> ops;
+    for (const Target& t : targets) ops.push_back(t.op);
+    auto levels = SequentialLevels(work, ops, &report->levels);
+    if (!levels.ok()) return levels.status();
+    for (size_t i = 0; i < targets.size(); ++i) targets[i].level = levels.value()[i];
   }
 
   size_t done = 0;

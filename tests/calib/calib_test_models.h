@@ -4,12 +4,28 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "ir/graph.h"
 #include "support/static_data.h"
 
 namespace qairt::testing {
+
+// n normal floats from a fixed seed.
+inline std::vector<float> NormalFloats(size_t n, float mean, float sd, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(mean, sd);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+inline std::vector<uint8_t> FloatBytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
 
 inline std::shared_ptr<const StaticData> Floats(const std::vector<float>& v) {
   std::vector<uint8_t> b(v.size() * 4);

@@ -25,25 +25,14 @@ using testing::Floats;
 
 namespace {
 
-std::vector<float> Normal(size_t n, float mean, float sd, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(mean, sd);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-std::vector<uint8_t> Bytes(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
+using testing::FloatBytes;
+const auto& Normal = testing::NormalFloats;
 
 // Output `k` of one run, float or with quantization simulated.
 std::vector<float> Run(const Graph& g, const std::vector<float>& x, bool simulate, size_t k = 0) {
   auto ex = exec::Executor::Create(g, exec::Options{1, simulate});
   REQUIRE(ex.ok());
-  const std::vector<uint8_t> b = Bytes(x);
+  const std::vector<uint8_t> b = FloatBytes(x);
   auto out = ex.value()->Run({b.data()}, {b.size()});
   REQUIRE(out.ok());
   std::vector<float> y(out.value()[k].bytes.size() / 4);
@@ -71,7 +60,7 @@ SampleSource SamplesOf(const std::vector<std::vector<float>>& xs) {
   SampleSource s;
   s.count = xs.size();
   s.load = [xs](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
-    return std::vector<std::vector<uint8_t>>{Bytes(xs[i])};
+    return std::vector<std::vector<uint8_t>>{FloatBytes(xs[i])};
   };
   return s;
 }

@@ -23,24 +23,13 @@ using testing::Floats;
 
 namespace {
 
-std::vector<float> Normal(size_t n, float sd, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, sd);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-std::vector<uint8_t> Bytes(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
+std::vector<float> Normal(size_t n, float sd, uint32_t seed) { return testing::NormalFloats(n, 0.f, sd, seed); }
+using testing::FloatBytes;
 
 std::vector<float> Run(const Graph& g, const std::vector<float>& x, bool simulate) {
   auto ex = exec::Executor::Create(g, exec::Options{1, simulate});
   REQUIRE(ex.ok());
-  const std::vector<uint8_t> b = Bytes(x);
+  const std::vector<uint8_t> b = FloatBytes(x);
   auto out = ex.value()->Run({b.data()}, {b.size()});
   REQUIRE(out.ok());
   std::vector<float> y(out.value()[0].bytes.size() / 4);
@@ -257,7 +246,7 @@ SampleSource SamplesOf(InputMaker input, size_t n, size_t first) {
   SampleSource s;
   s.count = n;
   s.load = [input, first](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
-    return std::vector<std::vector<uint8_t>>{Bytes(input(first + i))};
+    return std::vector<std::vector<uint8_t>>{FloatBytes(input(first + i))};
   };
   return s;
 }
@@ -437,7 +426,7 @@ TEST_CASE("seqmse keeps min-max for a weight whose second moment would not fit, 
   SampleSource s;
   s.count = 2;
   s.load = [](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
-    return std::vector<std::vector<uint8_t>>{Bytes(Normal(12000, 1.f, static_cast<uint32_t>(i)))};
+    return std::vector<std::vector<uint8_t>>{FloatBytes(Normal(12000, 1.f, static_cast<uint32_t>(i)))};
   };
   Graph minmax = g;
   Report r, rm;
