@@ -204,13 +204,14 @@ TEST_CASE("a configuration's weights take their values and their ops' biases wit
   const Graph g = Chain({3});
   const auto samples = calib::SyntheticSamples(g, 8, 5).value();
   calib::Options low_o, high_o;
-  low_o.bias_correction = true;
-  high_o = low_o;
   high_o.act_bitwidth = high_o.weights_bitwidth = 16;
   Graph low = g, high = g;
   calib::Report rep;
   REQUIRE(calib::Calibrate(&low, samples, low_o, &rep).ok());
   REQUIRE(calib::Calibrate(&high, samples, high_o, &rep).ok());
+  calib::BiasCorrectionReport bc;
+  REQUIRE(calib::CorrectBiases(&low, g, samples, 1, {}, &bc).ok());
+  REQUIRE(calib::CorrectBiases(&high, g, samples, 1, {}, &bc).ok());
   const TensorId w3 = *g.FindTensor("fc3_w"), b3 = *g.FindTensor("fc3_b"), b4 = *g.FindTensor("fc4_b");
   // Bias correction gave each precision its own biases.
   REQUIRE(low.tensor(b3).data != high.tensor(b3).data);
