@@ -324,3 +324,20 @@ TEST_CASE("Bias correction of ops of different widths reading one input", "[cali
     CHECK(after < 0.1 * before);
   }
 }
+
+TEST_CASE("Bias correction does not depend on the thread count", "[calib][bias_correction][threads]") {
+  const Graph float_graph = TwoConvs();
+  const std::vector<std::vector<float>> xs = Images(5, 1000);
+  Graph plain = float_graph;
+  Report rep;
+  REQUIRE(Calibrate(&plain, SamplesOf(xs), Coarse(), &rep).ok());
+  Graph one = plain, two = plain;
+  BiasCorrectionReport r1, r2;
+  REQUIRE(CorrectBiases(&one, float_graph, SamplesOf(xs), 1, {}, &r1).ok());
+  REQUIRE(CorrectBiases(&two, float_graph, SamplesOf(xs), 2, {}, &r2).ok());
+  for (const char* b : {"b1", "b2"}) {
+    const Tensor& t1 = one.tensor(*one.FindTensor(b));
+    const Tensor& t2 = two.tensor(*two.FindTensor(b));
+    CHECK(std::memcmp(t1.data->data(), t2.data->data(), t1.data->size()) == 0);
+  }
+}
