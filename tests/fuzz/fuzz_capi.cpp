@@ -282,7 +282,7 @@ void Step(FuzzedDataProvider& in, State& st) {
       qairt_calibration_options o;
       qairt_calibration_options_init(&o);
       o.struct_size = StructSize(in, sizeof o);
-      o.flags = in.ConsumeIntegralInRange<uint32_t>(0, 7);
+      o.flags = in.ConsumeIntegralInRange<uint32_t>(0, 63);  // every flag
       o.act_method = in.ConsumeIntegralInRange<uint32_t>(0, 5);
       o.param_method = in.ConsumeIntegralInRange<uint32_t>(0, 5);
       o.act_bitwidth = in.ConsumeIntegralInRange<uint32_t>(0, 17);
