@@ -19,17 +19,18 @@ struct Target {
   OpId op = kInvalidId;
   TensorId weight = kInvalidId, bias = kInvalidId;
   size_t level = 0;
-  size_t float_gram = 0;  // index into the float run's grams
 };
 
-// Why `op` has no bias this pass corrects ("" if it has one).
-std::string Unfit(const Graph& g, const Graph& fg, const Op& op) {
-  if (!exec::IsWeightedOpType(op.type) || op.type == "MatMul") return "-";  // not a candidate: said nothing
-  if (op.inputs.size() < 3 || op.inputs[2] == kInvalidId) return "-";
+// Whether this pass corrects `op`'s bias: nullopt for an op it does not
+// take (no bias, no integer weight: said nothing), "" for one it corrects,
+// else why it leaves that bias as it is.
+std::optional<std::string> Unfit(const Graph& g, const Graph& fg, const Op& op) {
+  if (!exec::IsWeightedOpType(op.type) || op.type == "MatMul") return std::nullopt;
+  if (op.inputs.size() < 3 || op.inputs[2] == kInvalidId) return std::nullopt;
   const Tensor& w = g.tensor(op.inputs[1]);
   const Tensor& b = g.tensor(op.inputs[2]);
   // A float op (no integer weight encoding) has no rounding to correct.
-  if (w.kind != TensorKind::kStatic || !w.encoding || !w.encoding->is_fixed_point()) return "-";
+  if (w.kind != TensorKind::kStatic || !w.encoding || !w.encoding->is_fixed_point()) return std::nullopt;
   if (b.kind != TensorKind::kStatic || b.dtype != DType::kFloat32 || !b.data) return "its bias is not a float constant";
   if (w.dtype != DType::kFloat32 || !w.data) return "its weight is not float32";
   if (b.consumers.size() != 1) return "its bias is shared with another op";
@@ -38,7 +39,7 @@ std::string Unfit(const Graph& g, const Graph& fg, const Op& op) {
   if (fw.name != w.name || fb.name != b.name || !fw.data || !fb.data || fb.dtype != DType::kFloat32 ||
       fw.dtype != DType::kFloat32)
     return "the float graph differs here";
-  return "";
+  return std::string();
 }
 
 // Row-major [rows x k] float values of a FullyConnected's or convolution's
@@ -73,8 +74,10 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
   std::vector<Target> targets;
   for (OpId id = 0; id < work.op_count(); ++id) {
     const Op& op = work.op(id);
-    if (const std::string why = Unfit(work, float_graph, op); !why.empty()) {
-      if (why != "-") report->skipped.push_back(fmt::format("{}: {}", op.name, why));
+    const std::optional<std::string> why = Unfit(work, float_graph, op);
+    if (!why) continue;
+    if (!why->empty()) {
+      report->skipped.push_back(fmt::format("{}: {}", op.name, *why));
       continue;
     }
     auto rows = exec::WeightRowsOf(work, id);
@@ -88,7 +91,7 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
       report->skipped.push_back(fmt::format("{}: bias does not hold one value per output channel", op.name));
       continue;
     }
-    targets.push_back(Target{id, op.inputs[1], op.inputs[2], 0, 0});
+    targets.push_back(Target{id, op.inputs[1], op.inputs[2], 0});
   }
   if (targets.empty()) return Status::Ok();
 
@@ -169,6 +172,7 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
       run_ops[i] = *id;
       present.push_back(i);
     }
+    if (present.empty()) continue;
     std::vector<exec::InputGram> grams;
     std::unordered_map<TensorId, std::vector<size_t>> of_input;
     QAIRT_RETURN_IF_ERROR(gather(run, present, run_ops, &grams, &of_input, &index));
