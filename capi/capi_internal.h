@@ -89,8 +89,8 @@ namespace qairt::capi {
 // The descriptor behind a handle (capi/target.cpp); null for a null handle.
 std::shared_ptr<const target::Target> TargetOf(const qairt_target_t* t);
 
-// Target processing of a calibrated graph as convert runs it (capi/realize.cpp):
-// what a configuration is scored or measured as.
+// Target processing of a calibrated graph, with processing's default options
+// (capi/realize.cpp): what a configuration is scored or measured as.
 std::function<Result<Graph>(const Graph&)> RealizeFor(std::shared_ptr<const target::Target> t);
 
 // qairt_calibration_options -> calib::Options (capi/calib.cpp); NULL: defaults.

@@ -106,8 +106,8 @@ typedef struct qairt_calibration_options {
   void* progress_user_data;
   /* Since ABI 1.15 (NULL = none): with QAIRT_CALIBRATION_BIAS_CORRECTION,
    * the quantized model whose output means are measured is the one this
-   * target's processing makes (kernels, super groups, converts), as
-   * qairt_convert runs it; without, the calibrated graph as it is. */
+   * target's processing makes (kernels, super groups, converts), with
+   * processing's default options; without, the calibrated graph as it is. */
   const qairt_target_t* target;
 } qairt_calibration_options;
 

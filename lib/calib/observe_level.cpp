@@ -79,7 +79,6 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
   return Status::Ok();
 }
 
-
 Result<std::vector<size_t>> SequentialLevels(const Graph& g, const std::vector<OpId>& ops, size_t* levels) {
   std::unordered_map<OpId, size_t> index;
   for (size_t i = 0; i < ops.size(); ++i) index[ops[i]] = i;
