@@ -29,6 +29,28 @@ constexpr size_t kBlock = 4096;
 constexpr size_t kStages = 4;
 constexpr size_t kFlushThreads = 2;
 
+// Runs of zeros at least this long are left as holes (sparse files): a
+// pruned or padded weight costs no disk, and a weight mapped from a sparse
+// file is not written out as gigabytes of zeros. A write of real data leaves
+// the check at its first non-zero byte.
+constexpr size_t kHoleChunk = size_t{1} << 20;
+
+bool AllZero(const uint8_t* b, size_t n) { return n > 0 && b[0] == 0 && std::memcmp(b, b + 1, n - 1) == 0; }
+
+// How many bytes from `at` (at most `max`) are a hole of file `fd`: 0 where
+// data starts there, or where the file system cannot say.
+size_t HoleLength(int fd, uint64_t at, size_t max) {
+#if defined(__linux__) && defined(SEEK_DATA)
+  if (fd < 0 || max == 0) return 0;
+  const off_t data = ::lseek(fd, static_cast<off_t>(at), SEEK_DATA);
+  if (data < 0) return errno == ENXIO ? max : 0;  // ENXIO: no data after `at`
+  return static_cast<uint64_t>(data) <= at ? 0 : static_cast<size_t>(std::min<uint64_t>(max, data - at));
+#else
+  (void)fd, (void)at, (void)max;
+  return 0;
+#endif
+}
+
 // Writes n bytes at `offset`; 0 or an errno.
 int WriteAt(int fd, const uint8_t* b, size_t n, uint64_t offset) {
   while (n > 0) {
@@ -196,10 +218,27 @@ void StreamWriter::Written(uint64_t k) {
 #endif
 }
 
+Status StreamWriter::Skip(uint64_t n) {
+  // The descriptor's position moves past the hole (in-place writes go there;
+  // background ones carry their offsets). Finish gives the file its size.
+  on_disk_ += n;
+  hole_bytes_ += n;
+  holes_ = true;
+  if (::lseek(fd_, static_cast<off_t>(on_disk_), SEEK_SET) < 0) return Io("seek");
+  return Status::Ok();
+}
+
 Status StreamWriter::WriteThrough(const void* bytes, size_t n) {
   const auto* b = static_cast<const uint8_t*>(bytes);
   while (n > 0) {
-    const ssize_t k = ::write(fd_, b, std::min<size_t>(n, size_t{1} << 30));
+    const size_t chunk = std::min(n, kHoleChunk);
+    if (chunk == kHoleChunk && AllZero(b, chunk)) {
+      QAIRT_RETURN_IF_ERROR(Skip(chunk));
+      b += chunk;
+      n -= chunk;
+      continue;
+    }
+    const ssize_t k = ::write(fd_, b, chunk);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
       if (k == 0) errno = EIO;  // nothing written and no error: would loop forever
@@ -226,7 +265,11 @@ Status StreamWriter::FlushFullStage() {
   // O_DIRECT says so there (EINVAL), and the rest goes through the page
   // cache; once one direct write went through, the same writes are made in
   // the background, and any failure there is an error.
-  if (on_disk_ == 0) return FlushStage(kStageBytes);
+  if (AllZero(stage_, kStageBytes)) {
+    staged_ = 0;
+    return Skip(kStageBytes);
+  }
+  if (!direct_proven_) return FlushStage(kStageBytes);
   if (!flusher_failed_ && (flusher_ || StartFlusher())) return HandOff();
   flusher_failed_ = true;  // no memory or no thread for it
   return FlushStage(kStageBytes);
@@ -249,6 +292,7 @@ Status StreamWriter::FlushStage(size_t n) {
       return Io("write");
     }
     done += static_cast<size_t>(k);
+    direct_proven_ = true;
     Written(static_cast<uint64_t>(k));
     if (done < n && done % kBlock != 0) {
       // A short write off the block grid: the rest cannot be written direct.
@@ -290,7 +334,21 @@ Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end)
     const StaticDataReader reader(data);
     while (begin < end) {
       const size_t take = std::min(end - begin, kStageBytes - staged_);
-      reader.Read(begin, take, stage_ + staged_);
+      // The source's holes are not read: whole stages of them stay holes,
+      // a part of a stage is zeros.
+      const size_t hole = HoleLength(reader.fd(), data.file_offset() + begin, end - begin);
+      if (staged_ == 0 && hole >= kStageBytes) {
+        const size_t stages = hole / kStageBytes * kStageBytes;
+        QAIRT_RETURN_IF_ERROR(Skip(stages));
+        begin += stages;
+        written_ += stages;
+        continue;
+      }
+      if (hole >= take) {
+        std::memset(stage_ + staged_, 0, take);
+      } else {
+        reader.Read(begin, take, stage_ + staged_);
+      }
       staged_ += take;
       written_ += take;
       begin += take;
@@ -305,11 +363,28 @@ Status StreamWriter::WriteData(const StaticData& data, size_t begin, size_t end)
   // loaded from renames a new file there). What it does not copy (another
   // file system on an old kernel, a file that is gone or replaced) is
   // written from the mapping: the same bytes.
+  // The source's holes (a sparse file) stay holes here: only its data
+  // extents are copied.
   const StaticDataReader reader(data);
   if (reader.fd() >= 0) {
-    auto from = static_cast<loff_t>(data.file_offset() + begin);
+    const auto base = static_cast<loff_t>(data.file_offset());
     while (begin < end) {
-      const ssize_t k = ::copy_file_range(reader.fd(), &from, fd_, nullptr, end - begin, 0);
+      const loff_t at = base + static_cast<loff_t>(begin);
+      const size_t left = end - begin;
+      const size_t hole = HoleLength(reader.fd(), static_cast<uint64_t>(at), left);
+      if (hole >= kHoleChunk) {
+        QAIRT_RETURN_IF_ERROR(Skip(hole));
+        begin += hole;
+        written_ += hole;
+        continue;
+      }
+      // The extent that follows, with a short hole before it (copied as
+      // data); at least a chunk, so a run of short extents moves on.
+      const off_t data_to = ::lseek(reader.fd(), at + static_cast<loff_t>(hole), SEEK_HOLE);
+      size_t take = data_to > at ? std::min(left, static_cast<size_t>(data_to - at)) : left;
+      take = std::max(take, std::min(left, kHoleChunk));
+      auto from = at;
+      const ssize_t k = ::copy_file_range(reader.fd(), &from, fd_, nullptr, take, 0);
       if (k < 0 && errno == EINTR) continue;
       if (k <= 0) break;
       begin += static_cast<size_t>(k);
@@ -337,6 +412,11 @@ Status StreamWriter::Finish() {
     staged_ = padded;
     QAIRT_RETURN_IF_ERROR(FlushStage(padded));
     // The file cut back to its bytes, and the position at its end.
+    if (::ftruncate(fd_, static_cast<off_t>(written_)) != 0) return Io("truncate");
+    if (::lseek(fd_, static_cast<off_t>(written_), SEEK_SET) < 0) return Io("seek");
+  }
+  if (holes_) {
+    // A hole at the end has no bytes to give the file its size.
     if (::ftruncate(fd_, static_cast<off_t>(written_)) != 0) return Io("truncate");
     if (::lseek(fd_, static_cast<off_t>(written_), SEEK_SET) < 0) return Io("seek");
   }

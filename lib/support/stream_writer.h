@@ -17,6 +17,11 @@
 // write fails with EINVAL, the rest goes through the page cache (every 8 MB
 // written, its writeback is started so the fsync finds little left); a
 // failed background write is an error. Errors name `path`.
+//
+// Zeros are not written: a run of them (a whole stage in direct mode, a
+// 1 MiB chunk through the page cache, a hole of the file a StaticData maps)
+// is left as a hole, and Finish gives the file its full size. The file reads
+// the same; a sparse or zero-padded weight takes no disk.
 #pragma once
 
 #include <cstddef>
@@ -56,12 +61,15 @@ class StreamWriter {
   // Bytes handed to the background threads (0 when every stage was written
   // in place).
   uint64_t background_bytes() const { return background_bytes_; }
+  // Bytes left as holes (zeros not written).
+  uint64_t hole_bytes() const { return hole_bytes_; }
 
  private:
   Status WriteThrough(const void* bytes, size_t n);  // page cache
   Status FlushStage(size_t n);                       // n staged bytes, a multiple of the block (or the padded tail)
   Status FlushFullStage();                           // in the background when it can
   Status LeaveDirect();
+  Status Skip(uint64_t n);  // n zero bytes left as a hole
   void Written(uint64_t k);
   Status Io(const char* step);  // the error, kept in failed_
   // Background direct writes of full stages (nullptr: written in place).
@@ -75,6 +83,9 @@ class StreamWriter {
   std::string path_, what_;
   int flags_ = -1;
   bool direct_ = false;
+  bool direct_proven_ = false;  // a direct write went through (O_DIRECT works here)
+  bool holes_ = false;
+  uint64_t hole_bytes_ = 0;
   uint64_t written_ = 0;  // bytes of the file so far (staged ones included)
   uint64_t on_disk_ = 0;  // bytes handed to the kernel
   std::shared_ptr<const StaticData> stage_keep_;

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -191,6 +192,62 @@ TEST_CASE("a stream writer's file holds the bytes written, direct or through the
     REQUIRE(got.size() == want.size() + 3);
     CHECK(std::equal(want.begin(), want.end(), got.begin()));
     CHECK(std::string(got.end() - 3, got.end()) == "xyz");
+  }
+}
+
+TEST_CASE("a stream writer leaves runs of zeros as holes, and the file reads the same", "[support][io]") {
+  // A sparse source (a data run, a 20 MiB hole, a data run) mapped whole,
+  // zeros from memory, and a zero tail: everything reads back; the long zero
+  // runs cost no disk.
+  TempFile src("qairt_stream_writer_sparse.bin");
+  const std::vector<uint8_t> head = Bytes(100000, 6), tail = Bytes(70000, 7);
+  const size_t src_size = head.size() + (size_t{20} << 20) + tail.size();
+  {
+    const int fd = ::open(src.path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::pwrite(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()));
+    REQUIRE(::pwrite(fd, tail.data(), tail.size(), static_cast<off_t>(src_size - tail.size())) ==
+            static_cast<ssize_t>(tail.size()));
+    ::close(fd);
+  }
+  const auto sparse = StaticData::MapFile(src.path, 0, src_size).value();
+  const std::vector<uint8_t> zeros(size_t{17} << 20, 0), a = Bytes(3 << 20, 8);
+  std::vector<uint8_t> want;
+  auto append = [&](const uint8_t* p, size_t n) { want.insert(want.end(), p, p + n); };
+  append(a.data(), 12345);
+  append(sparse->data(), src_size);
+  append(zeros.data(), zeros.size());
+  append(a.data(), a.size());
+  append(zeros.data(), zeros.size());  // the file ends in a hole
+  for (const uint64_t expected : {uint64_t{1000}, StreamWriter::kDirectFrom}) {
+    INFO((expected >= StreamWriter::kDirectFrom ? "direct when the file system allows" : "page cache"));
+    TempFile out("qairt_stream_writer_holes.bin");
+    const int fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    uint64_t holes = 0;
+    {
+      StreamWriter w(fd, out.path, "test file", expected);
+      REQUIRE(w.Write(a.data(), 12345).ok());
+      REQUIRE(w.WriteData(*sparse, 0, src_size).ok());
+      REQUIRE(w.Write(zeros.data(), zeros.size()).ok());
+      REQUIRE(w.Write(a.data(), a.size()).ok());
+      REQUIRE(w.Write(zeros.data(), zeros.size()).ok());
+      REQUIRE(w.Finish().ok());
+      holes = w.hole_bytes();
+    }
+    struct stat st {};
+    REQUIRE(::fstat(fd, &st) == 0);
+    ::close(fd);
+    // At least the source's hole and the two zero runs, less a stage at
+    // each end of each run (direct mode leaves whole 8 MiB stages only).
+    CHECK(holes >= (size_t{20} << 20) + 2 * (size_t{17} << 20) - 6 * (size_t{8} << 20));
+    CHECK(static_cast<uint64_t>(st.st_size) == want.size());
+    // What the file system allocated: the data, not the holes (every file
+    // system in use here keeps holes; one that filled them would fail this).
+    CHECK(static_cast<uint64_t>(st.st_blocks) * 512 <= want.size() - holes + (size_t{1} << 20));
+    const std::vector<uint8_t> got = Load(out.path);
+    REQUIRE(got.size() == want.size());
+    CHECK(got == want);
   }
 }
 
