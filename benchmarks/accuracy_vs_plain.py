@@ -73,6 +73,16 @@ VARIANTS = {
     "seqmse-ar-bc": ("qairt, per-row + seqmse + adaptive rounding + bias correction",
                      ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse", "--adaptive_rounding",
                       "--bias_correction"]),
+    "act-mse": ("qairt, per-row + mse activation ranges",
+                ["--use_per_row_quantization", "--act_quantizer_calibration", "mse"]),
+    "act-sqnr": ("qairt, per-row + sqnr activation ranges",
+                 ["--use_per_row_quantization", "--act_quantizer_calibration", "sqnr"]),
+    "all-mse": ("qairt, per-row + seqmse + adaptive rounding + bias correction + mse activation ranges",
+                ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse", "--adaptive_rounding",
+                 "--bias_correction", "--act_quantizer_calibration", "mse"]),
+    "mixed35-mse": ("qairt, per-row + mse activation ranges + --mixed_precision budget=35",
+                    ["--use_per_row_quantization", "--act_quantizer_calibration", "mse", "--mixed_precision",
+                     "budget=35"]),
     # Mixed precision from the column's precision to W16A16 (at most 20% of the layers); the cell adds
     # the layers promoted and the search's time against one calibration pass, from convert's summary.
     "mixed25": ("qairt, per-row + --mixed_precision budget=25",
