@@ -114,7 +114,7 @@ const Option kPerChannel{"--use_per_channel_quantization", "", "one encoding per
 const Option kPerRow{"--use_per_row_quantization", "",
                      "one encoding per row of MatMul/FullyConnected weights (MatMul by constants becomes FullyConnected)",
                      "off"};
-const Option kBlockSize{"--weights_block_size", "N", "block-wise MatMul/FullyConnected weights, N >= 2 along the input dim",
+const Option kBlockSize{"--weights_block_size", "N", "block-wise MatMul, FullyConnected and convolution weights: blocks of N >= 2 along the input dim (a convolution's block: N input channels with all their taps)",
                         "0; no blocks"};
 const Option kLpbq{"--use_lpbq", "", "low-power block quantization of the blocks (needs 4-bit weights)", "off"};
 const Option kAdaptiveRounding{"--adaptive_rounding", "",

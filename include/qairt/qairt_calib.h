@@ -94,7 +94,7 @@ typedef struct qairt_calibration_options {
   qairt_symmetry_t param_schema;           /* default SYMMETRIC */
   uint32_t act_bitwidth;                   /* 8 (default) | 16 */
   uint32_t weights_bitwidth;               /* 4 | 8 (default) | 16 */
-  uint32_t block_size;                     /* > 0: MatMul/FC weights per block along the input dim */
+  uint32_t block_size;                     /* > 0: MatMul/FC/convolution weights per block along the input dim */
   uint32_t histogram_bins;                 /* default 2048 */
   uint32_t num_threads;                    /* default 1; 0 = all cores */
   uint32_t reserved;                       /* must be 0 */

@@ -40,6 +40,13 @@ Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& s
   report->samples = samples.count;
   report->base_label = Label(options.calibration.weights_bitwidth, options.calibration.act_bitwidth);
   report->high_label = Label(options.high_weights_bitwidth, options.high_act_bitwidth);
+  if (options.realize) {
+    // A base precision the target has no kernels for has nothing to rank:
+    // its cause, not a score.
+    if (auto r = options.realize(p.low); !r.ok())
+      return Status(r.status().code(), fmt::format("sensitivity: the model at {} does not run on the target: {}",
+                                                   report->base_label, r.status().message()));
+  }
   auto base = Score(p.low, samples, p, options);
   if (!base.ok()) return base.status();
   auto high = Score(p.high, samples, p, options);
@@ -75,11 +82,15 @@ Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& s
 }
 
 std::string SensitivityText(const SensitivityReport& r, size_t max_rows) {
+  // A configuration the target cannot run has no SQNR.
+  auto db = [](double v) {
+    return v <= kInfeasible ? std::string("not runnable on the target") : fmt::format("{:.2f} dB", v);
+  };
   std::string s = fmt::format(
-      "sensitivity on {} sample{}: all {} {:.2f} dB, all {} {:.2f} dB, {} units\n"
+      "sensitivity on {} sample{}: all {} {}, all {} {}, {} units\n"
       "most sensitive first (SQNR of the output when only this unit is quantized at {}; gain when only it is {}):\n",
-      r.samples, r.samples == 1 ? "" : "s", r.base_label, r.sqnr_base, r.high_label, r.sqnr_high, r.units.size(),
-      r.base_label, r.high_label);
+      r.samples, r.samples == 1 ? "" : "s", r.base_label, db(r.sqnr_base), r.high_label, db(r.sqnr_high),
+      r.units.size(), r.base_label, r.high_label);
   std::vector<size_t> idx;
   for (size_t i = 0; i < r.units.size(); ++i)
     if (r.units[i].evaluated) idx.push_back(i);
@@ -93,8 +104,10 @@ std::string SensitivityText(const SensitivityReport& r, size_t max_rows) {
                    "only-quant", "only-high", "gain");
   for (size_t k = 0; k < idx.size() && k < max_rows; ++k) {
     const Unit& u = r.units[idx[k]];
-    s += fmt::format("  {:>4}  {:<40} {:<20} {:>5}  {:>7.2f} dB  {:>7.2f} dB  {:>+5.2f} dB\n", k + 1, u.name, u.op_type,
-                     u.depth, u.sqnr_only_quantized, u.sqnr_only_high, u.sqnr_only_high - r.sqnr_base);
+    const bool high_runs = u.sqnr_only_high > kInfeasible && r.sqnr_base > kInfeasible;
+    s += fmt::format("  {:>4}  {:<40} {:<20} {:>5}  {:>7.2f} dB  {:>10}  {:>8}\n", k + 1, u.name, u.op_type, u.depth,
+                     u.sqnr_only_quantized, high_runs ? fmt::format("{:.2f} dB", u.sqnr_only_high) : "n/a",
+                     high_runs ? fmt::format("{:+.2f} dB", u.sqnr_only_high - r.sqnr_base) : "n/a");
   }
   if (idx.size() > max_rows) s += fmt::format("  ... {} more (--json for all)\n", idx.size() - max_rows);
   return s;

@@ -167,10 +167,24 @@ Result<WeightSearchResult> SearchWeightEncoding(std::string_view name, const flo
       break;
     case EncodingKind::kPerBlock:
     case EncodingKind::kLpbq:
-      if (dims.size() != 2 || rows.groups != 1 || base.axis != k_axis || base.block_sizes.size() != 2 ||
-          base.block_sizes[static_cast<size_t>(out_axis)] != 1)
-        return Unsupported(name, "blocks other than along K of a 2-D weight");
-      l.bs = base.block_sizes[static_cast<size_t>(k_axis)];
+      if (dims.size() > 2 && !rows.columns) {
+        // A convolution's [O, I, spatial...]: a block of input channels with
+        // all their taps is a run of K = I x taps in the row.
+        bool whole_taps = base.axis == 1 && base.block_sizes.size() == dims.size() && base.block_sizes[0] == 1;
+        int64_t taps = 1;
+        for (size_t d = 2; d < dims.size() && whole_taps; ++d) {
+          whole_taps = base.block_sizes[d] == dims[d];
+          taps *= dims[d];
+        }
+        if (!whole_taps || rows.groups != 1)
+          return Unsupported(name, "blocks other than of whole input channels of an ungrouped convolution");
+        l.bs = base.block_sizes[1] * taps;
+      } else {
+        if (dims.size() != 2 || rows.groups != 1 || base.axis != k_axis || base.block_sizes.size() != 2 ||
+            base.block_sizes[static_cast<size_t>(out_axis)] != 1)
+          return Unsupported(name, "blocks other than along K of a 2-D weight");
+        l.bs = base.block_sizes[static_cast<size_t>(k_axis)];
+      }
       l.lpbq = base.kind == EncodingKind::kLpbq;
       if (!base.float_offsets.empty()) return Unsupported(name, "float offsets");
       break;

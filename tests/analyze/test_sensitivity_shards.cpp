@@ -237,3 +237,30 @@ TEST_CASE("mixed precision from sharded gains chooses exactly as unsharded", "[a
             .message()
             .find("kind") != std::string::npos);
 }
+
+TEST_CASE("sensitivity of a base precision the target cannot run is its cause, not a score", "[analyze]") {
+  const Graph g = Chain();
+  const auto samples = calib::SyntheticSamples(g, 4, 3).value();
+  analyze::Options o;
+  o.realize = [](const Graph&) -> Result<Graph> {
+    return Status(StatusCode::kUnsupported, "fc1 (FullyConnected): no kernel for these encodings");
+  };
+  analyze::SensitivityReport r;
+  const Status s = analyze::AnalyzeSensitivity(g, samples, o, &r);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message().find("the model at W8A8 does not run on the target") != std::string::npos);
+  CHECK(s.message().find("fc1 (FullyConnected): no kernel") != std::string::npos);
+  // The high precision alone unrunnable: its scores read "n/a", never a number.
+  int calls = 0;
+  o.realize = [&calls](const Graph& q) -> Result<Graph> {
+    if (++calls == 1) return q;  // the base check
+    if (calls == 2) return q;    // the base score
+    return Status(StatusCode::kUnsupported, "no 16-bit kernels");
+  };
+  REQUIRE(analyze::AnalyzeSensitivity(g, samples, o, &r).ok());
+  const std::string text = analyze::SensitivityText(r);
+  INFO(text);
+  CHECK(text.find("not runnable on the target") != std::string::npos);
+  CHECK(text.find("n/a") != std::string::npos);
+  CHECK(text.find("-1000000000") == std::string::npos);
+}

@@ -15,6 +15,7 @@
 #include "calib/compare.h"
 #include "calib/sample_eval.h"
 #include "passes/pass_manager.h"
+#include "quant/quantize.h"
 #include "target/target_descriptor.h"
 
 using namespace qairt;
@@ -238,6 +239,87 @@ TEST_CASE("LPBQ and block weights follow --weights_block_size", "[calib]") {
   CHECK(e->block_sizes == std::vector<int64_t>{1, 32});
   CHECK(e->block_int_scales.size() == 64 * 4);
   CHECK(e->scales.size() == 64);
+}
+
+TEST_CASE("convolution weights take blocks of input channels with all their taps, and HTP runs them",
+          "[calib][lpbq]") {
+  // conv: 32 input channels in blocks of 16; dw: depthwise, one block per
+  // channel; odd: 24 input channels, not a multiple: per channel, with a
+  // warning naming the weight.
+  Graph g("conv_blocks");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 32, 6, 6}).value();
+  const TensorId x2 = g.AddInput("x2", DType::kFloat32, Shape{1, 24, 6, 6}).value();
+  auto weights = [](size_t n, float f) {
+    std::vector<float> w(n);
+    for (size_t i = 0; i < n; ++i) w[i] = std::sin(f * static_cast<float>(i)) * (1 + static_cast<float>(i % 288) / 96.f);
+    return Floats(w);
+  };
+  const TensorId w = g.AddConstant("w", DType::kFloat32, Shape{8, 32, 3, 3}, weights(8 * 32 * 9, 0.61f)).value();
+  const TensorId wd = g.AddConstant("wd", DType::kFloat32, Shape{8, 1, 3, 3}, weights(8 * 9, 0.37f)).value();
+  const TensorId wo = g.AddConstant("wo", DType::kFloat32, Shape{8, 24, 1, 1}, weights(8 * 24, 0.23f)).value();
+  const AttributeMap pad = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  const OpId conv = g.AddOp("Conv2d", "conv", {x, w}, {"y"}, pad).value();
+  AttributeMap dw_attrs = pad;
+  dw_attrs["group"] = int64_t{8};
+  const OpId dw = g.AddOp("DepthWiseConv2d", "dw", {g.op(conv).outputs[0], wd}, {"z"}, dw_attrs).value();
+  const OpId odd = g.AddOp("Conv2d", "odd", {x2, wo}, {"v"}).value();
+  REQUIRE(g.MarkOutput(g.op(dw).outputs[0]).ok());
+  REQUIRE(g.MarkOutput(g.op(odd).outputs[0]).ok());
+  Options o;
+  o.act_bitwidth = 16;
+  o.weights_bitwidth = 4;
+  o.per_channel = true;
+  o.block_size = 16;
+  o.lpbq = true;
+  SampleSource s;
+  s.count = 2;
+  s.load = [](size_t k) -> Result<std::vector<std::vector<uint8_t>>> {
+    return std::vector<std::vector<uint8_t>>{testing::FloatBytes(testing::NormalFloats(32 * 36, 0.f, 1.f, 10 + k)),
+                                             testing::FloatBytes(testing::NormalFloats(24 * 36, 0.f, 1.f, 20 + k))};
+  };
+  Report r;
+  REQUIRE(Calibrate(&g, s, o, &r).ok());
+  const auto& e = g.tensor(w).encoding;
+  REQUIRE(e);
+  CHECK(e->kind == EncodingKind::kLpbq);
+  CHECK(e->axis == 1);
+  CHECK(e->block_sizes == std::vector<int64_t>{1, 16, 3, 3});
+  CHECK(e->scales.size() == 8);
+  CHECK(e->block_int_scales.size() == 8 * 2);
+  const auto& ed = g.tensor(wd).encoding;
+  REQUIRE(ed);
+  CHECK(ed->kind == EncodingKind::kLpbq);
+  CHECK(ed->block_sizes == std::vector<int64_t>{1, 1, 3, 3});
+  const auto& eo = g.tensor(wo).encoding;
+  REQUIRE(eo);
+  CHECK(eo->kind == EncodingKind::kPerChannel);
+  CHECK(eo->axis == 0);
+  bool warned = false;
+  for (const std::string& m : r.warnings) warned |= m.find("'wo'") != std::string::npos;
+  CHECK(warned);
+
+  // The blocked weight reads back within a 4-bit step of each block, and
+  // HTP v75's processing takes the graph (the Conv2d a16w4 kernel runs LPBQ).
+  std::vector<float> back(8 * 32 * 9);
+  auto q = quant::QuantizeTensor("w", DType::kFloat32, reinterpret_cast<const float*>(g.tensor(w).data->data()), {8, 32, 3, 3}, *e);
+  REQUIRE(q.ok());
+  REQUIRE(quant::DequantizeTensor("w", q.value().data(), q.value().size(), {8, 32, 3, 3}, *e, back.data()).ok());
+  const float* src = reinterpret_cast<const float*>(g.tensor(w).data->data());
+  for (size_t i = 0; i < back.size(); ++i) {
+    const size_t ch = i / 288, blk = (i % 288) / 144;
+    const float step = e->scales[ch] * static_cast<float>(e->block_int_scales[ch * 2 + blk]);
+    REQUIRE(std::fabs(back[i] - src[i]) <= 0.5f * step + 1e-6f);
+  }
+  auto v75 = target::LoadBuiltinTarget("htp_v75");
+  REQUIRE(v75.ok());
+  pass::Options po;
+  po.target = v75.value();
+  po.act_bitwidth = 16;
+  po.weights_bitwidth = 4;
+  pass::ProcessResult pr;
+  REQUIRE(pass::Process(&g, po, &pr).ok());
+  INFO((pr.errors.empty() ? std::string() : pr.errors[0]));
+  CHECK(pr.errors.empty());
 }
 
 TEST_CASE("LPBQ: a row no longer than a block is one block; a FullyConnected bias takes the per-channel grid",

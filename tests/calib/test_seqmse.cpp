@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "calib/calib_test_models.h"
@@ -100,10 +101,15 @@ namespace {
 
 // An FC [n, k] or MatMul [k, n] weight whose input feature 0 is an outlier
 // the data barely multiplies.
+// One weighted op on an input whose feature 0 is barely used, and whose
+// weights for that feature are outliers.
 struct FcCase {
   Graph g{"fc"};
   OpId op = kInvalidId;
   std::vector<float> w;
+  std::vector<int64_t> dims;  // the weight's
+  size_t x_elems = 0;
+  std::function<void(std::vector<float>*)> shrink;  // makes feature 0 of an input tiny
 };
 
 FcCase MakeFc(int64_t n, int64_t k, bool columns) {
@@ -116,20 +122,44 @@ FcCase MakeFc(int64_t n, int64_t k, bool columns) {
   const TensorId w = c.g.AddConstant("w", DType::kFloat32, ws, Floats(c.w)).value();
   c.op = c.g.AddOp(columns ? "MatMul" : "FullyConnected", "op", {x, w}, {"y"}).value();
   REQUIRE(c.g.MarkOutput(c.g.op(c.op).outputs[0]).ok());
+  c.dims = columns ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k};
+  c.x_elems = static_cast<size_t>(16 * k);
+  c.shrink = [k](std::vector<float>* xv) {
+    for (int64_t r = 0; r < 16; ++r) (*xv)[static_cast<size_t>(r * k)] *= 0.01f;
+  };
   return c;
 }
 
-void CheckSearch(const std::string& what, int64_t n, int64_t k, bool columns, quant::EncodingRequest req) {
+// A 3x3 convolution x[1, i, 6, 6] -> [o, i, 3, 3] (padded): input channel 0
+// is the tiny feature.
+FcCase MakeConv(int64_t o, int64_t i) {
+  FcCase c;
+  c.g = Graph("conv");
+  const TensorId x = c.g.AddInput("x", DType::kFloat32, Shape{1, i, 6, 6}).value();
+  c.w = Normal(static_cast<size_t>(o * i * 9), 0.1f, 3);
+  for (int64_t j = 0; j < o; ++j)
+    for (size_t t = 0; t < 9; ++t) c.w[static_cast<size_t>(j * i * 9) + t] = j % 2 ? 2.f : -2.f;
+  const TensorId w = c.g.AddConstant("w", DType::kFloat32, Shape{o, i, 3, 3}, Floats(c.w)).value();
+  c.op = c.g.AddOp("Conv2d", "op", {x, w}, {"y"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}).value();
+  REQUIRE(c.g.MarkOutput(c.g.op(c.op).outputs[0]).ok());
+  c.dims = {o, i, 3, 3};
+  c.x_elems = static_cast<size_t>(i * 36);
+  c.shrink = [](std::vector<float>* xv) {
+    for (size_t t = 0; t < 36; ++t) (*xv)[t] *= 0.01f;
+  };
+  return c;
+}
+
+void CheckSearch(const std::string& what, FcCase c, quant::EncodingRequest req) {
   INFO(what);
-  FcCase c = MakeFc(n, k, columns);
   auto h = exec::InputGram::For(c.g, c.op);
   REQUIRE(h.ok());
   for (uint32_t s = 0; s < 4; ++s) {
-    std::vector<float> xv = Normal(static_cast<size_t>(16 * k), 1.f, 200 + s);
-    for (int64_t r = 0; r < 16; ++r) xv[static_cast<size_t>(r * k)] *= 0.01f;  // feature 0 barely used
+    std::vector<float> xv = Normal(c.x_elems, 1.f, 200 + s);
+    c.shrink(&xv);
     REQUIRE(h.value().Add(xv.data(), xv.size()).ok());
   }
-  const std::vector<int64_t> dims = columns ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k};
+  const std::vector<int64_t>& dims = c.dims;
   auto base = quant::ComputeEncoding("w", c.w.data(), dims, req);
   REQUIRE(base.ok());
   std::vector<const double*> grams{h.value().group(0)};
@@ -193,25 +223,31 @@ TEST_CASE("weight search: never worse than min-max, errors of the encodings it r
   pc.dtype = DType::kSFixed8;
   pc.symmetry = Symmetry::kSymmetric;
   pc.axis = 0;
-  CheckSearch("per channel, FC [N, K]", 12, 32, false, pc);
+  CheckSearch("per channel, FC [N, K]", MakeFc(12, 32, false), pc);
   pc.axis = 1;
-  CheckSearch("per channel, MatMul [K, N]", 12, 32, true, pc);
+  CheckSearch("per channel, MatMul [K, N]", MakeFc(12, 32, true), pc);
   quant::EncodingRequest pt;
   pt.dtype = DType::kUFixed8;
-  CheckSearch("per tensor, asymmetric", 12, 32, false, pt);
+  CheckSearch("per tensor, asymmetric", MakeFc(12, 32, false), pt);
   quant::EncodingRequest pb;
   pb.kind = EncodingKind::kPerBlock;
   pb.dtype = DType::kSFixed4;
   pb.symmetry = Symmetry::kSymmetric;
   pb.axis = 0;
   pb.block_sizes = {16, 1};
-  CheckSearch("per block, MatMul [K, N]", 12, 64, true, pb);
+  CheckSearch("per block, MatMul [K, N]", MakeFc(12, 64, true), pb);
   quant::EncodingRequest lp = pb;
   lp.kind = EncodingKind::kLpbq;
   lp.axis = 1;
   lp.block_sizes = {1, 16};
   lp.decompressed_bitwidth = 8;
-  CheckSearch("LPBQ, FC [N, K]", 12, 64, false, lp);
+  CheckSearch("LPBQ, FC [N, K]", MakeFc(12, 64, false), lp);
+  // A convolution's blocks: 16 input channels with all their taps.
+  lp.block_sizes = {1, 16, 3, 3};
+  CheckSearch("LPBQ, Conv2d [O, I, 3, 3]", MakeConv(6, 32), lp);
+  pb.axis = 1;
+  pb.block_sizes = {1, 16, 3, 3};
+  CheckSearch("per block, Conv2d [O, I, 3, 3]", MakeConv(6, 32), pb);
 }
 
 namespace {
