@@ -213,7 +213,7 @@ def main():
     ap.add_argument("--lines", type=int, default=48, help="rendered text lines: half calibrate, half evaluate")
     ap.add_argument("--models", default="cls,rec")
     ap.add_argument("--precisions", default="W8A16,W8A8")
-    ap.add_argument("--variants", default="per-row,per-row-bc,seqmse,seqmse-ar,seqmse-ar-bc", help="qairt columns: " + ",".join(VARIANTS))
+    ap.add_argument("--variants", default="per-row,per-row-bc,seqmse,seqmse-ar,seqmse-ar-bc,act-mse,all-mse", help="qairt columns: " + ",".join(VARIANTS))
     args = ap.parse_args()
     import textlines
     with tempfile.TemporaryDirectory() as tmp:
