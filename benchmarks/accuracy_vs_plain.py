@@ -214,6 +214,8 @@ def main():
     ap.add_argument("--models", default="cls,rec")
     ap.add_argument("--precisions", default="W8A16,W8A8")
     ap.add_argument("--variants", default="per-row,per-row-bc,seqmse,seqmse-ar,seqmse-ar-bc,act-mse,all-mse", help="qairt columns: " + ",".join(VARIANTS))
+    ap.add_argument("--plain_lpbq", action="store_true",
+                    help="a second reference for W4 rows: plain min-max with LPBQ's integer block scales")
     args = ap.parse_args()
     import textlines
     with tempfile.TemporaryDirectory() as tmp:
@@ -226,8 +228,9 @@ def main():
         rec_lists = (textlines.prepare(rec_data, rec_pngs[:half], "calib_list.txt", textlines.REC_WIDTH),
                      textlines.prepare(rec_data, rec_pngs[half:], "eval_list.txt", textlines.REC_WIDTH))
         variants = args.variants.split(",")
-        print("| model | precision | plain min-max | %s |" % " | ".join(VARIANTS[v][0] for v in variants))
-        print("|---|---|---|%s" % ("---|" * len(variants)))
+        refs = ["plain min-max"] + (["plain min-max, LPBQ integer scales"] if args.plain_lpbq else [])
+        print("| model | precision | %s | %s |" % (" | ".join(refs), " | ".join(VARIANTS[v][0] for v in variants)))
+        print("|---|---|%s%s" % ("---|" * len(refs), "---|" * len(variants)))
         for name in args.models.split(","):
             dtypes = None
             if name in CORPUS:
@@ -256,8 +259,18 @@ def main():
                 cells = []
                 plain = os.path.join(work, "plain.onnx")
                 plain_minmax.build(model, calib_samples, bits, plain, work, plain_wbits, plain_block)
-                candidates = [plain] + [VARIANTS[v][1] for v in variants]
+                candidates = [plain]
+                if args.plain_lpbq:
+                    # The same reference with the integer block scales HTP's LPBQ weights have (W4 rows).
+                    plain_lpbq = os.path.join(work, "plain_lpbq.onnx")
+                    if plain_wbits == 4:
+                        plain_minmax.build(model, calib_samples, bits, plain_lpbq, work, plain_wbits, plain_block, True)
+                    candidates.append(plain_lpbq if plain_wbits == 4 else None)
+                candidates += [VARIANTS[v][1] for v in variants]
                 for k, path in enumerate(candidates):
+                    if path is None:
+                        cells.append("—")
+                        continue
                     note = ""
                     if isinstance(path, list):
                         sub = os.path.join(work, "qairt%d" % k)

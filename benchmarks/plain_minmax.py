@@ -139,25 +139,31 @@ def _activation_params(lo, hi, bits):
     return np.float32(scale), zero_point
 
 
-def _blocked_int4(w, out_axis, in_axis, block_size):
+def _blocked_int4(w, out_axis, in_axis, block_size, lpbq=False):
     """Symmetric int4 min-max per block of block_size input channels (along in_axis) of each output channel
-    (out_axis); returns the dequantized weight and each output channel's largest block scale."""
+    (out_axis); returns the dequantized weight and each output channel's largest block scale. lpbq: each
+    block's scale rounded to a multiple (1..16) of its channel's largest block scale / 16, the form HTP's
+    LPBQ weights take (the comparison that isolates what the integer block scales cost)."""
     moved = np.moveaxis(w, (out_axis, in_axis), (0, 1))
     o, i = moved.shape[:2]
     flat = moved.reshape(o, i, -1)
+    starts = list(range(0, i, block_size))
+    scales = np.stack([np.max(np.abs(flat[:, s:s + block_size, :]), axis=(1, 2)) / 7.0 for s in starts], 1)
+    scales = scales.astype(np.float32)
+    scales[scales < 1e-20] = 1.0
+    if lpbq:
+        channel = scales.max(axis=1) / 16.0
+        scales = (np.clip(np.round(scales / channel[:, None]), 1, 16) * channel[:, None]).astype(np.float32)
     deq = np.empty_like(flat)
-    channel_scale = np.zeros(o, np.float32)
-    for start in range(0, i, block_size):
+    for b, start in enumerate(starts):
         blk = flat[:, start:start + block_size, :]
-        scale = (np.max(np.abs(blk), axis=(1, 2)) / 7.0).astype(np.float32)
-        scale[scale < 1e-20] = 1.0
-        q = np.clip(np.round(blk / scale[:, None, None]), -7, 7)
+        scale = scales[:, b]
+        q = np.clip(np.round(blk / scale[:, None, None]), -8 if lpbq else -7, 7)
         deq[:, start:start + block_size, :] = (q * scale[:, None, None]).astype(np.float32)
-        channel_scale = np.maximum(channel_scale, scale)
-    return np.moveaxis(deq.reshape(moved.shape), (0, 1), (out_axis, in_axis)), channel_scale
+    return np.moveaxis(deq.reshape(moved.shape), (0, 1), (out_axis, in_axis)), scales.max(axis=1)
 
 
-def quantize(model_path, ranges, act_bits, out_path, weight_bits=8, block_size=None):
+def quantize(model_path, ranges, act_bits, out_path, weight_bits=8, block_size=None, lpbq=False):
     """Writes the plain min-max Q-DQ model to out_path. The Q/DQ nodes are ONNX Runtime's com.microsoft ones
     (uint16, per-axis and int32 at any opset), so the model keeps its own opset."""
     model = onnx.load(model_path)
@@ -200,7 +206,7 @@ def quantize(model_path, ranges, act_bits, out_path, weight_bits=8, block_size=N
         tag = "%s_w%d" % (w_name, k)
         if weight_bits == 4 and w.ndim >= 2:
             in_axis = {"Conv": 1, "ConvTranspose": 0, "Gemm": 1 - axis}.get(node.op_type, w.ndim - 2)
-            deq, w_scale = _blocked_int4(w, axis, in_axis, block_size)
+            deq, w_scale = _blocked_int4(w, axis, in_axis, block_size, lpbq)
             new_inits.append(numpy_helper.from_array(deq.astype(np.float32), tag + "_dq"))
         else:
             reduce = tuple(d for d in range(w.ndim) if d != axis)
@@ -263,8 +269,8 @@ def quantize(model_path, ranges, act_bits, out_path, weight_bits=8, block_size=N
     onnx.save(model, out_path)
 
 
-def build(model_path, calib_samples, act_bits, out_path, work=None, weight_bits=8, block_size=None):
+def build(model_path, calib_samples, act_bits, out_path, work=None, weight_bits=8, block_size=None, lpbq=False):
     """Calibrates on calib_samples and writes the plain min-max Q-DQ model."""
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         ranges = activation_ranges(model_path, calib_samples, tmp)
-    quantize(model_path, ranges, act_bits, out_path, weight_bits, block_size)
+    quantize(model_path, ranges, act_bits, out_path, weight_bits, block_size, lpbq)
