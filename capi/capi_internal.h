@@ -72,13 +72,31 @@ qairt_status_t* FillString(const std::string& s, char* buf, size_t capacity, siz
 }  // namespace qairt::capi
 
 struct qairt_encodings_t;
+namespace qairt::encodings {
+struct File;
+}  // namespace qairt::encodings
 namespace qairt::capi {
 // qairt_encodings_apply with default options, moving the encodings' values
 // into the graph instead of copying them, for a caller that destroys
 // `encodings` next (convert's overrides: an LLM file's block tables are tens
-// of MB). `encodings` keeps its entry names and count.
+// of MB). `encodings` keeps its entry names and count. With `unmatched_out`,
+// entries naming no tensor of the graph go there instead of being errors
+// (ApplyOptions::unmatched_out).
 qairt_status_t* ApplyEncodingsAndRelease(qairt_encodings_t* encodings, qairt_graph_t* graph,
-                                         qairt_diagnostics_t* diagnostics);
+                                         qairt_diagnostics_t* diagnostics, encodings::File* unmatched_out = nullptr);
+// Applies entries kept by ApplyEncodingsAndRelease's `unmatched_out` (moved
+// out of `file`). Names still absent go to `unmatched_out` when it is given,
+// else they are errors with suggestions (warnings with
+// `unmatched_are_warnings`: a dry run, whose graph is not rewritten).
+qairt_status_t* ApplyDeferredEncodings(encodings::File&& file, qairt_graph_t* graph, qairt_diagnostics_t* diagnostics,
+                                       encodings::File* unmatched_out, bool unmatched_are_warnings = false);
+}  // namespace qairt::capi
+
+struct qairt_convert_options;
+namespace qairt::capi {
+// Copies the caller's versioned qairt_convert_options into `o` and checks
+// it (capi/convert_options.cpp); the error names the field.
+qairt_status_t* ReadConvertOptions(const qairt_convert_options* options, qairt_convert_options* o);
 }  // namespace qairt::capi
 
 struct qairt_target_t;

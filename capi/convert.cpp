@@ -16,79 +16,19 @@
 #include <vector>
 
 #include "capi/capi_internal.h"
+#include "capi/convert_pipeline.h"
 #include "target/target_descriptor.h"
 #include "qairt/qairt_container.h"
 #include "qairt/qairt_export.h"
 #include "qairt/qairt_report.h"
 #include "support/atomic_file.h"
 
-struct qairt_convert_result_t {
-  std::string summary;
-  std::vector<std::string> errors;
-  std::vector<std::string> warnings;
-  std::string log;
-  qairt_diagnostics_t diagnostics;  // the errors and warnings as records, in order
-  qairt_process_result_t* process = nullptr;
-  qairt_compare_report_t* accuracy = nullptr;
-  ~qairt_convert_result_t() {
-    qairt_process_result_destroy(process);
-    qairt_compare_report_destroy(accuracy);
-  }
-
-  // An error or warning of a stage that has no finer rule ids: the stage is
-  // the record's code ("quantization overrides" -> "quantization-overrides").
-  void AddError(std::string_view stage, const std::string& message, bool record = true) {
-    errors.push_back(std::string(stage) + ": " + message);
-    if (record) AddRecord(qairt::Severity::kError, stage, message);
-  }
-  void AddWarning(std::string_view stage, const std::string& message) {
-    warnings.push_back(message);
-    AddRecord(qairt::Severity::kWarning, stage, message);
-  }
-  void AddRecords(const qairt::Diags& records) {
-    diagnostics.diags.insert(diagnostics.diags.end(), records.begin(), records.end());
-  }
-
- private:
-  void AddRecord(qairt::Severity severity, std::string_view stage, const std::string& message) {
-    qairt::Diag d;
-    d.severity = severity;
-    d.code = stage;
-    for (char& c : d.code)
-      if (c == ' ') c = '-';
-    d.message = message;
-    diagnostics.diags.push_back(std::move(d));
-  }
-};
-
 using qairt::capi::InvalidArg;
+using qairt::capi::Consume;
+using qairt::capi::QueryThenFill;
+using qairt::capi::Render;
 
 namespace {
-
-// Takes the message of `s` (and frees it); "" for success.
-std::string Consume(qairt_status_t* s) {
-  if (!s) return {};
-  std::string m = qairt_status_message(s);
-  qairt_status_free(s);
-  return m;
-}
-
-template <typename Fill>
-std::string QueryThenFill(Fill fill) {
-  size_t len = 0;
-  if (qairt_status_t* s = fill(nullptr, 0, &len)) {
-    qairt_status_free(s);
-    return {};
-  }
-  std::string text(len + 1, '\0');
-  qairt_status_free(fill(text.data(), text.size(), &len));
-  text.resize(len);
-  return text;
-}
-
-std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t format) {
-  return QueryThenFill([&](char* b, size_t c, size_t* l) { return qairt_analysis_report_render(r, format, b, c, l); });
-}
 
 // The ops of each type: how many, and the first one's name.
 struct OpTypeUse {
@@ -135,58 +75,9 @@ bool HasPerChannelMatMulWeights(const qairt::Graph& g) {
   return false;
 }
 
-class Pipeline {
- public:
-  Pipeline(qairt_graph_t* graph, const qairt_convert_options& o, qairt_convert_result_t* r)
-      : graph_(graph), o_(o), r_(r) {}
-  ~Pipeline() { qairt_graph_destroy(float_graph_); }
+}  // namespace
 
-  void Run();
-
- private:
-  bool check_only() const { return o_.flags & QAIRT_CONVERT_CHECK_ONLY; }
-  bool Fail(const char* stage, const std::string& message) {
-    r_->AddError(stage, message);
-    return false;
-  }
-  bool Legalize();
-  bool ApplyOverrides();
-  bool CheckKernels();
-  bool Rewrite();
-  bool Calibrate();
-  bool CollectStats(const qairt_calibration_options& c);
-  bool CalibrateFromStats();
-  bool CalibrateParams();
-  bool Process();
-  std::vector<std::pair<std::string, std::string>> RecordedOptions() const;
-  bool WriteOutputs();
-  void Evaluate();
-  bool WriteReport();
-  qairt_calibration_options CalibrationOptions() const;
-
-  // Progress of one stage: the caller's callback sees "<stage>: <phase>".
-  struct StageProgress {
-    const Pipeline* pipeline;
-    const char* stage;
-    static void Callback(void* self, const char* phase, size_t done, size_t total) {
-      const auto* p = static_cast<const StageProgress*>(self);
-      const std::string named = std::string(p->stage) + ": " + (phase ? phase : "");
-      p->pipeline->o_.progress(p->pipeline->o_.progress_user_data, named.c_str(), done, total);
-    }
-  };
-  mutable StageProgress calibration_progress_{this, "calibration"};
-  StageProgress accuracy_progress_{this, "accuracy"};
-
-  qairt_graph_t* graph_;
-  const qairt_convert_options& o_;
-  qairt_convert_result_t* r_;
-  qairt_graph_t* float_graph_ = nullptr;  // the accuracy reference
-  std::string detail_log_;                // rewrites / mixed precision, for the TRACE log
-  std::vector<const char*> written_;      // outputs written so far: all or none
-  std::string qdq_data_path_;             // the Q-DQ model's external data file (when written)
-  std::string stats_input_list_;          // --calibration_stats: the list the statistics came from
-  std::vector<const char*> float_inputs_;
-};
+namespace qairt::capi {
 
 bool Pipeline::Legalize() {
   const std::map<std::string, OpTypeUse> before = OpTypeUses(graph_);
@@ -202,35 +93,6 @@ bool Pipeline::Legalize() {
       "legalized: {} ops the target has no kernel for ({}) rewritten into equivalent ones "
       "(Conv1d -> ExpandDims + Conv2d + Squeeze)\n",
       changed, gone);
-  return true;
-}
-
-bool Pipeline::ApplyOverrides() {
-  if (!o_.quantization_overrides) return true;
-  const std::string path = o_.quantization_overrides;
-  qairt_encodings_diagnostics_t* diags = nullptr;
-  if (std::string e = Consume(qairt_encodings_diagnostics_create(&diags)); !e.empty())
-    return Fail("quantization overrides", e);
-  qairt_encodings_t* enc = nullptr;
-  qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
-  if (enc) qairt_status_free(qairt::capi::ApplyEncodingsAndRelease(enc, graph_, diags));
-  const size_t errors = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_ERROR);
-  const std::string text = QueryThenFill([&](char* b, size_t c, size_t* l) {
-    return qairt_encodings_diagnostics_render(diags, QAIRT_REPORT_TEXT, b, c, l);
-  });
-  const size_t applied = errors ? 0 : qairt_encodings_entry_count(enc);
-  qairt_encodings_destroy(enc);
-  // The file's own records (file:line:col, tensor, rule id) stand for this
-  // stage in the diagnostics; the error string keeps the summary.
-  r_->AddRecords(diags->diags);
-  qairt_encodings_diagnostics_destroy(diags);
-  if (errors) {
-    const std::string failed = fmt::format("{}: {} error(s), nothing applied\n{}", path, errors, text);
-    if (check_only()) r_->summary += "quantization overrides: " + failed;
-    r_->AddError("quantization overrides", failed, /*record=*/false);
-    return false;
-  }
-  r_->summary += fmt::format("quantization overrides: {}: {} encodings applied\n{}", path, applied, text);
   return true;
 }
 
@@ -589,7 +451,7 @@ void Pipeline::Run() {
   if (check_only()) {
     // Every check runs and reports, as `qairt convert --dry_run` shows them.
     if (o_.target && Legalize()) CheckKernels();
-    ApplyOverrides();
+    if (ApplyOverrides()) CheckDeferredOverrides();
     return;
   }
   if (!Legalize() || !ApplyOverrides() || !CheckKernels()) return;
@@ -601,9 +463,9 @@ void Pipeline::Run() {
       return;
     }
   }
-  if (!Rewrite() || !Calibrate()) return;
+  if (!Rewrite() || !ApplyDeferredOverrides() || !Calibrate()) return;
   if (o_.stats_output) return;  // qairt calibrate: the statistics are the output
-  const bool processed = Process();
+  const bool processed = Process() && CheckOverridesAfterProcessing();
   // The log is written even when processing failed: it is how to find out why.
   if (o_.quantizer_log_path && r_->process) {
     if (auto st = qairt::WriteFileAtomically(o_.quantizer_log_path, r_->log, "quantizer log"); !st.ok())
@@ -633,73 +495,7 @@ bool Pipeline::WriteReport() {
   return true;
 }
 
-qairt_status_t* ReadOptions(const qairt_convert_options* options, qairt_convert_options* o) {
-  if (auto* s = qairt::capi::ReadVersionedStruct(
-          options, QAIRT_STRUCT_V1_SIZE(qairt_convert_options, progress_user_data), "qairt_convert_options", o))
-    return s;
-  constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES |
-                                   QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
-                                   QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES | QAIRT_CONVERT_QDQ_EXTERNAL_DATA |
-                                   QAIRT_CONVERT_PARAMS_FROM_VALUES | QAIRT_CONVERT_KEEP_REWRITES;
-  if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
-    if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path)
-      return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings, log and report paths "
-                        "must be NULL");
-    if (o->flags & ~kKnownFlags)
-      return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);
-    return nullptr;
-  }
-  if (!o->target) return InvalidArg("qairt_convert_options.target must not be NULL");
-  if (o->flags & ~kKnownFlags) return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);
-  if (o->reserved || o->reserved2) return InvalidArg("qairt_convert_options.reserved fields must be 0");
-  if (o->stats_output) {
-    if (!o->input_list) return InvalidArg("qairt_convert_options.stats_output needs input_list (the samples to observe)");
-    if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path ||
-        o->calibration_stats || o->stop_after || o->mixed_mode != QAIRT_MIXED_OFF)
-      return InvalidArg("qairt_convert_options.stats_output writes only the statistics: output, Q-DQ, encodings, log, "
-                        "report, calibration_stats, stop_after and mixed precision must be unset");
-    const uint32_t count = o->shard_count ? o->shard_count : 1;
-    if (o->shard_index >= count)
-      return InvalidArg("qairt_convert_options.shard_index {} must be below shard_count {}", o->shard_index, count);
-  } else {
-    if (o->stats_ranges) return InvalidArg("qairt_convert_options.stats_ranges needs stats_output");
-    if (o->shard_index || o->shard_count > 1)
-      return InvalidArg("qairt_convert_options.shard_index/shard_count need stats_output");
-    if (!o->output_path && !o->stop_after)
-      return InvalidArg("qairt_convert_options.output_path is required (or stop_after for a partial run)");
-  }
-  if (o->calibration_stats && (o->input_list || o->mixed_mode != QAIRT_MIXED_OFF))
-    return InvalidArg("qairt_convert_options.calibration_stats replaces input_list's samples: give one of them "
-                      "(eval_input_list still measures accuracy), and no mixed precision");
-  if (o->log_level > QAIRT_QUANTIZER_LOG_TRACE)
-    return InvalidArg("qairt_convert_options.log_level: {} is not a qairt_quantizer_log_level", o->log_level);
-  if (o->log_level != QAIRT_QUANTIZER_LOG_NONE && !o->quantizer_log_path)
-    return InvalidArg("qairt_convert_options.log_level needs quantizer_log_path");
-  if (o->quantizer_log_path && o->log_level == QAIRT_QUANTIZER_LOG_NONE)
-    return InvalidArg("qairt_convert_options.quantizer_log_path needs log_level INFO or TRACE");
-  if (o->mixed_mode > QAIRT_MIXED_PERCENT)
-    return InvalidArg("qairt_convert_options.mixed_mode: {} is not a qairt_mixed_mode", o->mixed_mode);
-  if (o->mixed_mode != QAIRT_MIXED_OFF && !o->input_list)
-    return InvalidArg("qairt_convert_options.mixed_mode needs input_list (the samples it measures on)");
-  if (o->mixed_mode != QAIRT_MIXED_OFF && !std::isfinite(o->mixed_value))
-    return InvalidArg("qairt_convert_options.mixed_value must be finite");
-  if (o->qdq_opset != 0 && o->qdq_opset != 13 && o->qdq_opset != 21)
-    return InvalidArg("qairt_convert_options.qdq_opset: {} (must be 0, 13 or 21)", o->qdq_opset);
-  if (o->num_disabled_rewrites && !o->disabled_rewrites)
-    return InvalidArg("qairt_convert_options.disabled_rewrites must not be NULL when num_disabled_rewrites > 0");
-  for (size_t i = 0; i < o->num_disabled_rewrites; ++i) {
-    const char* name = o->disabled_rewrites[i];
-    bool known = false;
-    for (size_t k = 0; name && k < qairt_rewrite_count(); ++k) known = known || std::strcmp(qairt_rewrite_name(k), name) == 0;
-    if (!known) return InvalidArg("qairt_convert_options.disabled_rewrites[{}]: unknown rewrite '{}'", i, name ? name : "(null)");
-  }
-  if (o->calibration && o->calibration->struct_size < offsetof(qairt_calibration_options, progress))
-    return InvalidArg("qairt_convert_options.calibration: struct_size {} is too small (call qairt_calibration_options_init)",
-                      o->calibration->struct_size);
-  return nullptr;
-}
-
-}  // namespace
+}  // namespace qairt::capi
 
 extern "C" {
 
@@ -716,9 +512,9 @@ qairt_status_t* qairt_convert_graph(qairt_graph_t* graph, const qairt_convert_op
   if (!out_result) return InvalidArg("out_result must not be NULL");
   if (!graph) return InvalidArg("graph must not be NULL");
   qairt_convert_options o;
-  if (auto* s = ReadOptions(options, &o)) return s;
+  if (auto* s = qairt::capi::ReadConvertOptions(options, &o)) return s;
   auto result = std::make_unique<qairt_convert_result_t>();
-  Pipeline(graph, o, result.get()).Run();
+  qairt::capi::Pipeline(graph, o, result.get()).Run();
   *out_result = result.release();
   return nullptr;
   QAIRT_CAPI_END
@@ -730,7 +526,7 @@ qairt_status_t* qairt_convert_file(const char* model_path, const qairt_import_op
   if (!out_result) return InvalidArg("out_result must not be NULL");
   if (!model_path) return InvalidArg("model_path must not be NULL");
   qairt_convert_options o;
-  if (auto* s = ReadOptions(options, &o)) return s;
+  if (auto* s = qairt::capi::ReadConvertOptions(options, &o)) return s;
   qairt_import_options defaults;
   qairt_import_options_init(&defaults);
   defaults.flags |= QAIRT_IMPORT_REQUIRE_STATIC | QAIRT_IMPORT_INT64_TO_INT32;
@@ -747,7 +543,7 @@ qairt_status_t* qairt_convert_file(const char* model_path, const qairt_import_op
     }) : std::string();
     result->AddError("import", Consume(is) + (text.empty() ? "" : "\n" + text));
   } else {
-    Pipeline(graph, o, result.get()).Run();
+    qairt::capi::Pipeline(graph, o, result.get()).Run();
   }
   qairt_import_report_destroy(report);
   qairt_graph_destroy(graph);

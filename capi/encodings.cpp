@@ -77,12 +77,28 @@ qairt_status_t* ReadWriteOptions(const qairt_encodings_write_options* in, enc::W
 }  // namespace
 
 qairt_status_t* qairt::capi::ApplyEncodingsAndRelease(qairt_encodings_t* encodings, qairt_graph_t* graph,
-                                                      qairt_diagnostics_t* diagnostics) {
+                                                      qairt_diagnostics_t* diagnostics, enc::File* unmatched_out) {
   QAIRT_CAPI_BEGIN
   if (!encodings || !graph) return InvalidArg("ApplyEncodingsAndRelease: encodings and graph must not be NULL");
   enc::Diags local;
-  auto r = enc::ApplyEncodings(std::move(encodings->file), &graph->graph, enc::ApplyOptions{},
-                               Sink(diagnostics, &local));
+  enc::ApplyOptions options;
+  options.unmatched_out = unmatched_out;
+  auto r = enc::ApplyEncodings(std::move(encodings->file), &graph->graph, options, Sink(diagnostics, &local));
+  return r.ok() ? nullptr : capi::FromStatus(r.status());
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt::capi::ApplyDeferredEncodings(enc::File&& file, qairt_graph_t* graph,
+                                                    qairt_diagnostics_t* diagnostics, enc::File* unmatched_out,
+                                                    bool unmatched_are_warnings) {
+  QAIRT_CAPI_BEGIN
+  if (!graph) return InvalidArg("ApplyDeferredEncodings: graph must not be NULL");
+  enc::Diags local;
+  enc::ApplyOptions options;
+  options.report_missing = false;  // said by the first apply
+  options.allow_unmatched = unmatched_are_warnings;
+  options.unmatched_out = unmatched_out;
+  auto r = enc::ApplyEncodings(std::move(file), &graph->graph, options, Sink(diagnostics, &local));
   return r.ok() ? nullptr : capi::FromStatus(r.status());
   QAIRT_CAPI_END
 }

@@ -144,6 +144,9 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
   // their values: the weight flags are used, the activation ones are not.
   std::vector<std::string> no_effect;
   for (const std::string& f : cal) {
+    // Per-row weights also turn MatMuls by constants into FullyConnected
+    // ops, whose names an encodings file exported with the flag has.
+    if (f == "--use_per_row_quantization") continue;
     const bool weight_flag = f == "--param_quantizer_calibration" || f == "--param_quantizer_schema" ||
                              f == "--param_quantizer" || f == "--use_per_channel_quantization" ||
                              f == "--use_per_row_quantization" || f == "--weights_block_size" || f == "--use_lpbq" ||

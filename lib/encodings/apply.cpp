@@ -456,6 +456,17 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
       ++stats.failed;
     }
   }
+  if (options.unmatched_out && !unmatched.empty()) {
+    File& later = *options.unmatched_out;
+    later.path = file.path;
+    later.version = file.version;
+    later.version_string = file.version_string;
+    later.bare_list = file.bare_list;
+    later.source = file.source;
+    for (const Entry* e : unmatched) later.entries.push_back(*e);
+    stats.unmatched = unmatched.size();
+    unmatched.clear();
+  }
   // Unmatched names, with suggestions (bounded work on huge graphs).
   if (!unmatched.empty()) {
     names.clear();

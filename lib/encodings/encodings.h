@@ -190,6 +190,11 @@ struct ApplyOptions {
   bool allow_unmatched = false;  // names absent from the graph are warnings, not errors
   bool keep_going = false;       // apply the good entries even if others fail
   bool report_missing = true;    // one note listing float tensors left without an encoding
+  // When set, entries naming no tensor of the graph are copied here (with the
+  // file's path, version and source, so a later apply locates its messages)
+  // instead of reported: convert applies them again after its rewrites,
+  // whose tensors (a folded weight) an exported encodings file names.
+  File* unmatched_out = nullptr;
   // Entries are checked against their tensors on up to this many threads (0:
   // up to 4, as the machine has cores) when there are many; the result and
   // the order of the diagnostics do not depend on it.

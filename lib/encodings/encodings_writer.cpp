@@ -55,14 +55,47 @@ void FillFromTensor(const Graph& graph, TensorId id, Entry* e) {
 
 }  // namespace
 
+namespace {
+
+// A float graph input that processing quantizes on the way in (its only
+// consumers are Quantize ops of one encoding), or a float graph output it
+// dequantizes from a quantized tensor: the encoding of that quantized side.
+// The file gives it to the input or output itself, as an encodings file
+// means it (the tensor is quantized; whether the runtime feeds floats is an
+// I/O option), so the file applies to the model it came from again.
+const Encoding* BoundaryEncoding(const Graph& graph, const Tensor& t) {
+  if (t.encoding && t.encoding->kind != EncodingKind::kFloat) return nullptr;
+  if (t.kind == TensorKind::kInput && !t.consumers.empty()) {
+    const Encoding* found = nullptr;
+    for (const Use& u : t.consumers) {
+      const Op& op = graph.op(u.op);
+      if (op.type != "Quantize" || op.outputs.size() != 1) return nullptr;
+      const Tensor& q = graph.tensor(op.outputs[0]);
+      if (!q.encoding || !q.encoding->is_fixed_point() || (found && !(*found == *q.encoding))) return nullptr;
+      found = &*q.encoding;
+    }
+    return found;
+  }
+  if (t.producer != kInvalidId && t.is_output) {
+    const Op& op = graph.op(t.producer);
+    if (op.type != "Dequantize" || op.inputs.empty()) return nullptr;
+    const Tensor& q = graph.tensor(op.inputs[0]);
+    return q.encoding && q.encoding->is_fixed_point() ? &*q.encoding : nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::vector<Entry> CollectEntries(const Graph& graph) {
   std::vector<Entry> out;
   for (TensorId id = 0; id < graph.tensor_count(); ++id) {
     const Tensor& t = graph.tensor(id);
-    if (!t.encoding) continue;
+    const Encoding* boundary = BoundaryEncoding(graph, t);
+    if (!t.encoding && !boundary) continue;
     Entry e;
     e.name = t.name;
-    e.encoding = *t.encoding;
+    e.encoding = boundary ? *boundary : *t.encoding;
     FillFromTensor(graph, id, &e);
     out.push_back(std::move(e));
   }

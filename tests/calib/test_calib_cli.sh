@@ -200,6 +200,27 @@ assert e["x_u8"]["y_scale"] == 0.0078125 and e["x_u8"]["y_zero_point"] == 128, e
 assert sum(1 for v in e.values() if v.get("output_dtype") == "uint8") > 100, "calibration did not fill the rest"
 PY
 
+# An exported encodings file applies to its model again, with the same
+# flags and no samples: entries naming tensors the rewrites make (folded
+# weights, the FullyConnected's) wait for them, those naming processing's
+# converts are processing's, and the second export is the first.
+rt=(-i "$model" -d x 1,3,48,192 --target htp_v73 --act_bitwidth 16 --bias_bitwidth 32
+    --use_per_channel_quantization --use_per_row_quantization --no_progress)
+check "round trip: calibrated" 0 "$qairt" convert "${rt[@]}" --input_list "$d/calib_list.txt" -o "$tmp/rt1.qairt" \
+  --export_encodings "$tmp/rt1.json"
+check "round trip: from its encodings" 0 "$qairt" convert "${rt[@]}" --quantization_overrides "$tmp/rt1.json" \
+  -o "$tmp/rt2.qairt" --export_encodings "$tmp/rt2.json"
+contains "round trip: rewrites' tensors" "$tmp/out" "encodings applied; [1-9][0-9]* name tensors the model does not have: tried after the rewrites"
+contains "round trip: processing's tensors" "$tmp/out" "[0-9]+ entries name tensors processing made \([a-z0-9_.]+_u16"
+contains "round trip: nothing missing" "$tmp/out" "^\[MISSING ENC\.\] 0 / "
+cmp -s "$tmp/rt1.json" "$tmp/rt2.json" || { echo "FAIL: round trip: the second export differs"; fail=1; }
+# A name nothing makes is still an error naming it, and no output is written.
+sed 's/"p2o.Conv.0\/weight_bn"/"p2o.Conv.0\/weight_bm"/' "$tmp/rt1.json" > "$tmp/rt_bad.json"
+check "round trip: unknown name" 1 "$qairt" convert "${rt[@]}" --quantization_overrides "$tmp/rt_bad.json" \
+  -o "$tmp/rt3.qairt"
+contains "round trip: unknown name message" "$tmp/err" "no tensor named 'p2o.Conv.0/weight_bm'.*did you mean 'p2o.Conv.0/weight_bn'"
+[ ! -e "$tmp/rt3.qairt" ] || { echo "FAIL: round trip: output written despite an unknown name"; fail=1; }
+
 # Bad calibration data: named errors, no output.
 bad() {  # bad NAME LIST PATTERN
   check "bad data: $1" 1 "$qairt" convert -i "$model" -d x 1,3,48,192 --target htp_v73 --input_list "$2" -o "$tmp/bad.qairt"

@@ -740,5 +740,56 @@ TEST_CASE("C API: apply and write (query-then-fill, atomic file)", "[encodings][
   qairt_graph_destroy(graph);
 }
 
+TEST_CASE("names the graph lacks can wait for a later apply, which locates its messages", "[encodings][apply]") {
+  // "c" exists; "late" does not yet (a tensor a rewrite makes), "never" never.
+  const std::string text =
+      "{\"version\": \"2.0.0\", \"encodings\": [\n"
+      "{\"name\": \"c\", \"output_dtype\": \"uint8\", \"y_scale\": 0.25, \"y_zero_point\": 7},\n"
+      "{\"name\": \"late\", \"output_dtype\": \"uint8\", \"y_scale\": 0.5, \"y_zero_point\": 3},\n"
+      "{\"name\": \"layer1_outptu\", \"output_dtype\": \"uint8\", \"y_scale\": 0.5, \"y_zero_point\": 3}\n"
+      "]}";
+  Graph g = SmallGraph();
+  File later;
+  ApplyOptions o;
+  o.unmatched_out = &later;
+  ApplyStats s = ApplyOk(ReadOk(text), &g, o);  // no error: the two wait
+  CHECK(s.applied == 1);
+  CHECK(s.unmatched == 2);
+  CHECK(T(g, "c").encoding->scales[0] == 0.25f);
+  REQUIRE(later.entries.size() == 2);
+  CHECK(later.entries[0].name == "late");
+  CHECK(later.entries[1].name == "layer1_outptu");
+  // The rewrite made "late": it takes its encoding; the misspelled name is an
+  // error on its own line, with the suggestion, as in a first apply.
+  CppModelBuilder cb(&g);
+  qairt::testing::ModelBuilder& b = cb;
+  b.Output(b.Op("Relu", "r", {*g.FindTensor("c")}, {"late"})[0]);
+  Diags d;
+  ApplyOptions again;
+  again.report_missing = false;
+  auto r = ApplyEncodings(std::move(later), &g, again, &d);
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].code == "unknown-tensor");
+  CHECK(d[0].line == 4);
+  CHECK(d[0].suggestion == "layer1_output");
+  CHECK_FALSE(T(g, "late").encoding);  // nothing applied when one fails
+  // Without the misspelled entry the later apply gives "late" its encoding.
+  Graph g2 = SmallGraph();
+  std::string good = text;
+  good.replace(good.find("layer1_outptu"), 13, "layer1_output");
+  File later2;
+  o.unmatched_out = &later2;
+  ApplyOk(ReadOk(good), &g2, o);
+  REQUIRE(later2.entries.size() == 1);
+  CppModelBuilder cb2(&g2);
+  qairt::testing::ModelBuilder& b2 = cb2;
+  b2.Output(b2.Op("Relu", "r", {*g2.FindTensor("c")}, {"late"})[0]);
+  ApplyOk(later2, &g2);
+  REQUIRE(T(g2, "late").encoding);
+  CHECK(T(g2, "late").encoding->scales[0] == 0.5f);
+  CHECK(T(g2, "layer1_output").encoding->scales[0] == 0.5f);
+}
+
 }  // namespace
 }  // namespace qairt::encodings
