@@ -493,26 +493,6 @@ std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t for
   return text;
 }
 
-qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<const char*>* floats) {
-  qairt_calibration_options c;
-  qairt_calibration_options_init(&c);
-  c.act_method = p.act_method;
-  c.param_method = p.param_method;
-  c.act_schema = p.act_schema;
-  c.param_schema = p.param_schema;
-  c.act_bitwidth = p.act_bitwidth ? p.act_bitwidth : 8;
-  c.weights_bitwidth = p.weights_bitwidth ? p.weights_bitwidth : 8;
-  c.percentile = p.percentile;
-  c.block_size = p.block_size;
-  c.num_threads = p.num_threads;
-  c.flags = (p.per_channel ? QAIRT_CALIBRATION_PER_CHANNEL : 0u) | (p.per_row ? QAIRT_CALIBRATION_PER_ROW : 0u) |
-            (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u) | (p.adaptive_rounding ? QAIRT_CALIBRATION_ADAPTIVE_ROUNDING : 0u) |
-            (p.bias_correction ? QAIRT_CALIBRATION_BIAS_CORRECTION : 0u);
-  for (const auto& f : p.float_inputs) floats->push_back(f.c_str());
-  c.num_float_inputs = floats->size();
-  c.float_inputs = floats->data();
-  return c;
-}
 
 // Applies the rewrites to `graph` (with --verify_rewrites: verified on
 // --input_list or synthetic samples); prints the summary, appends the
@@ -552,6 +532,27 @@ bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_
 }
 
 }  // namespace
+
+qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<const char*>* floats) {
+  qairt_calibration_options c;
+  qairt_calibration_options_init(&c);
+  c.act_method = p.act_method;
+  c.param_method = p.param_method;
+  c.act_schema = p.act_schema;
+  c.param_schema = p.param_schema;
+  c.act_bitwidth = p.act_bitwidth ? p.act_bitwidth : 8;
+  c.weights_bitwidth = p.weights_bitwidth ? p.weights_bitwidth : 8;
+  c.percentile = p.percentile;
+  c.block_size = p.block_size;
+  c.num_threads = p.num_threads;
+  c.flags = (p.per_channel ? QAIRT_CALIBRATION_PER_CHANNEL : 0u) | (p.per_row ? QAIRT_CALIBRATION_PER_ROW : 0u) |
+            (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u) | (p.adaptive_rounding ? QAIRT_CALIBRATION_ADAPTIVE_ROUNDING : 0u) |
+            (p.bias_correction ? QAIRT_CALIBRATION_BIAS_CORRECTION : 0u);
+  for (const auto& f : p.float_inputs) floats->push_back(f.c_str());
+  c.num_float_inputs = floats->size();
+  c.float_inputs = floats->data();
+  return c;
+}
 
 int PrintRewrites() {
   for (size_t k = 0; k < qairt_rewrite_count(); ++k)

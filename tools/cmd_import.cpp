@@ -157,13 +157,21 @@ struct Checks {
 };
 
 Checks RunChecks(qairt_graph_t* graph, const qairt_target_t* target, const std::string& overrides_path,
-                 bool ignore_overrides, const char* command) {
+                 bool ignore_overrides, const char* command, const qairt_cli::ProcessArgs& p) {
   Checks c;
   const bool ignored = !overrides_path.empty() && ignore_overrides;
   qairt_convert_options o;
   qairt_convert_options_init(&o);
-  o.flags = QAIRT_CONVERT_CHECK_ONLY;
+  o.flags = QAIRT_CONVERT_CHECK_ONLY | (p.rewrites ? 0u : QAIRT_CONVERT_NO_REWRITES);
   o.target = target;
+  // The rewrites a conversion with these flags runs: overrides naming what
+  // they make are checked after them.
+  std::vector<const char*> floats, disabled;
+  for (const std::string& r : p.disabled_rewrites) disabled.push_back(r.c_str());
+  o.disabled_rewrites = disabled.data();
+  o.num_disabled_rewrites = disabled.size();
+  qairt_calibration_options cal = qairt_cli::CalibrationOptions(p, &floats);
+  o.calibration = &cal;
   o.quantization_overrides = overrides_path.empty() || ignored ? nullptr : overrides_path.c_str();
   qairt_convert_result_t* r = nullptr;
   if (qairt_status_t* s = qairt_convert_graph(graph, &o, &r)) {
@@ -378,7 +386,7 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false, bool
     return rc;
   }
   Checks checks;
-  if (graph) checks = RunChecks(graph, target, a.overrides, a.ignore_overrides, argv[0]);
+  if (graph) checks = RunChecks(graph, target, a.overrides, a.ignore_overrides, argv[0], a.process);
   int rc = checks.rc;
   if (analyze && rc == 0 && graph && !s) {
     if (!a.overrides.empty()) std::fputs(checks.text.c_str(), stdout);

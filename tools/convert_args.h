@@ -88,6 +88,10 @@ std::string TargetFromBackend(const ProcessArgs& p);
 int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
                     const std::string& output_path, const std::string& overrides);
 
+// The calibration options the flags give (`floats` keeps the
+// --float_input names the options point to).
+qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<const char*>* floats);
+
 // Prints the registered passes; returns the exit code.
 int PrintPipeline();
 // Prints the registered rewrites; returns the exit code.

@@ -48,7 +48,9 @@ const Option kOnnxDefineSymbolEq{"-onnx-define-symbol=NAME,VALUE", "",
 // ParseProcessArg), shared by convert and analyze.
 const Option kModel{"-i, --input_network", "MODEL", "the ONNX or TFLite model to read", "required"};
 const Option kOverrides{"--quantization_overrides", "FILE",
-                        "encodings file (2.0.0, 1.0.0 or 0.6.1) applied over the model's own Q-DQ encodings", "none"};
+                        "encodings file (2.0.0, 1.0.0 or 0.6.1) applied over the model's own Q-DQ encodings; names "
+                        "of tensors the rewrites make (a file --export_encodings wrote) are applied after them",
+                        "none"};
 const Option kIgnoreOverrides{"--ignore_quantization_overrides", "",
                               "do not read or apply the --quantization_overrides file", "off"};
 const Option kKeepInt64{"--keep_int64_inputs", "",

@@ -214,6 +214,14 @@ contains "round trip: rewrites' tensors" "$tmp/out" "encodings applied; [1-9][0-
 contains "round trip: processing's tensors" "$tmp/out" "[0-9]+ entries name tensors processing made \([a-z0-9_.]+_u16"
 contains "round trip: nothing missing" "$tmp/out" "^\[MISSING ENC\.\] 0 / "
 cmp -s "$tmp/rt1.json" "$tmp/rt2.json" || { echo "FAIL: round trip: the second export differs"; fail=1; }
+# The dry run with the same flags checks the file the same way; `encodings
+# check` (the model as imported) reports the rewrites' names and says where
+# they are accepted.
+check "round trip: dry run" 0 "$qairt" convert "${rt[@]}" --quantization_overrides "$tmp/rt1.json" --dry_run
+contains "round trip: dry run, processing's tensors" "$tmp/out" "entries name tensors processing makes .*checked when converting"
+check "round trip: encodings check" 1 "$qairt" encodings check -i "$model" -d x 1,3,48,192 \
+  --quantization_overrides "$tmp/rt1.json"
+contains "round trip: encodings check note" "$tmp/err" "name no tensor of the model as imported; .qairt convert. applies"
 # A name nothing makes is still an error naming it, and no output is written.
 sed 's/"p2o.Conv.0\/weight_bn"/"p2o.Conv.0\/weight_bm"/' "$tmp/rt1.json" > "$tmp/rt_bad.json"
 check "round trip: unknown name" 1 "$qairt" convert "${rt[@]}" --quantization_overrides "$tmp/rt_bad.json" \
