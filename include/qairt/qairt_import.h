@@ -56,8 +56,9 @@ QAIRT_API qairt_status_t* qairt_import_onnx_bytes(const void* data, size_t size,
 
 /* Imports a TFLite model (.tflite, file identifier "TFL3"; float, fp16
  * weights, or int8/uint8/int16/int4 quantized) from a file or from bytes.
- * Same options (define_symbols/input_dims are ignored: TFLite shapes are
- * static), graph and report as the ONNX functions; quantization parameters
+ * Same options (input_dims resize inputs by tensor name, meant for the
+ * dims a shape_signature marks -1; define_symbols are ignored), graph and
+ * report as the ONNX functions; quantization parameters
  * become encodings (offset = -zero_point). Since ABI 1.3. */
 QAIRT_API qairt_status_t* qairt_import_tflite_file(const char* path, const qairt_import_options* options,
                                                    qairt_graph_t** out_graph, qairt_import_report_t** out_report);

@@ -39,6 +39,25 @@ Status LowerVariadic(NodeContext& ctx) {
     if (ctx.has_input(k)) in.push_back(ctx.in_tensor(k));
   if (in.empty()) return ctx.Fail("inputs", "needs at least one input");
   const bool mean = op == "Mean";
+  // Max/Min of an activation and a scalar constant is a one-sided Clip, and
+  // lowered as Clip is: the bound an attribute, not a tensor to quantize
+  // (a bound written as float32's largest value would otherwise become one
+  // at the top of its own small range).
+  if ((op == "Max" || op == "Min") && in.size() == 2 && ctx.in_is_const(0) != ctx.in_is_const(1)) {
+    const size_t ki = ctx.in_is_const(0) ? 0 : 1;
+    const Value& x = ctx.in(1 - ki);
+    const Value& k = ctx.in(ki);
+    auto bound = ctx.in_floats(ki);
+    if (bound && bound->size() == 1 && IsFloat(x.dtype) && x.shape.rank_known() && k.shape.rank_known() &&
+        k.shape.rank() <= x.shape.rank()) {
+      const double v = (*bound)[0], inf = std::numeric_limits<double>::infinity();
+      const bool relu = op == "Max" && v == 0.0;
+      AttributeMap attrs;
+      if (!relu) attrs = {{"min_value", op == "Max" ? v : -inf}, {"max_value", op == "Min" ? v : inf}};
+      auto out = ctx.Emit(relu ? "Relu" : "ReluMinMax", {in[1 - ki]}, std::move(attrs));
+      return out.ok() ? Status::Ok() : out.status();
+    }
+  }
   if (in.size() == 1 && !mean) {
     ctx.Alias(0, ctx.in(0));
     return Status::Ok();

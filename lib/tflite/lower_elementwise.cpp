@@ -1,5 +1,7 @@
 // Lowering of TFLite's elementwise builtins: the binary arithmetic ops (with
 // their fused activations), the unary math ops and activations, PRELU.
+#include <limits>
+
 #include "tflite/tflite_importer.h"
 
 namespace qairt::tflite_import {
@@ -34,6 +36,27 @@ Status LowerBinary(OpCtx& c) {
   if (c.num_inputs() != 2) return imp.Fail(c, "inputs", "expects 2 inputs, got {}", c.num_inputs());
   const Val& a = imp.In(c, 0);
   const Val& b = imp.In(c, 1);
+  // MINIMUM / MAXIMUM by a scalar constant is a one-sided clamp (what
+  // tf.clip_by_value becomes), lowered as ONNX's Clip is: the bound an
+  // attribute, not a tensor to quantize. Converters write "no bound" as
+  // float32's largest value, which as a quantized operand would become a
+  // bound at the top of its own small range.
+  if ((c.code == kMinimum || c.code == kMaximum) && ScalarConst(a) != ScalarConst(b)) {
+    const size_t xi = ScalarConst(a) ? 1 : 0;
+    const Val& x = imp.In(c, xi);
+    const Val& k = imp.In(c, 1 - xi);
+    auto bound = imp.ConstFloats(k);
+    if (bound && bound->size() == 1 && x.shape.rank_known() && k.shape.rank() <= x.shape.rank()) {
+      const double v = (*bound)[0], inf = std::numeric_limits<double>::infinity();
+      const bool relu = c.code == kMaximum && v == 0.0;
+      AttributeMap attrs;
+      if (!relu) attrs = {{"min_value", c.code == kMaximum ? v : -inf}, {"max_value", c.code == kMinimum ? v : inf}};
+      const bool nchw = NchwOnly(x);
+      auto xin = nchw ? imp.GetNchw(c, xi) : imp.Get(c, xi);
+      if (!xin.ok()) return xin.status();
+      return Done(imp.Emit(c, relu ? "Relu" : "ReluMinMax", {xin.value()}, std::move(attrs), 0, nchw));
+    }
+  }
   // Stay in NCHW when both operands are NCHW activations of one shape, or one is a scalar constant.
   const bool nchw = (NchwOnly(a) && (ScalarConst(b) || (NchwOnly(b) && a.shape == b.shape))) ||
                     (NchwOnly(b) && ScalarConst(a));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <fmt/ranges.h>
+
 #include "tflite/tflite_importer.h"
 
 namespace qairt::tflite_import {
@@ -50,11 +52,84 @@ Status LowerReduce(OpCtx& c) {
   return Done(imp.Emit(c, type, {xin}, {{"axes", *axes}, {"keepdims", int64_t{keep}}}));
 }
 
+namespace {
+
+// The output shape of RESHAPE / SQUEEZE / EXPAND_DIMS on resized inputs,
+// where the file's declared shape no longer holds: from the op's own operands
+// and its input's shape, with at most one dim left -1 for Reshape to infer.
+Result<Ints> ResizedReshapeTarget(OpCtx& c) {
+  Importer& imp = c.imp;
+  const Val& x = imp.In(c, 0);
+  const Val& y = imp.Out(c, 0);
+  if (!x.shape.fully_known()) return Status(StatusCode::kInvalidArgument, "the input's shape is not known");
+  const Ints xs = x.shape.extents();
+  const auto r = static_cast<int64_t>(xs.size());
+  if (c.code == kSqueeze) {
+    const auto* o = c.op.builtin_options_as_SqueezeOptions();
+    std::vector<bool> drop(xs.size(), false);
+    if (o && o->squeeze_dims() && o->squeeze_dims()->size()) {
+      for (int32_t a : *o->squeeze_dims()) {
+        const int64_t ax = a < 0 ? a + r : a;
+        if (ax < 0 || ax >= r || xs[static_cast<size_t>(ax)] != 1)
+          return imp.Fail(c, "builtin_options.squeeze_dims", "axis {} of the resized input {} is not 1", a,
+                          x.shape.ToString());
+        drop[static_cast<size_t>(ax)] = true;
+      }
+    } else {
+      for (size_t d = 0; d < xs.size(); ++d) drop[d] = xs[d] == 1;
+    }
+    Ints out;
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (!drop[d]) out.push_back(xs[d]);
+    return out;
+  }
+  if (c.code == kExpandDims) {
+    auto axis = imp.ConstInts(imp.In(c, 1));
+    if (!axis || axis->size() != 1) return imp.Fail(c, "inputs[1]", "the axis must be one int32/int64 constant");
+    int64_t a = (*axis)[0];
+    if (a < 0) a += r + 1;
+    if (a < 0 || a > r) return imp.Fail(c, "inputs[1]", "axis {} is out of range for rank {}", (*axis)[0], r);
+    Ints out = xs;
+    out.insert(out.begin() + a, 1);
+    return out;
+  }
+  // RESHAPE: the shape operand (or the options' new_shape) as written; where
+  // the converter wrote the traced size of a dim the signature marks dynamic,
+  // that one dim is inferred.
+  std::optional<Ints> target;
+  if (c.has_input(1)) target = imp.ConstInts(imp.In(c, 1));
+  if (!target) {
+    const auto* o = c.op.builtin_options_as_ReshapeOptions();
+    if (o && o->new_shape()) target = Ints(o->new_shape()->begin(), o->new_shape()->end());
+  }
+  if (!target) return imp.Fail(c, "inputs[1]", "the new shape is computed at run time; resized inputs need it constant");
+  Ints out = *target;
+  if (std::find(out.begin(), out.end(), -1) == out.end() && y.shape.rank() == out.size()) {
+    size_t dynamic = 0, at = 0;
+    for (size_t d = 0; d < out.size(); ++d)
+      if (!y.shape[d].known()) ++dynamic, at = d;
+    if (dynamic > 1)
+      return imp.Fail(c, "inputs[1]", "the new shape {} was traced at the file's sizes and {} of its dims are "
+                      "dynamic: it cannot follow the resized input {}", fmt::join(out, ","), dynamic,
+                      x.shape.ToString());
+    if (dynamic == 1) out[at] = -1;
+  }
+  return out;
+}
+
+}  // namespace
+
 Status LowerReshape(OpCtx& c) {
   Importer& imp = c.imp;
   TRY(x, imp.Get(c, 0));
-  // The declared output shape is static in a TFLite file.
-  return Done(imp.Emit(c, "Reshape", {x}, {{"shape", imp.Out(c, 0).shape.extents()}}));
+  Ints target = imp.Out(c, 0).shape.extents();
+  if (imp.resized() && !imp.Out(c, 0).shape.fully_known()) {
+    auto t = ResizedReshapeTarget(c);
+    if (!t.ok()) return t.status();
+    target = std::move(t.value());
+  }
+  // Otherwise the declared output shape: static in a TFLite file.
+  return Done(imp.Emit(c, "Reshape", {x}, {{"shape", target}}));
 }
 
 Status LowerTranspose(OpCtx& c) {

@@ -24,8 +24,11 @@ namespace qairt {
 bool LooksLikeTflite(const void* data, size_t size);
 
 // Imports the model at `path` (memory-mapped; constant data is copied into
-// the graph). `options.define_symbols`/`input_dims` are not used (TFLite
-// shapes are static). The report (if given) is filled either way: its
+// the graph). `options.input_dims` resizes inputs (by tensor name), as
+// TFLite's ResizeInputTensor does: the dims a shape_signature marks -1 are
+// the ones meant to change; the ops' output shapes then follow the lowered
+// graph. `define_symbols` are not used (TFLite names no dims). The report (if
+// given) is filled either way: its
 // `producer` is "tflite" plus the model description, `ir_version` the schema
 // version, `source_ops` counts TFLite builtin op names.
 Result<Graph> ImportTfliteFile(const std::string& path, const ImportOptions& options, ImportReport* report);

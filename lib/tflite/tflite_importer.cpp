@@ -64,6 +64,7 @@ void Importer::LowerOp(size_t index, const fb::Operator& op) {
   // Inputs whose producer failed: skip quietly (the first failure is reported).
   for (size_t i = 0; i < c.num_inputs(); ++i)
     if (c.has_input(i) && !In(c, i).available) return;
+  if (resized_) ResetDeclaredShapes(c);
   auto unsupported = [&](std::string why) {
     report_->unsupported.push_back(fmt::format("operators[{}] ({})", index, histogram_name));
     Diag(Severity::kError, DiagKind::kUnknownOpType, fmt::format("operators[{}]", index),

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -46,7 +47,10 @@ Encoding Permuted(Encoding e, const Ints& perm);
 struct Val {
   const fb::Tensor* t = nullptr;
   std::string name;
-  Shape shape;            // TFLite shape (static)
+  // TFLite shape: the file's, until the inputs are resized (--input_dim on
+  // a dynamic input), then what the lowered op makes.
+  Shape shape;
+  Ints signature;         // shape_signature (-1: dynamic), empty if absent
   int32_t type = 0;
   std::optional<Encoding> enc;  // from quantization, TFLite layout
   bool available = false;       // defined by now (constant, input or produced)
@@ -110,6 +114,9 @@ class Importer {
   Result<TensorId> GetPermutedConst(OpCtx& c, size_t i, const Ints& perm, const std::string& suffix);
   std::optional<Ints> ConstInts(const Val& v) const;
   std::optional<std::vector<float>> ConstFloats(const Val& v) const;  // dequantized if quantized
+  // Whether an input was resized: declared output shapes then hold only
+  // what the shape signatures fix.
+  bool resized() const { return resized_; }
 
   // Emits `type` whose single output is TFLite output `k` (in NCHW if `nchw`),
   // followed by the fused activation.
@@ -132,6 +139,11 @@ class Importer {
   void LowerOp(size_t index, const fb::Operator& op);
   void MarkOutputs();
   void BindOutput(Val& v, TensorId id, bool nchw);
+  // With resized inputs: what an op's output declares before it is lowered
+  // (dims the signature leaves dynamic unknown; a file without signatures
+  // declares nothing the resize keeps).
+  void ResetDeclaredShapes(const OpCtx& c);
+  void ResizeInput(Val& v, std::set<std::string>* matched);
 
   const fb::Model& m_;
   ImportOptions options_;
@@ -143,6 +155,7 @@ class Importer {
   std::vector<Val> vals_;
   Val missing_;
   std::unordered_map<std::string, size_t> name_counter_;
+  bool resized_ = false;  // an input was given dims other than the file's
 };
 
 // ---------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 // quantization parameters, constant data from the buffers (in the file or
 // external), the TFLite-layout and NCHW forms of each tensor, and the
 // emission of the IR ops that produce an operator's outputs.
+#include <algorithm>
 #include <cstring>
+#include <set>
+
+#include <fmt/ranges.h>
 
 #include "onnx/importer.h"  // ReadAsFloats (fp16 weights)
 #include "tflite/tflite_importer.h"
@@ -22,6 +26,13 @@ std::optional<DType> FixedOf(int32_t type) {
     case 20: return DType::kUFixed4;
     default: return std::nullopt;
   }
+}
+
+// "N,1,N" for the signature [-1, 1, -1]: the form --input_dim takes.
+std::string DimsExample(const Ints& signature) {
+  std::string out;
+  for (int64_t d : signature) out += (out.empty() ? "" : ",") + (d < 0 ? std::string("N") : std::to_string(d));
+  return out;
 }
 
 Shape PermutedShape(const Shape& s, const Ints& perm) {
@@ -97,6 +108,8 @@ Status Importer::SetupValues() {
     if (t->shape())
       for (int32_t d : *t->shape()) extents.push_back(d);
     v.shape = Shape::FromExtents(extents);
+    if (t->shape_signature())
+      for (int32_t d : *t->shape_signature()) v.signature.push_back(d);
     const fb::QuantizationParameters* q = t->quantization();
     if (q && q->scale() && q->scale()->size() > 0) {
       auto fixed = FixedOf(v.type);
@@ -177,9 +190,10 @@ Status Importer::SetupValues() {
 }
 
 Status Importer::LoadInputs() {
-  if (!options_.input_dims.empty() || !options_.define_symbols.empty())
-    Diag(Severity::kWarning, DiagKind::kAttribute, "input_dim",
-         "--input_dim/--define_symbol are ignored for TFLite models (their shapes are static)");
+  if (!options_.define_symbols.empty())
+    Diag(Severity::kWarning, DiagKind::kAttribute, "define_symbol",
+         "--define_symbol is ignored for TFLite models (they name no dims): give an input's shape with --input_dim");
+  std::set<std::string> matched;
   if (!sg_->inputs()) return Status::Ok();
   for (int32_t i : *sg_->inputs()) {
     Val& v = V(i);
@@ -202,6 +216,7 @@ Status Importer::LoadInputs() {
            fmt::format("tensor '{}' is a variable (stateful) tensor; variables are not supported", v.name));
       continue;
     }
+    ResizeInput(v, &matched);
     auto id = graph_.AddInput(UniqueName(v.name), dtype, v.shape);
     if (!id.ok()) {
       Diag(Severity::kError, DiagKind::kAttribute, v.name, id.status().message());
@@ -214,7 +229,67 @@ Status Importer::LoadInputs() {
     v.id = id.value();
     v.available = true;
   }
+  for (const auto& [name, dims] : options_.input_dims)
+    if (!matched.count(name))
+      Diag(Severity::kError, DiagKind::kAttribute, name,
+           fmt::format("--input_dim names '{}', which is not an input of the model", name));
   return Status::Ok();
+}
+
+// TFLite's interpreter runs a model at the shapes in the file until an input
+// is resized; a dim its shape_signature marks -1 is the one meant to be
+// resized (a sequence or sample length). --input_dim resizes; the ops'
+// output shapes then follow from the lowered graph.
+void Importer::ResizeInput(Val& v, std::set<std::string>* matched) {
+  const bool dynamic = std::find(v.signature.begin(), v.signature.end(), -1) != v.signature.end();
+  auto it = options_.input_dims.find(v.name);
+  if (it == options_.input_dims.end()) {
+    if (dynamic)
+      Diag(Severity::kWarning, DiagKind::kShapeMismatch, v.name,
+           fmt::format("input '{}' is dynamic (shape signature [{}]); it is imported at the file's shape {}, as "
+                       "TFLite runs it before a resize: give its real shape with --input_dim {} {}",
+                       v.name, fmt::join(v.signature, ", "), v.shape.ToString(), v.name,
+                       DimsExample(v.signature)));
+    return;
+  }
+  matched->insert(v.name);
+  const Ints& given = it->second;
+  if (given.size() != v.shape.rank()) {
+    Diag(Severity::kError, DiagKind::kShapeMismatch, v.name,
+         fmt::format("--input_dim {}: {} dims given but the input has rank {} {}", v.name, given.size(),
+                     v.shape.rank(), v.shape.ToString()));
+    return;
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (given[i] < 1) {
+      Diag(Severity::kError, DiagKind::kShapeMismatch, v.name,
+           fmt::format("--input_dim {}: dim {} is {}; dims must be >= 1", v.name, i, given[i]));
+      return;
+    }
+    const bool fixed = !dynamic || v.signature.size() != given.size() || v.signature[i] != -1;
+    if (fixed && given[i] != v.shape[i].value)
+      Diag(Severity::kWarning, DiagKind::kShapeMismatch, v.name,
+           fmt::format("--input_dim {}: dim {} overridden from {} to {}, which the model's shape signature {} "
+                       "fixes", v.name, i, v.shape[i].value, given[i],
+                       v.signature.empty() ? std::string("(none: every dim)")
+                                           : fmt::format("[{}]", fmt::join(v.signature, ", "))));
+  }
+  if (Shape::FromExtents(given) != v.shape) resized_ = true;
+  v.shape = Shape::FromExtents(given);
+}
+
+void Importer::ResetDeclaredShapes(const OpCtx& c) {
+  for (size_t k = 0; k < c.num_outputs(); ++k) {
+    if (c.out_index(k) < 0) continue;
+    Val& v = V(c.out_index(k));
+    if (v.is_const() || !v.shape.rank_known()) continue;
+    std::vector<Dim> dims;
+    for (size_t d = 0; d < v.shape.rank(); ++d) {
+      const bool kept = v.signature.size() == v.shape.rank() && v.signature[d] >= 0;
+      dims.push_back(kept ? v.shape[d] : Dim());
+    }
+    v.shape = Shape(std::move(dims));
+  }
 }
 
 Result<TensorId> Importer::Transposed(Val& v, TensorId src, const Ints& perm, const std::string& name) {
@@ -327,6 +402,11 @@ std::optional<std::vector<float>> Importer::ConstFloats(const Val& v) const {
 void Importer::BindOutput(Val& v, TensorId id, bool nchw) {
   if (nchw) v.nchw = id; else v.id = id;
   v.available = true;
+  if (resized_) {
+    // What the resized graph makes is the shape later ops read.
+    const Shape& got = graph_.tensor(id).shape;
+    if (got.rank_known()) v.shape = nchw && got.rank() == 4 ? PermutedShape(got, kToNhwc) : got;
+  }
 }
 
 Result<TensorId> Importer::EmitTemp(OpCtx& c, const std::string& type, const std::string& suffix,
@@ -401,7 +481,17 @@ Result<TensorId> Importer::Emit(OpCtx& c, const std::string& type, std::vector<T
   if (!out.ok()) return Fail(c, "", "{}", out.status().message());
   // The IR's shape functions must agree with the shape the model declares.
   const Shape& got = graph_.tensor(out.value()).shape;
-  if (got.fully_known() && v.shape.rank_known()) {
+  if (resized_ && v.shape.rank_known() && !v.shape.fully_known()) {
+    // Resized: only the dims the signature fixes are declared.
+    const Shape want = nchw && v.shape.rank() == 4 ? PermutedShape(v.shape, kToNchw) : v.shape;
+    bool agree = got.rank_known() && got.rank() == want.rank();
+    for (size_t d = 0; agree && d < want.rank(); ++d)
+      agree = !want[d].known() || !got[d].known() || want[d].value == got[d].value;
+    if (!agree)
+      return Fail(c, fmt::format("outputs[{}]", k), "lowered to {} with output shape {}, but the model's shape "
+                  "signature for '{}' is {} (the inputs were resized)", type, got.ToString(), v.name,
+                  want.ToString());
+  } else if (got.fully_known() && v.shape.rank_known()) {
     const Shape want = nchw && v.shape.rank() == 4 ? PermutedShape(v.shape, kToNchw) : v.shape;
     if (got != want && got.element_count() != want.element_count())
       return Fail(c, fmt::format("outputs[{}]", k), "lowered to {} with output shape {}, but the model declares {} "

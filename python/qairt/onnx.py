@@ -85,20 +85,27 @@ def import_onnx(model: Union[str, os.PathLike, bytes], define_symbols: Optional[
         opts.num_define_symbols = len(names)
         opts.define_symbol_names = name_arr
         opts.define_symbol_values = value_arr
-    if input_dims:
-        names = [_enc(k) for k in input_dims]
-        dims = [(ctypes.c_int64 * len(v))(*[int(d) for d in v]) for v in input_dims.values()]
-        name_arr = (ctypes.c_char_p * len(names))(*names)
-        rank_arr = (ctypes.c_size_t * len(dims))(*[len(d) for d in dims])
-        ptr_arr = (ctypes.POINTER(ctypes.c_int64) * len(dims))(
-            *[ctypes.cast(d, ctypes.POINTER(ctypes.c_int64)) for d in dims])
-        keep += [names, dims, name_arr, rank_arr, ptr_arr]
-        opts.num_input_dims = len(names)
-        opts.input_dim_names = name_arr
-        opts.input_dim_ranks = rank_arr
-        opts.input_dims = ptr_arr
+    _set_input_dims(opts, input_dims, keep)
 
     return _run_import(_ffi.qairt_import_onnx_file, _ffi.qairt_import_onnx_bytes, path, data, opts)
+
+
+def _set_input_dims(opts, input_dims, keep):
+    """Puts input name -> shape into the import options; the ctypes arrays
+    go into `keep`, which must outlive the import call."""
+    if not input_dims:
+        return
+    names = [_enc(k) for k in input_dims]
+    dims = [(ctypes.c_int64 * len(v))(*[int(d) for d in v]) for v in input_dims.values()]
+    name_arr = (ctypes.c_char_p * len(names))(*names)
+    rank_arr = (ctypes.c_size_t * len(dims))(*[len(d) for d in dims])
+    ptr_arr = (ctypes.POINTER(ctypes.c_int64) * len(dims))(
+        *[ctypes.cast(d, ctypes.POINTER(ctypes.c_int64)) for d in dims])
+    keep += [names, dims, name_arr, rank_arr, ptr_arr]
+    opts.num_input_dims = len(names)
+    opts.input_dim_names = name_arr
+    opts.input_dim_ranks = rank_arr
+    opts.input_dims = ptr_arr
 
 
 def _run_import(file_fn, bytes_fn, path, data, opts):

