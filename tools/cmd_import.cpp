@@ -212,7 +212,9 @@ Checks RunChecks(qairt_graph_t* graph, const qairt_target_t* target, const std::
   if (!overrides_path.empty())
     c.json += ",\"quantization_overrides\":{\"file\":" + JsonQuoted(overrides_path) + ",\"ignored\":" +
               (ignored ? "true" : "false") + "}";
-  c.json += ",\"diagnostics\":" + QueryThenFill([&](char* b, size_t n, size_t* l) {
+  // "checks", not "diagnostics": the import report already has that key
+  // (the importer's own records) and a JSON object's keys must be unique.
+  c.json += ",\"checks\":" + QueryThenFill([&](char* b, size_t n, size_t* l) {
     return qairt_diagnostics_render(diags, QAIRT_REPORT_JSON, b, n, l);
   });
   qairt_convert_result_destroy(r);

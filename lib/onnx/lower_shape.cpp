@@ -1,6 +1,9 @@
 // Lowering of ONNX's data-movement, shape, reduction and control ops.
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "onnx/importer.h"
 
@@ -378,13 +381,48 @@ Result<std::vector<std::string>> InlineBranch(NodeContext& ctx, const char* whic
     v.ir_name = init.name();
     imp.Bind(init.name(), std::move(v));
   }
-  // Branch nodes are in order in practice; lower them like top-level nodes.
+  // Lowered like top-level nodes, in dependency order: exporters do not
+  // always write a branch's nodes in order (torch 1.12 put silero VAD's
+  // after their consumers).
   imp.KeepAlive(holder);
-  for (int i = 0; i < holder->node_size(); ++i) {
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < holder->node_size(); ++i)
+    for (const auto& out : holder->node(i).output())
+      if (!out.empty()) producer.emplace(out, i);
+  std::vector<int> order, state(static_cast<size_t>(holder->node_size()), 0);  // 0 new, 1 on the stack, 2 done
+  for (int root = 0; root < holder->node_size(); ++root) {
+    if (state[static_cast<size_t>(root)]) continue;
+    // Depth-first over in-branch producers, iteratively (branches can be long chains).
+    std::vector<std::pair<int, int>> stack = {{root, 0}};
+    state[static_cast<size_t>(root)] = 1;
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      const onnx::NodeProto& node = holder->node(n);
+      if (next < node.input_size()) {
+        const std::string& in = node.input(next++);
+        auto it = in.empty() ? producer.end() : producer.find(in);
+        if (it == producer.end()) continue;
+        const auto dep = static_cast<size_t>(it->second);
+        if (state[dep] == 1)
+          return ctx.Fail(which, "branch node '{}' reads '{}', which depends on the node itself (a cycle)",
+                          node.name(), in);
+        if (state[dep] == 0) {
+          state[dep] = 1;
+          stack.emplace_back(it->second, 0);
+        }
+        continue;
+      }
+      state[static_cast<size_t>(n)] = 2;
+      order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  for (int i : order) {
     const onnx::NodeProto& node = holder->node(i);
     for (const auto& in : node.input())
       if (!in.empty() && !imp.Find(in))
-        return ctx.Fail(which, "branch node '{}' reads '{}', which is not defined before it", node.name(), in);
+        return ctx.Fail(which, "branch node '{}' reads '{}', which neither the branch nor the graph around it "
+                        "defines", node.name(), in);
     imp.LowerNode(node, static_cast<size_t>(i));
   }
   if (holder->output_size() != static_cast<int>(ctx.num_outputs()))

@@ -107,7 +107,7 @@ contains convert-good "$tmp/out" "quantization overrides: .*good.json: [0-9]+ en
 check convert-typos 1 "$qairt" convert -i "$model" "${syms[@]}" --quantization_overrides "$tmp/typos.json" --dry_run
 contains convert-typos "$tmp/out" "did you mean"
 check convert-typos-json 1 "$qairt" convert -i "$model" "${syms[@]}" --quantization_overrides "$tmp/typos.json" --dry_run --json
-$py -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['diagnostics']['errors']==3 and d['quantization_overrides']['ignored'] is False, d.keys()" "$tmp/out" || fail=1
+$py -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['checks']['errors']==3 and d['quantization_overrides']['ignored'] is False, d.keys()" "$tmp/out" || fail=1
 check convert-ignore 0 "$qairt" convert -i "$model" "${syms[@]}" --quantization_overrides "$tmp/typos.json" --ignore_quantization_overrides --dry_run
 contains convert-ignore "$tmp/out" "ignored"
 

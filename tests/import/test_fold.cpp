@@ -5,6 +5,7 @@
 // 1-D pooling, int64 narrowing).
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -397,6 +398,79 @@ TEST_CASE("If with a condition computed from the data selects between both branc
 
 namespace qairt {
 namespace {
+
+// Exporters do not always write a branch's nodes in order (torch 1.12's
+// silero VAD puts consumers first): branches are lowered in dependency order.
+TEST_CASE("If branches whose nodes are written consumers first import in dependency order", "[import][fold]") {
+  for (const bool constant_condition : {true, false}) {
+    INFO((constant_condition ? "constant condition" : "condition from the data"));
+    OnnxModelBuilder b(13);
+    b.Input("x", P::FLOAT, {1, 3});
+    b.Init<float>("two", P::FLOAT, {1}, {2.0f});
+    if (constant_condition) {
+      b.Init<uint8_t>("c", P::BOOL, {}, {1});
+    } else {
+      b.Init<float>("zero", P::FLOAT, {}, {0.0f});
+      auto* rs = b.Node("ReduceSum", {"x"}, {"s"}, "sum");
+      OnnxModelBuilder::IntAttr(rs, "keepdims", 0);
+      b.Node("Greater", {"s", "zero"}, {"c"}, "positive");
+    }
+    auto* n = b.Node("If", {"c"}, {"y"}, "branch");
+    auto branch = [&](const char* attr, std::vector<std::array<std::string, 4>> nodes, const char* out) {
+      auto* a = n->add_attribute();
+      a->set_name(attr);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      auto* g = a->mutable_g();
+      g->set_name(attr);
+      for (const auto& [op, in0, in1, o] : nodes) {
+        auto* node = g->add_node();
+        node->set_op_type(op);
+        node->set_name(o + "_op");
+        node->add_input(in0);
+        if (!in1.empty()) node->add_input(in1);
+        node->add_output(o);
+      }
+      g->add_output()->set_name(out);
+    };
+    // then: relu(x * 2) - x, written last op first; else: -x.
+    branch("then_branch", {{"Sub", "r", "x", "t_out"}, {"Relu", "m", "", "r"}, {"Mul", "x", "two", "m"}}, "t_out");
+    branch("else_branch", {{"Neg", "x", "", "e_out"}}, "e_out");
+    b.Output("y", P::FLOAT, {1, 3});
+    ImportReport report;
+    auto g = Import(b, &report);
+    INFO((g.ok() ? "" : g.status().message()));
+    REQUIRE(g.ok());
+    auto ex = exec::Executor::Create(g.value());
+    REQUIRE(ex.ok());
+    const std::vector<float> x = {1, 2, -1};
+    auto out = ex.value()->Run({x.data()}, {12});
+    REQUIRE(out.ok());
+    std::vector<float> y(3);
+    std::memcpy(y.data(), out.value()[0].bytes.data(), 12);
+    CHECK(y == std::vector<float>{1, 2, 1});  // sum 2 > 0: the then branch
+  }
+  // A name neither the branch nor the graph defines is still named.
+  OnnxModelBuilder b(13);
+  b.Input("x", P::FLOAT, {1, 3});
+  b.Init<uint8_t>("c", P::BOOL, {}, {1});
+  auto* n = b.Node("If", {"c"}, {"y"}, "branch");
+  for (const char* attr : {"then_branch", "else_branch"}) {
+    auto* a = n->add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* node = a->mutable_g()->add_node();
+    node->set_op_type("Relu");
+    node->set_name("relu");
+    node->add_input("nowhere");
+    node->add_output("o");
+    a->mutable_g()->add_output()->set_name("o");
+  }
+  b.Output("y", P::FLOAT, {1, 3});
+  ImportReport report;
+  auto g = Import(b, &report);
+  REQUIRE_FALSE(g.ok());
+  CHECK_THAT(g.status().message(), Catch::Contains("reads 'nowhere', which neither the branch nor the graph around it"));
+}
 
 TEST_CASE("a Conv over constants that absorbs its BatchNormalization is not folded away from under it", "[import][fold]") {
   // x is a constant: the Conv has only constant inputs, and its lowering also

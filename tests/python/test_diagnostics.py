@@ -130,9 +130,14 @@ class DiagnosticsTest(unittest.TestCase):
             p = subprocess.run([CLI, "convert", "-i", neg, "--target", "lpai_v6", "--dry_run", "--json",
                                 "--quantization_overrides", bad], capture_output=True, text=True)
             self.assertEqual(p.returncode, 1, p.stderr)
-            j = json.loads(p.stdout)
+            def unique_keys(pairs):
+                keys = [k for k, _ in pairs]
+                self.assertEqual(len(keys), len(set(keys)), "duplicate JSON keys: %s" % keys)
+                return dict(pairs)
+            j = json.loads(p.stdout, object_pairs_hook=unique_keys)
             self.assertEqual(j["target"]["ops_without_kernels"], ["ElementWiseNeg"])
-            self.assertEqual(j["diagnostics"]["errors"], 2)
+            self.assertEqual(j["checks"]["errors"], 2)
+            self.assertIsInstance(j["diagnostics"], list)  # the import report's own records
             self.assertEqual(j["quantization_overrides"], {"file": bad, "ignored": False})
 
     def test_import_failure_is_a_record(self):
