@@ -1,6 +1,6 @@
 // Lowering of TFLite's type conversions: QUANTIZE and DEQUANTIZE (folded into
-// encodings and constants where they only carry quantization parameters) and
-// CAST.
+// encodings and constants where they only carry quantization parameters),
+// DENSIFY (of a sparse constant, densified when it was read) and CAST.
 #include "onnx/importer.h"  // VectorData (fp16 weights folded to float32)
 #include "tflite/tflite_importer.h"
 
@@ -83,6 +83,22 @@ Status LowerDequantize(OpCtx& c) {
     return Done(imp.Emit(c, "Cast", {xin}, {{"to", static_cast<int64_t>(DType::kFloat32)}}, 0, nchw));
   // A quantized activation already is a float tensor with an encoding.
   return FoldIntoInput(imp, x, y);
+}
+
+// DENSIFY makes a sparse constant dense at run time; the importer densified
+// it when reading it, so its output is that constant.
+Status LowerDensify(OpCtx& c) {
+  Importer& imp = c.imp;
+  Val& x = imp.In(c, 0);
+  Val& y = imp.Out(c, 0);
+  if (!x.is_const()) return imp.Fail(c, "inputs[0]", "DENSIFY's input '{}' must be a (sparse) constant", x.name);
+  if (x.shape != y.shape)
+    return imp.Fail(c, "outputs[0]", "output {} and input {} differ in shape", y.shape.ToString(), x.shape.ToString());
+  y.data = x.data;
+  y.dtype = x.dtype;
+  y.enc = x.enc;
+  y.available = true;
+  return Status::Ok();
 }
 
 Status LowerCast(OpCtx& c) {

@@ -146,6 +146,10 @@ Result<Graph> Importer::Run() {
          fmt::format("the model has {} subgraphs; only subgraphs[0] (the main graph) is imported",
                      m_.subgraphs()->size()));
   (void)SetupValues();
+  if (densified_)
+    Diag(Severity::kNote, DiagKind::kStaticData, "sparsity",
+         fmt::format("{} sparse constant{} densified: the target runs {} dense", densified_,
+                     densified_ == 1 ? "" : "s", densified_ == 1 ? "it" : "them"));
   (void)LoadInputs();
   if (sg_->operators())
     for (size_t i = 0; i < sg_->operators()->size(); ++i)
@@ -204,6 +208,7 @@ Status LowerOperator(OpCtx& c) {
     case kPack: return LowerPack(c);
     case kQuantize: return LowerQuantize(c);
     case kDequantize: return LowerDequantize(c);
+    case kDensify: return LowerDensify(c);
     case kCast: return LowerCast(c);
     default: return LowerUnary(c);
   }

@@ -156,6 +156,7 @@ class Importer {
   Val missing_;
   std::unordered_map<std::string, size_t> name_counter_;
   bool resized_ = false;  // an input was given dims other than the file's
+  size_t densified_ = 0;  // sparse constants made dense
 };
 
 // ---------------------------------------------------------------------------
@@ -210,6 +211,7 @@ Status LowerPack(OpCtx& c);
 // lower_qdq.cpp: QUANTIZE, DEQUANTIZE and CAST.
 Status LowerQuantize(OpCtx& c);
 Status LowerDequantize(OpCtx& c);
+Status LowerDensify(OpCtx& c);
 Status LowerCast(OpCtx& c);
 
 }  // namespace qairt::tflite_import

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "onnx/importer.h"  // ReadAsFloats (fp16 weights)
+#include "tflite/sparse_tensor.h"
 #include "tflite/tflite_importer.h"
 
 namespace qairt::tflite_import {
@@ -151,6 +152,19 @@ Status Importer::SetupValues() {
       } else if (b->data()) {
         p = b->data()->data();
         n = b->data()->size();
+      }
+      std::vector<uint8_t> dense;  // a sparse constant's values in place (the verifier checked its layout)
+      if (n > 0 && t->sparsity()) {
+        auto d = Densify(*t->sparsity(), extents, TensorTypeBits(v.type) / 8, p, n);
+        if (!d.ok()) {
+          Diag(Severity::kError, DiagKind::kStaticData, v.name,
+               fmt::format("tensor '{}' (tensors[{}]).sparsity: {}", v.name, i, d.status().message()));
+          continue;
+        }
+        dense = std::move(d.value());
+        p = dense.data();
+        n = dense.size();
+        ++densified_;
       }
       if (n > 0) {
         if (v.enc) {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "tflite/sparse_tensor.h"
 #include "tflite/tflite_common.h"
 #include "tflite/tflite_import.h"
 
@@ -119,7 +120,7 @@ bool Lowered(int32_t code) {
     case kExpandDims: case kLog: case kSum: case kSqrt: case kRsqrt: case kReduceProd: case kReduceMax:
     case kReduceMin: case kSquare: case kResizeNearestNeighbor: case kLeakyRelu: case kSquaredDifference:
     case kMirrorPad: case kAbs: case kElu: case kQuantize: case kHardSwish: case kBatchMatmul: case kGelu:
-    case kPack: case kRelu0To1:
+    case kPack: case kRelu0To1: case kDensify:
       return true;
     default: return false;
   }
@@ -298,23 +299,44 @@ void Checker::CheckTensor(size_t si, size_t ti, const fb::Tensor* t) {
       }
     }
   }
-  if (t->sparsity()) Fail("{}.sparsity: sparse tensors are not supported (densify the model)", where);
+  // A sparse constant stores only the values its sparsity parameters visit.
+  std::optional<uint64_t> stored;
+  if (t->sparsity() && count_ok) {
+    std::vector<int64_t> dims;
+    if (t->shape())
+      for (int32_t d : *t->shape()) dims.push_back(d);
+    auto n = SparseValueCount(*t->sparsity(), dims);
+    if (!n.ok()) {
+      Fail("{}.sparsity: {}", where, n.status().message());
+      count_ok = false;
+    } else if (TensorTypeBits(type) < 8) {
+      Fail("{}.sparsity: sparse tensors of type {} are not supported", where, TensorTypeName(type));
+      count_ok = false;
+    } else {
+      stored = n.value();
+    }
+  }
   if (t->external_buffer() != 0) Fail("{}.external_buffer = {}: external buffers (schema 3d) are not supported", where,
                                       t->external_buffer());
   const size_t nb = m_.buffers() ? m_.buffers()->size() : 0;
   if (t->buffer() >= nb && !(t->buffer() == 0 && nb == 0)) {
     Fail("{}.buffer = {} is out of range ({} buffers)", where, t->buffer(), nb);
-  } else if (t->buffer() != 0 && count_ok && !t->sparsity()) {  // sparse data holds nnz values only
+  } else if (t->buffer() != 0 && count_ok) {
     const fb::Buffer* b = m_.buffers()->Get(t->buffer());
     const uint64_t have = b->offset() > 1 ? b->size() : (b->data() ? b->data()->size() : 0);
     if (have > 0) {
-      const auto need = TensorBytes(type, count);
+      const auto need = TensorBytes(type, stored.value_or(count));
       if (!need)
         Fail("{}: constant data of type {} is not supported", where, TensorTypeName(type));
+      else if (*need != have && stored)
+        Fail("{}: buffers[{}] holds {} bytes, but its sparsity parameters visit {} values of {} ({} bytes)", where,
+             t->buffer(), have, *stored, TensorTypeName(type), *need);
       else if (*need != have)
         Fail("{}: buffers[{}] holds {} bytes, but shape {} ({} elements of {}) needs {}", where, t->buffer(), have,
              ShapeText(t->shape()), count, TensorTypeName(type), *need);
     }
+  } else if (stored && t->buffer() == 0) {
+    Fail("{}.sparsity: a sparse tensor must be a constant (it has no buffer)", where);
   }
   if (t->quantization()) CheckQuantization(where, *t, *t->quantization());
 }

@@ -516,7 +516,7 @@ std::filesystem::path NpmModel(const std::string& rel) {
          rel;
 }
 
-TEST_CASE("MediaPipe face detection and selfie segmentation models import (or fail naming what is unsupported)",
+TEST_CASE("MediaPipe face detection (dense and sparse) and selfie segmentation models import",
           "[tflite][import][npm]") {
   struct Case {
     std::string path;
@@ -526,7 +526,7 @@ TEST_CASE("MediaPipe face detection and selfie segmentation models import (or fa
   const std::vector<Case> cases = {
       {"@mediapipe/face_detection/face_detection_short_range.tflite", true, ""},
       {"@mediapipe/face_detection/face_detection_full_range.tflite", true, ""},
-      {"@mediapipe/face_detection/face_detection_full_range_sparse.tflite", false, "sparse tensors are not supported"},
+      {"@mediapipe/face_detection/face_detection_full_range_sparse.tflite", true, ""},
       {"@mediapipe/selfie_segmentation/selfie_segmentation.tflite", true, ""},
       {"@mediapipe/selfie_segmentation/selfie_segmentation_landscape.tflite", true, ""},
   };

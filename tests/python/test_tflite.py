@@ -555,15 +555,15 @@ class MediaPipeTest(unittest.TestCase):
         if not (NPM / self.MODELS[0][0]).exists():
             self.skipTest("MediaPipe models not installed (scripts/setup-npm.sh)")
 
-    def test_custom_op_imports_and_sparse_fails_by_name(self):
+    def test_custom_op_and_sparse_weights_import(self):
         # MediaPipe's Convolution2DTransposeBias is a transposed convolution
         # with bias (tests/import/test_tflite_import.cpp checks it against its
-        # definition); sparse tensors are still refused by name.
+        # definition); sparse weights are densified
+        # (tests/import/test_tflite_sparse.cpp checks the format).
         g, _ = qairt.import_tflite(str(NPM / "selfie_segmentation/selfie_segmentation.tflite"))
         self.assertIn("TransposeConv2d", [op.type for op in g.ops()])
-        with self.assertRaises(qairt.QairtError) as cm:
-            qairt.import_tflite(str(NPM / "face_detection/face_detection_full_range_sparse.tflite"))
-        self.assertIn("sparse tensors are not supported", str(cm.exception))
+        g, report = qairt.import_tflite(str(NPM / "face_detection/face_detection_full_range_sparse.tflite"))
+        self.assertIn("46 sparse constants densified", json.dumps(report))
 
     @unittest.skipUnless(HAVE_ARMNN or STRICT, "python3-pyarmnn (Arm NN reference) not installed")
     def test_executor_matches_armnn(self):

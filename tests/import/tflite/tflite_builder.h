@@ -18,6 +18,20 @@ namespace qairt::tflite_test {
 
 namespace tfb = ::qairt::tflite::fb;
 
+// TFLite sparsity parameters (per traversal level: DENSE with its size, or
+// SPARSE_CSR with segments and indices, written as uint8 vectors when
+// `small_indices`, else int32).
+struct TSparseLevel {
+  bool csr = false;
+  int32_t dense_size = 0;
+  std::vector<int32_t> segments, indices;
+};
+struct TSparsity {
+  std::vector<int32_t> traversal_order, block_map;
+  std::vector<TSparseLevel> levels;
+  bool small_indices = false;
+};
+
 struct TTensor {
   TTensor() = default;
   TTensor(std::string n, std::vector<int32_t> s, tfb::TensorType t = tfb::TensorType::FLOAT32,
@@ -40,6 +54,7 @@ struct TTensor {
   uint32_t external_buffer = 0;
   bool is_variable = false;
   std::vector<int32_t> shape_signature;  // empty: none written
+  std::optional<TSparsity> sparsity;     // `data` then holds the stored values only
 };
 
 using OptionsFn = std::function<std::pair<tfb::BuiltinOptions, flatbuffers::Offset<void>>(flatbuffers::FlatBufferBuilder&)>;
@@ -118,6 +133,28 @@ inline std::vector<uint8_t> Build(const TModel& m) {
     }
     flatbuffers::Offset<tfb::SparsityParameters> sp;
     if (t.sparse) sp = tfb::CreateSparsityParameters(b, b.CreateVector(std::vector<int32_t>{0, 1}));
+    if (t.sparsity) {
+      auto index_vector = [&](const std::vector<int32_t>& v) -> std::pair<tfb::SparseIndexVector, flatbuffers::Offset<void>> {
+        if (t.sparsity->small_indices) {
+          std::vector<uint8_t> u(v.begin(), v.end());
+          return {tfb::SparseIndexVector::Uint8Vector, tfb::CreateUint8Vector(b, b.CreateVector(u)).Union()};
+        }
+        return {tfb::SparseIndexVector::Int32Vector, tfb::CreateInt32Vector(b, b.CreateVector(v)).Union()};
+      };
+      std::vector<flatbuffers::Offset<tfb::DimensionMetadata>> levels;
+      for (const TSparseLevel& l : t.sparsity->levels) {
+        if (!l.csr) {
+          levels.push_back(tfb::CreateDimensionMetadata(b, tfb::DimensionType::DENSE, l.dense_size));
+          continue;
+        }
+        auto [st, seg] = index_vector(l.segments);
+        auto [it, idx] = index_vector(l.indices);
+        levels.push_back(tfb::CreateDimensionMetadata(b, tfb::DimensionType::SPARSE_CSR, 0, st, seg, it, idx));
+      }
+      sp = tfb::CreateSparsityParameters(b, b.CreateVector(t.sparsity->traversal_order),
+                                         t.sparsity->block_map.empty() ? 0 : b.CreateVector(t.sparsity->block_map),
+                                         b.CreateVector(levels));
+    }
     auto shape = b.CreateVector(t.shape);
     auto name = b.CreateString(t.name);
     flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature;
