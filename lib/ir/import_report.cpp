@@ -146,11 +146,12 @@ std::string ImportReportText(const ImportSummaryInput& in) {
     s += fmt::format("parameters: {} ({:.2f} MiB)\n", p.count, static_cast<double>(p.bytes) / (1024.0 * 1024.0));
     std::map<std::string, size_t> ir_ops;
     for (OpId id = 0; id < g.op_count(); ++id) ++ir_ops[g.op(id).type];
-    s += fmt::format("ops: {} ONNX nodes -> {} IR ops\n", [&] {
+    // The source's own unit: TFLite operators or ONNX nodes.
+    s += fmt::format("ops: {} {} -> {} IR ops\n", [&] {
       size_t n = 0;
       for (const auto& [t, c] : r.source_ops) n += c;
       return n;
-    }(), g.op_count());
+    }(), r.opsets.count("tflite") ? "TFLite operators" : "ONNX nodes", g.op_count());
     for (const auto& [t, n] : ir_ops) s += fmt::format("  {:<24} {}\n", t, n);
     size_t encoded = 0;
     for (TensorId id = 0; id < g.tensor_count(); ++id) encoded += g.tensor(id).encoding ? 1 : 0;

@@ -258,8 +258,13 @@ void Importer::ResizeInput(Val& v, std::set<std::string>* matched) {
   const bool dynamic = std::find(v.signature.begin(), v.signature.end(), -1) != v.signature.end();
   auto it = options_.input_dims.find(v.name);
   if (it == options_.input_dims.end()) {
+    // A dynamic batch alone (signature [-1, ...] at the file's 1) is how TF
+    // exports most models: a note; any other dynamic dim is a length the
+    // file's placeholder rarely fits.
+    bool batch_only = !v.signature.empty() && v.shape.rank() == v.signature.size() && v.shape[0].value == 1;
+    for (size_t d = 1; batch_only && d < v.signature.size(); ++d) batch_only = v.signature[d] != -1;
     if (dynamic)
-      Diag(Severity::kWarning, DiagKind::kShapeMismatch, v.name,
+      Diag(batch_only ? Severity::kNote : Severity::kWarning, DiagKind::kShapeMismatch, v.name,
            fmt::format("input '{}' is dynamic (shape signature [{}]); it is imported at the file's shape {}, as "
                        "TFLite runs it before a resize: give its real shape with --input_dim {} {}",
                        v.name, fmt::join(v.signature, ", "), v.shape.ToString(), v.name,
