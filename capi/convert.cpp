@@ -7,9 +7,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -445,6 +447,21 @@ void Pipeline::Evaluate() {
   r_->summary += QueryThenFill([&](char* b, size_t c, size_t* l) {
     return qairt_compare_report_render(cmp, QAIRT_COMPARE_SUMMARY, b, c, l);
   }) + "\n";
+  // A poor output: say where to look next.
+  double worst = INFINITY;
+  for (size_t i = 0; i < qairt_compare_report_output_count(cmp); ++i) {
+    qairt_accuracy a;
+    std::memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    if (qairt_status_t* s = qairt_compare_report_output(cmp, i, &a)) {
+      qairt_status_free(s);
+      continue;
+    }
+    worst = std::min(worst, a.sqnr_db);
+  }
+  if (worst < 20.0)
+    r_->summary += "  (below 20 dB: `qairt compare --float MODEL --quantized OUT.qairt --input_list LIST --per_layer` "
+                   "names the ops where it is lost)\n";
 }
 
 void Pipeline::Run() {

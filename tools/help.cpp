@@ -364,14 +364,17 @@ std::vector<CommandHelp> MakeTable() {
                "qairt compare --float MODEL|FILE.qairt --quantized OUT.qairt --input_list LIST [-d NAME DIMS]... "
                "[--define_symbol NAME VALUE]... [--per_layer] [--json] [--no_progress]",
                "How much accuracy quantization costs: SQNR and cosine per output and, with --per_layer, per encoded "
-               "tensor, running both models on the reference executor.",
+               "tensor and where it is lost (the ops whose output is much less accurate than their least accurate "
+               "input: a Log of values that quantized to 0, a clipped range), running both models on the reference "
+               "executor.",
                {{"input",
                  {{"--float", "MODEL|FILE.qairt", "the float reference model", "required"},
                   {"--quantized", "OUT.qairt", "the converted model", "required"},
                   {"--input_list", "LIST", "the samples both models run on", "required"}}},
                 {"shapes", {kInputDim, kDefineSymbol}},
                 {"outputs",
-                 {{"--per_layer", "", "also compare every encoded tensor", "off; outputs only"},
+                 {{"--per_layer", "", "also compare every encoded tensor and name the ops that lose accuracy",
+                   "off; outputs only"},
                   {"--json", "", "the report as JSON", "off; text"},
                   {"--no_progress", "", "no progress on stderr", "off; progress shown"}}}},
                "qairt compare --float model.onnx --quantized model.qairt --input_list calib/input_list.txt --per_layer"});

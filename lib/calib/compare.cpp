@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
 #include <map>
+#include <set>
 
 #include "exec/executor.h"
 #include "support/json_writer.h"
@@ -64,6 +68,96 @@ Result<std::map<std::string, std::vector<float>>> RunOne(exec::Executor& ex, con
   return values;
 }
 
+// The samples are read for the float graph's inputs. A quantized graph
+// converted with int64 inputs narrowed to int32 (convert's default: HTP has
+// no int64) takes those inputs as int32: narrowed here, as the convert's own
+// calibration narrows an int64 file. Values outside int32 are an error.
+Result<std::vector<std::vector<uint8_t>>> ForQuantized(const Graph& float_graph, const Graph& quantized,
+                                                        const std::vector<std::vector<uint8_t>>& bufs) {
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; i < bufs.size() && i < float_graph.inputs().size(); ++i) {
+    const Tensor& f = float_graph.tensor(float_graph.inputs()[i]);
+    auto qid = quantized.FindTensor(f.name);
+    const bool narrow = f.dtype == DType::kInt64 && qid && quantized.tensor(*qid).dtype == DType::kInt32;
+    if (!narrow) {
+      out.push_back(bufs[i]);
+      continue;
+    }
+    std::vector<uint8_t> n(bufs[i].size() / 2);
+    for (size_t k = 0; k < n.size() / 4; ++k) {
+      int64_t v;
+      std::memcpy(&v, bufs[i].data() + 8 * k, 8);
+      if (v < INT32_MIN || v > INT32_MAX)
+        return InvalidArgument("input '{}': value {} at index {} does not fit the quantized model's int32 input",
+                               f.name, v, k);
+      const auto w = static_cast<int32_t>(v);
+      std::memcpy(n.data() + 4 * k, &w, 4);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+// Each measured tensor against the least accurate measured input of the op
+// that makes it; the drops of 1 dB or more, largest first.
+std::vector<AccuracyLoss> Losses(const Graph& g, const std::vector<Accuracy>& layers) {
+  std::map<std::string, double> sqnr;
+  for (const Accuracy& a : layers) sqnr[a.name] = a.sqnr_db;
+  // A tensor the float graph lacks (made by a rewrite or legalization: the
+  // Squeeze after a Conv1d's Conv2d) stands for the least accurate measured
+  // tensor it is computed from; weights and graph inputs are exact.
+  std::map<TensorId, std::pair<double, std::string>> memo;
+  std::function<std::pair<double, std::string>(TensorId)> measured = [&](TensorId t) -> std::pair<double, std::string> {
+    if (auto m = memo.find(t); m != memo.end()) return m->second;
+    memo[t] = {INFINITY, ""};  // a cycle (invalid graph) ends here
+    std::pair<double, std::string> r{INFINITY, ""};
+    const Tensor& tensor = g.tensor(t);
+    if (auto it = sqnr.find(tensor.name); it != sqnr.end()) {
+      r = {it->second, it->first};
+    } else if (tensor.producer != kInvalidId) {
+      for (TensorId in : g.op(tensor.producer).inputs) {
+        if (in == kInvalidId) continue;
+        auto up = measured(in);
+        if (!up.second.empty() && !(up.first >= r.first)) r = up;
+      }
+    }
+    memo[t] = r;
+    return r;
+  };
+  std::vector<AccuracyLoss> out;
+  for (const Accuracy& a : layers) {
+    auto id = g.FindTensor(a.name);
+    if (!id || g.tensor(*id).producer == kInvalidId) continue;
+    const Op& op = g.op(g.tensor(*id).producer);
+    // Ops that only move or select values: a slice's SQNR differs from its
+    // source's by which values it keeps, not by anything lost.
+    static const std::set<std::string, std::less<>> kMoves = {
+        "ChannelShuffle", "Concat", "DepthToSpace", "ExpandDims", "Gather", "GatherElements", "GatherNd", "Pad",
+        "Reshape", "SpaceToDepth", "Split", "Squeeze", "StridedSlice", "Tile", "Transpose"};
+    if (kMoves.count(op.type)) continue;
+    AccuracyLoss l;
+    l.tensor = a.name;
+    l.op_name = op.name;
+    l.op_type = op.type;
+    l.sqnr_db = a.sqnr_db;
+    l.input_sqnr_db = INFINITY;
+    for (TensorId in : op.inputs) {
+      if (in == kInvalidId) continue;
+      const auto& [db, name] = measured(in);
+      if (!name.empty() && !(db >= l.input_sqnr_db)) {
+        l.input_sqnr_db = db;
+        l.input = name;
+      }
+    }
+    // Ops fed only by graph inputs and weights have no measured input to
+    // be compared with (the layers list still shows their SQNR).
+    if (!l.input.empty() && l.loss_db() >= 1.0) out.push_back(std::move(l));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const AccuracyLoss& a, const AccuracyLoss& b) { return a.loss_db() > b.loss_db(); });
+  return out;
+}
+
 }  // namespace
 
 Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSource& samples, bool per_layer,
@@ -86,7 +180,9 @@ Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSou
     if (!s.ok()) return s.status();
     auto f = RunOne(*fex.value(), float_graph, s.value(), per_layer);
     if (!f.ok()) return Status(f.status().code(), "float run: " + f.status().message());
-    auto q = RunOne(*qex.value(), quantized, s.value(), per_layer);
+    auto qin = ForQuantized(float_graph, quantized, s.value());
+    if (!qin.ok()) return qin.status();
+    auto q = RunOne(*qex.value(), quantized, qin.value(), per_layer);
     if (!q.ok()) return Status(q.status().code(), "quantized run: " + q.status().message());
     for (const auto& n : outputs) {
       auto a = f.value().find(n), b = q.value().find(n);
@@ -108,7 +204,14 @@ Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSou
   for (const auto& [n, a] : layer_acc) report->layers.push_back(a.Get(n));
   std::stable_sort(report->layers.begin(), report->layers.end(),
                    [](const Accuracy& a, const Accuracy& b) { return a.sqnr_db < b.sqnr_db; });
+  report->losses = Losses(quantized, report->layers);
   return Status::Ok();
+}
+
+double AccuracyLoss::loss_db() const {
+  const double in = std::isfinite(input_sqnr_db) ? input_sqnr_db : 300.0;
+  const double out = std::isnan(sqnr_db) ? -300.0 : std::max(-300.0, std::min(300.0, sqnr_db));
+  return in - out;
 }
 
 std::string CompareSummaryLine(const CompareReport& r) {
@@ -131,6 +234,16 @@ std::string CompareText(const CompareReport& r, size_t max_layers) {
       s += fmt::format("  {:<40} SQNR {:7.2f} dB  cosine {:.6f}\n", r.layers[i].name, r.layers[i].sqnr_db,
                        r.layers[i].cosine);
   }
+  if (!r.losses.empty()) {
+    const size_t n = std::min<size_t>(10, r.losses.size());
+    s += fmt::format("where accuracy is lost (an op's output against its least accurate input, {} of {}):\n", n,
+                     r.losses.size());
+    for (size_t i = 0; i < n; ++i) {
+      const AccuracyLoss& l = r.losses[i];
+      s += fmt::format("  {} '{}' -> '{}': '{}' {:.1f} dB -> {:.1f} dB\n", l.op_type, l.op_name, l.tensor, l.input,
+                       l.input_sqnr_db, l.sqnr_db);
+    }
+  }
   return s;
 }
 
@@ -152,6 +265,18 @@ std::string CompareJson(const CompareReport& r) {
   w.EndArray();
   w.Key("layers").BeginArray();
   for (const auto& a : r.layers) item(a);
+  w.EndArray();
+  w.Key("losses").BeginArray();
+  for (const auto& l : r.losses) {
+    w.BeginObject();
+    w.Key("tensor").String(l.tensor);
+    w.Key("op").String(l.op_name);
+    w.Key("op_type").String(l.op_type);
+    w.Key("input").String(l.input);
+    w.Key("input_sqnr_db").Double(l.input_sqnr_db);
+    w.Key("sqnr_db").Double(l.sqnr_db);
+    w.EndObject();
+  }
   w.EndArray();
   w.EndObject();
   return w.Take();

@@ -2,7 +2,8 @@
 // both run in the executor on the same samples (the float one without
 // quantization simulation, the quantized one with it); per output cosine
 // similarity, SQNR (dB) and max abs error over all samples; per layer, the
-// SQNR of every tensor present in both graphs by name, worst first.
+// SQNR of every tensor present in both graphs by name, worst first, and the
+// ops that lose the most of it.
 #pragma once
 
 #include <string>
@@ -21,10 +22,25 @@ struct Accuracy {
   size_t argmax_agree = 0;  // samples whose argmax matches (outputs)
 };
 
+// Where accuracy is lost: an op whose output is much less accurate than its
+// least accurate measured input (a Log of values that quantized to 0, a
+// clipped range), not a tensor that merely inherits its producers' error.
+struct AccuracyLoss {
+  std::string tensor;          // the op's output
+  std::string op_name, op_type;
+  std::string input;           // its least accurate measured input
+  double input_sqnr_db = 0;
+  double sqnr_db = 0;
+  double loss_db() const;      // input_sqnr_db - sqnr_db, infinities capped at 300 dB
+};
+
 struct CompareReport {
   size_t samples = 0;
-  std::vector<Accuracy> outputs;  // graph-output order of the float graph
-  std::vector<Accuracy> layers;   // per_layer: worst SQNR first
+  std::vector<Accuracy> outputs;      // graph-output order of the float graph
+  std::vector<Accuracy> layers;       // per_layer: worst SQNR first
+  // per_layer: largest loss first, those of 1 dB or more (ops with a measured
+  // input; ops that only move values are left out).
+  std::vector<AccuracyLoss> losses;
 };
 
 // `quantized` may have injected converts: outputs are matched by name.

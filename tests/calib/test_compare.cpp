@@ -1,0 +1,93 @@
+// qairt compare's diagnosis of where accuracy is lost: an op whose output is
+// much less accurate than its least accurate measured input is named, with
+// both figures; ops that only move values and tensors that merely inherit
+// their producers' error are not.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "calib/compare.h"
+
+namespace qairt::calib {
+namespace {
+
+Encoding U16(float lo, float hi) {
+  Encoding e;
+  e.kind = EncodingKind::kPerTensor;
+  e.dtype = DType::kUFixed16;
+  e.symmetry = Symmetry::kAsymmetric;
+  const float scale = (hi - lo) / 65535.0f;
+  e.scales = {scale};
+  e.offsets = {static_cast<int32_t>(std::lround(lo / scale))};
+  return e;
+}
+
+// x [1, 64] in (0, 1]: a = x * 1000 -> b = Log(a) -> t = Transpose -> y = t + 1.
+Graph PowerToLog() {
+  Graph g("log");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 64}).value();
+  const float k = 1000.0f;
+  const TensorId c = g.AddConstant("k", DType::kFloat32, Shape{1}, StaticData::Copy(&k, 4)).value();
+  const float one = 1.0f;
+  const TensorId o = g.AddConstant("one", DType::kFloat32, Shape{1}, StaticData::Copy(&one, 4)).value();
+  auto op = [&](const char* type, const char* name, std::vector<TensorId> in, const char* out, AttributeMap attrs = {}) {
+    auto id = g.AddOp(type, name, std::move(in), {out}, std::move(attrs));
+    REQUIRE(id.ok());
+    return g.op(id.value()).outputs[0];
+  };
+  const TensorId a = op("ElementWiseMultiply", "scale", {x, c}, "a");
+  const TensorId b = op("ElementWiseLog", "log", {a}, "b");
+  const TensorId t = op("Transpose", "move", {b}, "t", {{"perm", std::vector<int64_t>{1, 0}}});
+  const TensorId y = op("ElementWiseAdd", "shift", {t, o}, "y");
+  REQUIRE(g.MarkOutput(y).ok());
+  g.InferShapes();
+  return g;
+}
+
+SampleSource Powers(size_t n) {
+  SampleSource s;
+  s.count = n;
+  s.load = [](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    std::vector<float> x(64);
+    for (size_t k = 0; k < x.size(); ++k) x[k] = std::pow(10.0f, -4.0f * static_cast<float>((k * 7 + i) % 64) / 64.0f);
+    std::vector<uint8_t> b(x.size() * 4);
+    std::memcpy(b.data(), x.data(), b.size());
+    return std::vector<std::vector<uint8_t>>{b};
+  };
+  return s;
+}
+
+TEST_CASE("compare names the op that loses accuracy, not the ones that inherit or move it", "[calib][compare]") {
+  Graph f = PowerToLog();
+  Graph q = f;
+  // 'a' spans [0, 1000] on a 16-bit grid (step 0.015): its small values
+  // (0.1 .. 1) keep about 20 dB, Log of them much less.
+  for (const auto& [name, enc] : {std::pair{"x", U16(0, 1)}, std::pair{"a", U16(0, 1000)},
+                                  std::pair{"b", U16(-3, 7)}, std::pair{"t", U16(-3, 7)}, std::pair{"y", U16(-2, 8)}})
+    REQUIRE(q.SetEncoding(*q.FindTensor(name), enc).ok());
+  CompareReport r;
+  const Status st = Compare(f, q, Powers(4), true, &r);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  REQUIRE_FALSE(r.losses.empty());
+  const AccuracyLoss& worst = r.losses.front();
+  CHECK(worst.op_type == "ElementWiseLog");
+  CHECK(worst.tensor == "b");
+  CHECK(worst.input == "a");
+  CHECK(worst.input_sqnr_db > worst.sqnr_db + 10);
+  for (const AccuracyLoss& l : r.losses) {
+    CHECK(l.op_type != "Transpose");  // moves values: never a loss
+    CHECK(l.loss_db() >= 1.0);
+  }
+  CHECK_THAT(CompareText(r), Catch::Contains("where accuracy is lost") &&
+                                 Catch::Contains("ElementWiseLog 'log' -> 'b': 'a' "));
+  CHECK_THAT(CompareJson(r), Catch::Contains("\"losses\":[{\"tensor\":\"b\",\"op\":\"log\""));
+  // Without quantization nothing is lost.
+  CompareReport same;
+  REQUIRE(Compare(f, f, Powers(2), true, &same).ok());
+  CHECK(same.losses.empty());
+}
+
+}  // namespace
+}  // namespace qairt::calib
