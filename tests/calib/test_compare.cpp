@@ -89,5 +89,35 @@ TEST_CASE("compare names the op that loses accuracy, not the ones that inherit o
   CHECK(same.losses.empty());
 }
 
+TEST_CASE("compare feeds int64 samples to a quantized model whose inputs convert made int32", "[calib][compare]") {
+  auto build = [](DType ids_dtype) {
+    Graph g("embed");
+    const TensorId ids = g.AddInput("ids", ids_dtype, Shape{1, 4}).value();
+    const OpId op = g.AddOp("Cast", "to_float", {ids}, {"y"}, {{"to", static_cast<int64_t>(DType::kFloat32)}}).value();
+    REQUIRE(g.MarkOutput(g.op(op).outputs[0]).ok());
+    return g;
+  };
+  Graph f = build(DType::kInt64), q = build(DType::kInt32);
+  auto samples = [](int64_t big) {
+    SampleSource s;
+    s.count = 2;
+    s.load = [big](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+      const std::vector<int64_t> v = {static_cast<int64_t>(i), 3, 9, big};
+      std::vector<uint8_t> b(32);
+      std::memcpy(b.data(), v.data(), 32);
+      return std::vector<std::vector<uint8_t>>{b};
+    };
+    return s;
+  };
+  CompareReport r;
+  const Status st = Compare(f, q, samples(5), false, &r);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  REQUIRE(r.outputs.size() == 1);
+  CHECK(std::isinf(r.outputs[0].sqnr_db));  // the same values
+  const Status wide = Compare(f, q, samples(int64_t{1} << 40), false, &r);
+  CHECK_THAT(wide.message(), Catch::Contains("input 'ids': value 1099511627776 at index 3 does not fit"));
+}
+
 }  // namespace
 }  // namespace qairt::calib
