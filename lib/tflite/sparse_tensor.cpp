@@ -41,9 +41,9 @@ struct Layout {
 };
 
 // The dense size is not bounded by the file (a few stored values can claim a
-// huge tensor): densified tensors are capped at 2^28 elements (1 GiB of
-// float32), far above any sparse model's weights.
-constexpr uint64_t kMaxDenseElements = uint64_t{1} << 28;
+// huge tensor): densified tensors are capped at 2^27 elements (at most 1 GiB
+// at 8 bytes an element), far above any sparse model's weights.
+constexpr uint64_t kMaxDenseElements = uint64_t{1} << 27;
 
 Result<Layout> Check(const fb::SparsityParameters& sp, const std::vector<int64_t>& shape) {
   Layout l;
@@ -51,7 +51,7 @@ Result<Layout> Check(const fb::SparsityParameters& sp, const std::vector<int64_t
   uint64_t total = 1;
   for (int64_t d : shape) {
     if (d < 0 || (d && total > kMaxDenseElements / static_cast<uint64_t>(d)))
-      return InvalidArgument("a dense shape of more than 2^28 elements is not densified");
+      return InvalidArgument("a dense shape of more than 2^27 elements is not densified");
     total *= static_cast<uint64_t>(d);
   }
   if (sp.traversal_order())
