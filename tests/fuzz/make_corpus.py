@@ -248,7 +248,8 @@ def main():
                 with open(os.path.join(tmp, name + ".stats"), "rb") as f:
                     put("stats", name + ".stats", f.read())
 
-    # TFLite: the regression inputs of earlier findings.
+    # TFLite: the regression inputs of earlier findings and a sparse-constant
+    # seed (seed_sparse_csr: a CSR weight read through DENSIFY).
     for name in sorted(os.listdir(os.path.join(ROOT, "tests", "data", "tflite"))):
         with open(os.path.join(ROOT, "tests", "data", "tflite", name), "rb") as f:
             put("tflite", name, f.read())
