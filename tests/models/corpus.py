@@ -141,6 +141,8 @@ def npm_entries(out, counts, only):
         fmt = "tflite" if path.endswith(".tflite") else "onnx"
         e = dict(name=name, family=family, transformer=transformer, source="npm", format=fmt, path=path,
                  dims=dims, calib_list=lists["calib"], eval_list=lists["eval"])
+        if name in corpus_npm.FLOAT_ONLY:
+            e["skip_recipes"], e["note"] = corpus_npm.FLOAT_ONLY[name]
         if name in corpus_npm.RECIPE_OVERRIDES:
             flags, why = corpus_npm.RECIPE_OVERRIDES[name]
             e["w8a16_flags"] = flags

@@ -277,7 +277,7 @@ class Driver:
         for recipe, flags in RECIPES.items():
             if recipe == "w8a16" and m.get("w8a16_flags"):
                 flags = m["w8a16_flags"]
-            if recipe == "lpbq" and not m["transformer"]:
+            if (recipe == "lpbq" and not m["transformer"]) or recipe in m.get("skip_recipes", ()):
                 st[recipe] = None
                 continue
             qdq = os.path.join(d, recipe + "_qdq.onnx")
