@@ -43,7 +43,8 @@ Status LowerVariadic(NodeContext& ctx) {
   // lowered as Clip is: the bound an attribute, not a tensor to quantize
   // (a bound written as float32's largest value would otherwise become one
   // at the top of its own small range).
-  if ((op == "Max" || op == "Min") && in.size() == 2 && ctx.in_is_const(0) != ctx.in_is_const(1)) {
+  if ((op == "Max" || op == "Min") && ctx.num_inputs() == 2 && in.size() == 2 &&
+      ctx.in_is_const(0) != ctx.in_is_const(1)) {
     const size_t ki = ctx.in_is_const(0) ? 0 : 1;
     const Value& x = ctx.in(1 - ki);
     const Value& k = ctx.in(ki);

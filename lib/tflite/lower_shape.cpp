@@ -61,7 +61,9 @@ Result<Ints> ResizedReshapeTarget(OpCtx& c) {
   Importer& imp = c.imp;
   const Val& x = imp.In(c, 0);
   const Val& y = imp.Out(c, 0);
-  if (!x.shape.fully_known()) return Status(StatusCode::kInvalidArgument, "the input's shape is not known");
+  if (!x.shape.fully_known())
+    return imp.Fail(c, "inputs[0]", "input '{}' has shape {} after the resize: the new shape cannot be computed",
+                    x.name, x.shape.ToString());
   const Ints xs = x.shape.extents();
   const auto r = static_cast<int64_t>(xs.size());
   if (c.code == kSqueeze) {

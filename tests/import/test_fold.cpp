@@ -348,6 +348,26 @@ TEST_CASE("int64 inputs and index constants narrow to int32 when asked", "[impor
 namespace qairt {
 namespace {
 
+// An If branch attribute: nodes (op, input 0, input 1 or "", output) in the
+// order given, and the branch output.
+void AddBranch(onnx::NodeProto* n, const char* attr, const std::vector<std::array<std::string, 4>>& nodes,
+               const std::string& out) {
+  auto* a = n->add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* g = a->mutable_g();
+  g->set_name(attr);
+  for (const auto& [op, in0, in1, o] : nodes) {
+    auto* node = g->add_node();
+    node->set_op_type(op);
+    node->set_name(o + "_op");
+    node->add_input(in0);
+    if (!in1.empty()) node->add_input(in1);
+    node->add_output(o);
+  }
+  g->add_output()->set_name(out);
+}
+
 TEST_CASE("If with a condition computed from the data selects between both branches", "[import][lower]") {
   OnnxModelBuilder b(13);
   b.Input("x", P::FLOAT, {1, 3});
@@ -357,22 +377,8 @@ TEST_CASE("If with a condition computed from the data selects between both branc
   OnnxModelBuilder::IntAttr(rs, "keepdims", 0);
   b.Node("Greater", {"s", "zero"}, {"c"}, "positive");
   auto* n = b.Node("If", {"c"}, {"y"}, "branch");
-  auto branch = [&](const char* attr, const char* op, std::vector<std::string> in, const char* out) {
-    auto* a = n->add_attribute();
-    a->set_name(attr);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* g = a->mutable_g();
-    g->set_name(attr);
-    auto* node = g->add_node();
-    node->set_op_type(op);
-    node->set_name(std::string(attr) + "_op");
-    for (const auto& i : in) node->add_input(i);
-    node->add_output(out);
-    auto* o = g->add_output();
-    o->set_name(out);
-  };
-  branch("then_branch", "Mul", {"x", "two"}, "doubled");
-  branch("else_branch", "Neg", {"x"}, "negated");
+  AddBranch(n, "then_branch", {{"Mul", "x", "two", "doubled"}}, "doubled");
+  AddBranch(n, "else_branch", {{"Neg", "x", "", "negated"}}, "negated");
   b.Output("y", P::FLOAT, {1, 3});
   ImportReport report;
   auto g = Import(b, &report);
@@ -416,25 +422,9 @@ TEST_CASE("If branches whose nodes are written consumers first import in depende
       b.Node("Greater", {"s", "zero"}, {"c"}, "positive");
     }
     auto* n = b.Node("If", {"c"}, {"y"}, "branch");
-    auto branch = [&](const char* attr, std::vector<std::array<std::string, 4>> nodes, const char* out) {
-      auto* a = n->add_attribute();
-      a->set_name(attr);
-      a->set_type(onnx::AttributeProto::GRAPH);
-      auto* g = a->mutable_g();
-      g->set_name(attr);
-      for (const auto& [op, in0, in1, o] : nodes) {
-        auto* node = g->add_node();
-        node->set_op_type(op);
-        node->set_name(o + "_op");
-        node->add_input(in0);
-        if (!in1.empty()) node->add_input(in1);
-        node->add_output(o);
-      }
-      g->add_output()->set_name(out);
-    };
     // then: relu(x * 2) - x, written last op first; else: -x.
-    branch("then_branch", {{"Sub", "r", "x", "t_out"}, {"Relu", "m", "", "r"}, {"Mul", "x", "two", "m"}}, "t_out");
-    branch("else_branch", {{"Neg", "x", "", "e_out"}}, "e_out");
+    AddBranch(n, "then_branch", {{"Sub", "r", "x", "t_out"}, {"Relu", "m", "", "r"}, {"Mul", "x", "two", "m"}}, "t_out");
+    AddBranch(n, "else_branch", {{"Neg", "x", "", "e_out"}}, "e_out");
     b.Output("y", P::FLOAT, {1, 3});
     ImportReport report;
     auto g = Import(b, &report);
@@ -454,17 +444,7 @@ TEST_CASE("If branches whose nodes are written consumers first import in depende
   b.Input("x", P::FLOAT, {1, 3});
   b.Init<uint8_t>("c", P::BOOL, {}, {1});
   auto* n = b.Node("If", {"c"}, {"y"}, "branch");
-  for (const char* attr : {"then_branch", "else_branch"}) {
-    auto* a = n->add_attribute();
-    a->set_name(attr);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* node = a->mutable_g()->add_node();
-    node->set_op_type("Relu");
-    node->set_name("relu");
-    node->add_input("nowhere");
-    node->add_output("o");
-    a->mutable_g()->add_output()->set_name("o");
-  }
+  for (const char* attr : {"then_branch", "else_branch"}) AddBranch(n, attr, {{"Relu", "nowhere", "", "o"}}, "o");
   b.Output("y", P::FLOAT, {1, 3});
   ImportReport report;
   auto g = Import(b, &report);
