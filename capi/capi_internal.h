@@ -86,10 +86,9 @@ qairt_status_t* ApplyEncodingsAndRelease(qairt_encodings_t* encodings, qairt_gra
                                          qairt_diagnostics_t* diagnostics, encodings::File* unmatched_out = nullptr);
 // Applies entries kept by ApplyEncodingsAndRelease's `unmatched_out` (moved
 // out of `file`). Names still absent go to `unmatched_out` when it is given,
-// else they are errors with suggestions (warnings with
-// `unmatched_are_warnings`: a dry run, whose graph is not rewritten).
+// else they are errors with suggestions.
 qairt_status_t* ApplyDeferredEncodings(encodings::File&& file, qairt_graph_t* graph, qairt_diagnostics_t* diagnostics,
-                                       encodings::File* unmatched_out, bool unmatched_are_warnings = false);
+                                       encodings::File* unmatched_out);
 }  // namespace qairt::capi
 
 struct qairt_convert_options;

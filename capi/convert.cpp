@@ -157,7 +157,9 @@ bool Pipeline::Rewrite() {
   judge.progress = nullptr;
   if (judge.param_method == QAIRT_CALIBRATION_SEQMSE) judge.param_method = QAIRT_CALIBRATION_MIN_MAX;
   judge.flags &= ~(QAIRT_CALIBRATION_ADAPTIVE_ROUNDING | QAIRT_CALIBRATION_BIAS_CORRECTION);
-  if (o_.input_list && !o_.calibration_stats && !o_.stats_output && !(o_.flags & QAIRT_CONVERT_KEEP_REWRITES))
+  // A dry run checks, it does not calibrate: no judgement there.
+  if (o_.input_list && !o_.calibration_stats && !o_.stats_output && !(o_.flags & QAIRT_CONVERT_KEEP_REWRITES) &&
+      !check_only())
     ro.quantized_judge = &judge;
   qairt_analysis_report_t* rr = nullptr;
   if (std::string e = Consume(qairt_rewrite_graph(graph_, &ro, &rr)); !e.empty()) return Fail("rewrites", e);

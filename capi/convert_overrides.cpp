@@ -21,7 +21,8 @@ bool Pipeline::ApplyOverrides() {
     return Fail("quantization overrides", e);
   qairt_encodings_t* enc = nullptr;
   qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
-  if (enc) qairt_status_free(qairt::capi::ApplyEncodingsAndRelease(enc, graph_, diags, &deferred_overrides_));
+  std::string apply_error;  // what the diagnostics cannot hold (the entries' own problems are in them)
+  if (enc) apply_error = Consume(qairt::capi::ApplyEncodingsAndRelease(enc, graph_, diags, &deferred_overrides_));
   const size_t errors = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_ERROR);
   const std::string text = QueryThenFill([&](char* b, size_t c, size_t* l) {
     return qairt_encodings_diagnostics_render(diags, QAIRT_REPORT_TEXT, b, c, l);
@@ -33,6 +34,7 @@ bool Pipeline::ApplyOverrides() {
   // stage in the diagnostics; the error string keeps the summary.
   r_->AddRecords(diags->diags);
   qairt_encodings_diagnostics_destroy(diags);
+  if (!errors && !apply_error.empty()) return Fail("quantization overrides", path + ": " + apply_error);
   if (errors) {
     const std::string failed = fmt::format("{}: {} error(s), nothing applied\n{}", path, errors, text);
     if (check_only()) r_->summary += "quantization overrides: " + failed;
@@ -52,8 +54,13 @@ bool Pipeline::ApplyDeferredOverrides() {
   if (std::string e = Consume(qairt_encodings_diagnostics_create(&diags)); !e.empty())
     return Fail("quantization overrides", e);
   qairt::encodings::File later;
-  qairt_status_free(qairt::capi::ApplyDeferredEncodings(std::move(deferred_overrides_), graph_, diags, &later));
+  const std::string apply_error =
+      Consume(qairt::capi::ApplyDeferredEncodings(std::move(deferred_overrides_), graph_, diags, &later));
   deferred_overrides_ = {};
+  if (!apply_error.empty()) {
+    qairt_encodings_diagnostics_destroy(diags);
+    return Fail("quantization overrides", std::string(o_.quantization_overrides) + ": " + apply_error);
+  }
   // Names processing derives from a tensor ("<tensor>_u16" for a convert,
   // "<bias>_<op>" for a shared bias it duplicates) wait for it; any other
   // name is unknown now, before calibration spends time.
@@ -110,6 +117,14 @@ void Pipeline::CheckDeferredOverrides() {
 // is unknown, an error with suggestions.
 bool Pipeline::CheckOverridesAfterProcessing() {
   if (deferred_overrides_.entries.empty()) return true;
+  if (o_.stop_after) {
+    // A partial run may stop before the passes that make these tensors.
+    r_->summary += fmt::format("quantization overrides: {} entries name tensors processing makes: not checked "
+                               "(processing stopped after {})\n",
+                               deferred_overrides_.entries.size(), o_.stop_after);
+    deferred_overrides_ = {};
+    return true;
+  }
   std::vector<std::string> made;
   qairt::encodings::File unknown;
   unknown.path = deferred_overrides_.path;

@@ -89,14 +89,12 @@ qairt_status_t* qairt::capi::ApplyEncodingsAndRelease(qairt_encodings_t* encodin
 }
 
 qairt_status_t* qairt::capi::ApplyDeferredEncodings(enc::File&& file, qairt_graph_t* graph,
-                                                    qairt_diagnostics_t* diagnostics, enc::File* unmatched_out,
-                                                    bool unmatched_are_warnings) {
+                                                    qairt_diagnostics_t* diagnostics, enc::File* unmatched_out) {
   QAIRT_CAPI_BEGIN
   if (!graph) return InvalidArg("ApplyDeferredEncodings: graph must not be NULL");
   enc::Diags local;
   enc::ApplyOptions options;
   options.report_missing = false;  // said by the first apply
-  options.allow_unmatched = unmatched_are_warnings;
   options.unmatched_out = unmatched_out;
   auto r = enc::ApplyEncodings(std::move(file), &graph->graph, options, Sink(diagnostics, &local));
   return r.ok() ? nullptr : capi::FromStatus(r.status());

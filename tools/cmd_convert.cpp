@@ -149,7 +149,7 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
     if (f == "--use_per_row_quantization") continue;
     const bool weight_flag = f == "--param_quantizer_calibration" || f == "--param_quantizer_schema" ||
                              f == "--param_quantizer" || f == "--use_per_channel_quantization" ||
-                             f == "--use_per_row_quantization" || f == "--weights_block_size" || f == "--use_lpbq" ||
+                             f == "--weights_block_size" || f == "--use_lpbq" ||
                              f == "--percentile_calibration_value";
     if (!(p.float_fallback && weight_flag)) no_effect.push_back(f);
   }
@@ -560,7 +560,44 @@ int PrintRewrites() {
   return 0;
 }
 
-int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, bool json) {
+namespace {
+
+// The overrides again on the rewritten graph: entries naming tensors the
+// rewrites make (an exported file's folded weights) take effect too. The
+// checks before applied the rest and reported the file's problems.
+bool ApplyOverridesAfterRewrites(const std::string& path, qairt_graph_t* graph, bool json) {
+  qairt_encodings_diagnostics_t* diags = nullptr;
+  if (qairt_status_t* s = qairt_encodings_diagnostics_create(&diags)) {
+    std::fprintf(stderr, "qairt analyze: %s\n", qairt_status_message(s));
+    qairt_status_free(s);
+    return false;
+  }
+  qairt_encodings_t* enc = nullptr;
+  qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
+  bool ok = enc != nullptr;
+  if (enc) {
+    qairt_encodings_apply_options ao;
+    qairt_encodings_apply_options_init(&ao);
+    ao.flags = QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED | QAIRT_ENCODINGS_APPLY_NO_MISSING_NOTE;
+    if (qairt_status_t* s = qairt_encodings_apply(enc, graph, &ao, diags)) {
+      std::fprintf(stderr, "qairt analyze: %s: %s\n", path.c_str(), qairt_status_message(s));
+      qairt_status_free(s);
+      ok = false;
+    }
+  }
+  const size_t unmatched = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_WARNING);
+  if (ok && !json)
+    std::printf("quantization overrides: %zu entries applied to the rewritten model (%zu name tensors it does not "
+                "have: processing's own)\n", qairt_encodings_entry_count(enc) - unmatched, unmatched);
+  qairt_encodings_destroy(enc);
+  qairt_encodings_diagnostics_destroy(diags);
+  return ok;
+}
+
+}  // namespace
+
+int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, bool json,
+                     const std::string& overrides) {
   if (p.input_list.empty()) {
     std::fprintf(stderr, "qairt analyze: --input_list LIST is required\n");
     return 2;
@@ -571,6 +608,7 @@ int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_tar
   }
   std::string log;
   if (p.rewrites && !RunRewrites(p, graph, target, &log)) return 1;
+  if (p.rewrites && !overrides.empty() && !ApplyOverridesAfterRewrites(overrides, graph, json)) return 1;
   std::vector<const char*> floats;
   qairt_calibration_options c = CalibrationOptions(p, &floats);
   qairt_analysis_options a;

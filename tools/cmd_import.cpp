@@ -153,7 +153,7 @@ struct Checks {
   bool target_ok = true;
   std::string text;         // what the checks say, for the text report
   std::string target_json;  // {"name":..,"ops_without_kernels":[..]}; "" without a target
-  std::string json;         // ,"quantization_overrides":{..},"diagnostics":{..}
+  std::string json;         // ,"quantization_overrides":{..},"checks":{..}
 };
 
 Checks RunChecks(qairt_graph_t* graph, const qairt_target_t* target, const std::string& overrides_path,
@@ -392,7 +392,7 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false, bool
   int rc = checks.rc;
   if (analyze && rc == 0 && graph && !s) {
     if (!a.overrides.empty()) std::fputs(checks.text.c_str(), stdout);
-    rc = qairt_cli::AnalyzeAndReport(a.process, graph, target, a.json);
+    rc = qairt_cli::AnalyzeAndReport(a.process, graph, target, a.json, a.ignore_overrides ? "" : a.overrides);
     qairt_target_destroy(target);
     qairt_import_report_destroy(report);
     qairt_graph_destroy(graph);

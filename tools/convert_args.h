@@ -100,6 +100,9 @@ int PrintRewrites();
 // `qairt analyze`: rewrites (unless --no_rewrites) and the per-layer
 // sensitivity table of `graph` on --input_list; text or JSON to stdout,
 // --plot FILE.svg. Returns the exit code.
-int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, bool json);
+// `overrides` (the file the checks applied; "" for none or ignored) is applied
+// again after the rewrites.
+int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, bool json,
+                     const std::string& overrides);
 
 }  // namespace qairt_cli

@@ -40,15 +40,15 @@ Status AnalyzeSensitivity(const Graph& float_graph, const calib::SampleSource& s
   report->samples = samples.count;
   report->base_label = Label(options.calibration.weights_bitwidth, options.calibration.act_bitwidth);
   report->high_label = Label(options.high_weights_bitwidth, options.high_act_bitwidth);
-  if (options.realize) {
+  auto base = Score(p.low, samples, p, options);
+  if (!base.ok()) return base.status();
+  if (options.realize && base.value().sqnr <= kInfeasible) {
     // A base precision the target has no kernels for has nothing to rank:
-    // its cause, not a score.
+    // its cause, not a score (realized again only to say it).
     if (auto r = options.realize(p.low); !r.ok())
       return Status(r.status().code(), fmt::format("sensitivity: the model at {} does not run on the target: {}",
                                                    report->base_label, r.status().message()));
   }
-  auto base = Score(p.low, samples, p, options);
-  if (!base.ok()) return base.status();
   auto high = Score(p.high, samples, p, options);
   if (!high.ok()) return high.status();
   report->sqnr_base = base.value().sqnr;

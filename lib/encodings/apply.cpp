@@ -463,7 +463,9 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
     later.version_string = file.version_string;
     later.bare_list = file.bare_list;
     later.source = file.source;
-    for (const Entry* e : unmatched) later.entries.push_back(*e);
+    // Moved when the file's entries may be (their block tables are the bulk).
+    for (const Entry* e : unmatched)
+      later.entries.push_back(movable ? std::move(movable->entries[static_cast<size_t>(e - file.entries.data())]) : *e);
     stats.unmatched = unmatched.size();
     unmatched.clear();
   }

@@ -1,6 +1,7 @@
 #include "support/stream_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -114,8 +115,14 @@ struct StreamWriter::Flusher {
 
 StreamWriter::StreamWriter(int fd, std::string path, std::string what, uint64_t expected)
     : fd_(fd), path_(std::move(path)), what_(std::move(what)) {
+  // Holes (and direct writes) need a new, empty regular file written from
+  // its start: a seek past a zero run lands at the byte it stands for, and
+  // Finish gives the file its size. Anything else gets its zeros written.
+  struct stat st;
+  may_skip_ = fd_ >= 0 && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
+              ::lseek(fd_, 0, SEEK_CUR) == 0;
 #if defined(__linux__) && defined(O_DIRECT)
-  if (expected < kDirectFrom || fd_ < 0) return;
+  if (expected < kDirectFrom || !may_skip_) return;
   flags_ = ::fcntl(fd_, F_GETFL);
   // O_APPEND would send every background pwrite to the end, in whatever
   // order the writes finish.
@@ -219,6 +226,21 @@ void StreamWriter::Written(uint64_t k) {
 }
 
 Status StreamWriter::Skip(uint64_t n) {
+  if (!may_skip_) {  // a pipe or a file with content: the zeros are written
+    alignas(4096) static const uint8_t kZeros[kHoleChunk] = {};
+    while (n > 0) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(n, kHoleChunk));
+      const ssize_t k = ::write(fd_, kZeros, chunk);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) {
+        if (k == 0) errno = EIO;
+        return Io("write");
+      }
+      n -= static_cast<uint64_t>(k);
+      Written(static_cast<uint64_t>(k));
+    }
+    return Status::Ok();
+  }
   // The descriptor's position moves past the hole (in-place writes go there;
   // background ones carry their offsets). Finish gives the file its size.
   on_disk_ += n;

@@ -84,6 +84,7 @@ class StreamWriter {
   int flags_ = -1;
   bool direct_ = false;
   bool direct_proven_ = false;  // a direct write went through (O_DIRECT works here)
+  bool may_skip_ = false;  // a new, empty regular file written from its start: zeros may be holes
   bool holes_ = false;
   uint64_t hole_bytes_ = 0;
   uint64_t written_ = 0;  // bytes of the file so far (staged ones included)

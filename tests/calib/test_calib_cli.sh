@@ -222,6 +222,12 @@ contains "round trip: dry run, processing's tensors" "$tmp/out" "entries name te
 check "round trip: encodings check" 1 "$qairt" encodings check -i "$model" -d x 1,3,48,192 \
   --quantization_overrides "$tmp/rt1.json"
 contains "round trip: encodings check note" "$tmp/err" "name no tensor of the model as imported; .qairt convert. applies"
+# analyze applies the file again after its rewrites: the rewrites' names
+# take effect there too (only processing's own stay unmatched).
+check "round trip: analyze" 0 "$qairt" analyze "${rt[@]}" --input_list "$d/calib_list.txt" \
+  --quantization_overrides "$tmp/rt1.json"
+contains "round trip: analyze applies after the rewrites" "$tmp/out" \
+  "entries applied to the rewritten model \([0-9]+ name tensors it does not have: processing's own\)"
 # A name nothing makes is still an error naming it, and no output is written.
 sed 's/"p2o.Conv.0\/weight_bn"/"p2o.Conv.0\/weight_bm"/' "$tmp/rt1.json" > "$tmp/rt_bad.json"
 check "round trip: unknown name" 1 "$qairt" convert "${rt[@]}" --quantization_overrides "$tmp/rt_bad.json" \

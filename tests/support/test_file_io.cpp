@@ -251,6 +251,29 @@ TEST_CASE("a stream writer leaves runs of zeros as holes, and the file reads the
   }
 }
 
+TEST_CASE("a stream writer writes the zeros of a file it did not start (no holes, no seeks)", "[support][io]") {
+  // Appending after existing content: a seek to its own count would land
+  // inside the old bytes, so zero runs are written, and the file is whole.
+  TempFile out("qairt_stream_writer_append.bin");
+  const std::vector<uint8_t> old = Bytes(1000, 3), zeros(size_t{3} << 20, 0), a = Bytes(5000, 4);
+  Save(out.path, old);
+  const int fd = ::open(out.path.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::lseek(fd, 0, SEEK_END) == static_cast<off_t>(old.size()));
+  {
+    StreamWriter w(fd, out.path, "test file", StreamWriter::kDirectFrom);
+    REQUIRE(w.Write(zeros.data(), zeros.size()).ok());
+    REQUIRE(w.Write(a.data(), a.size()).ok());
+    REQUIRE(w.Finish().ok());
+    CHECK(w.hole_bytes() == 0);
+  }
+  ::close(fd);
+  std::vector<uint8_t> want = old;
+  want.insert(want.end(), zeros.begin(), zeros.end());
+  want.insert(want.end(), a.begin(), a.end());
+  CHECK(Load(out.path) == want);
+}
+
 TEST_CASE("a stream writer's background stages land at their offsets, in any order they finish",
           "[support][io][threads]") {
   // 60 MB in pieces of random sizes (some larger than a stage, some file
