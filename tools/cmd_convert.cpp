@@ -482,8 +482,6 @@ int PrintPipeline() {
   return 0;
 }
 
-namespace {
-
 std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t format) {
   size_t len = 0;
   qairt_status_free(qairt_analysis_report_render(r, format, nullptr, 0, &len));
@@ -493,10 +491,6 @@ std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t for
   return text;
 }
 
-
-// Applies the rewrites to `graph` (with --verify_rewrites: verified on
-// --input_list or synthetic samples); prints the summary, appends the
-// detailed report to `log`.
 bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, std::string* log) {
   qairt_rewrite_options ro;
   qairt_rewrite_options_init(&ro);
@@ -531,8 +525,6 @@ bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_
   return true;
 }
 
-}  // namespace
-
 qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<const char*>* floats) {
   qairt_calibration_options c;
   qairt_calibration_options_init(&c);
@@ -558,100 +550,6 @@ int PrintRewrites() {
   for (size_t k = 0; k < qairt_rewrite_count(); ++k)
     std::printf("%-26s %s\n", qairt_rewrite_name(k), qairt_rewrite_description(k));
   return 0;
-}
-
-namespace {
-
-// The overrides again on the rewritten graph: entries naming tensors the
-// rewrites make (an exported file's folded weights) take effect too. The
-// checks before applied the rest and reported the file's problems.
-bool ApplyOverridesAfterRewrites(const std::string& path, qairt_graph_t* graph, bool json) {
-  qairt_encodings_diagnostics_t* diags = nullptr;
-  if (qairt_status_t* s = qairt_encodings_diagnostics_create(&diags)) {
-    std::fprintf(stderr, "qairt analyze: %s\n", qairt_status_message(s));
-    qairt_status_free(s);
-    return false;
-  }
-  qairt_encodings_t* enc = nullptr;
-  qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
-  bool ok = enc != nullptr;
-  if (enc) {
-    qairt_encodings_apply_options ao;
-    qairt_encodings_apply_options_init(&ao);
-    ao.flags = QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED | QAIRT_ENCODINGS_APPLY_NO_MISSING_NOTE;
-    if (qairt_status_t* s = qairt_encodings_apply(enc, graph, &ao, diags)) {
-      std::fprintf(stderr, "qairt analyze: %s: %s\n", path.c_str(), qairt_status_message(s));
-      qairt_status_free(s);
-      ok = false;
-    }
-  }
-  const size_t unmatched = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_WARNING);
-  if (ok && !json)
-    std::printf("quantization overrides: %zu entries applied to the rewritten model (%zu name tensors it does not "
-                "have: processing's own)\n", qairt_encodings_entry_count(enc) - unmatched, unmatched);
-  qairt_encodings_destroy(enc);
-  qairt_encodings_diagnostics_destroy(diags);
-  return ok;
-}
-
-}  // namespace
-
-int AnalyzeAndReport(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, bool json,
-                     const std::string& overrides) {
-  if (p.input_list.empty()) {
-    std::fprintf(stderr, "qairt analyze: --input_list LIST is required\n");
-    return 2;
-  }
-  if (!p.diagnostics_path.empty()) {
-    std::fprintf(stderr, "qairt analyze: --diagnostics is an option of qairt convert\n");
-    return 2;
-  }
-  std::string log;
-  if (p.rewrites && !RunRewrites(p, graph, target, &log)) return 1;
-  if (p.rewrites && !overrides.empty() && !ApplyOverridesAfterRewrites(overrides, graph, json)) return 1;
-  std::vector<const char*> floats;
-  qairt_calibration_options c = CalibrationOptions(p, &floats);
-  qairt_analysis_options a;
-  qairt_analysis_options_init(&a);
-  a.calibration = &c;
-  a.target = target;
-  a.num_threads = p.num_threads;
-  qairt_analysis_report_t* r = nullptr;
-  if (qairt_status_t* s = qairt_analyze_sensitivity(graph, p.input_list.c_str(), &a, &r)) {
-    std::fprintf(stderr, "qairt analyze: %s\n", qairt_status_message(s));
-    qairt_status_free(s);
-    return 1;
-  }
-  std::fputs(Render(r, json ? QAIRT_ANALYSIS_JSON : QAIRT_ANALYSIS_TEXT).c_str(), stdout);
-  if (json) std::fputc('\n', stdout);
-  int rc = 0;
-  if (!p.plot_path.empty()) {
-    std::string error;
-    if (!WriteTextAtomically(p.plot_path, Render(r, QAIRT_ANALYSIS_SVG), &error)) {
-      std::fprintf(stderr, "qairt analyze: cannot write the plot: %s\n", error.c_str());
-      rc = 1;
-    } else if (!json) {
-      std::printf("plot: %s\n", p.plot_path.c_str());
-    }
-  }
-  if (!p.report_path.empty()) {
-    qairt_html_report_options ro;
-    qairt_html_report_options_init(&ro);
-    ro.sensitivity = r;
-    qairt_target_info info{};
-    info.struct_size = sizeof info;
-    if (target) qairt_status_free(qairt_target_get_info(target, &info));
-    ro.target_name = info.name;
-    if (qairt_status_t* s = qairt_html_report_write_file(graph, &ro, p.report_path.c_str())) {
-      std::fprintf(stderr, "qairt analyze: cannot write the report: %s\n", qairt_status_message(s));
-      qairt_status_free(s);
-      rc = 1;
-    } else if (!json) {
-      std::printf("report: %s\n", p.report_path.c_str());
-    }
-  }
-  qairt_analysis_report_destroy(r);
-  return rc;
 }
 
 // Errors that differ only in the name after " for " ("No accuracy preserving

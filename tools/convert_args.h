@@ -3,6 +3,7 @@
 #pragma once
 
 #include <qairt/qairt.h>
+#include <qairt/qairt_analyze.h>
 #include <qairt/qairt_target.h>
 
 #include <cstdint>
@@ -97,7 +98,14 @@ int PrintPipeline();
 // Prints the registered rewrites; returns the exit code.
 int PrintRewrites();
 
-// `qairt analyze`: rewrites (unless --no_rewrites) and the per-layer
+// An analysis report rendered as text, JSON or SVG.
+std::string Render(const qairt_analysis_report_t* r, qairt_analysis_format_t format);
+// Applies the rewrites to `graph` (with --verify_rewrites: verified on
+// --input_list or synthetic samples); prints the summary, appends the
+// detailed report to `log`.
+bool RunRewrites(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target, std::string* log);
+
+// `qairt analyze` (tools/cmd_analyze.cpp): rewrites (unless --no_rewrites) and the per-layer
 // sensitivity table of `graph` on --input_list; text or JSON to stdout,
 // --plot FILE.svg. Returns the exit code.
 // `overrides` (the file the checks applied; "" for none or ignored) is applied
