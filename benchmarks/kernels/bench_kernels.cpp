@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -193,6 +194,39 @@ void BM_QuantS4Block64(benchmark::State& state) {
   Label(state, e);
 }
 
+// int4 blocks of 64 of a MatMul weight read transposed: the source is
+// [K, N] = [4096, 4096] (a [N, K] FullyConnected weight as torch exports
+// it), quantized in bands of 64 source rows, each band's int4 bytes moved
+// into the [N, K / 2] output -- what a converted LLM's projections cost.
+// Per band, as the library's bands are handed out (one thread each).
+void BM_QuantS4Block64Transposed(benchmark::State& state) {
+  Env e(state);
+  const size_t kk = 4096, nn = 4096, b = 64, band = 128;
+  const size_t n = kk * nn;
+  const std::vector<float>& x = Data(n);
+  // Cache-line aligned, as the library's output buffers.
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> out(new (std::align_val_t{64}) uint8_t[n / 2],
+                                                     [](uint8_t* p) { ::operator delete[](p, std::align_val_t{64}); });
+  uint8_t* const y = out.get();
+  std::memset(y, 1, n / 2);
+  std::vector<float> scales(n / b);
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.3f + 0.001f * static_cast<float>(i % 97);
+  k::QuantArgs a;
+  a.qmin = -8;
+  a.qmax = 7;
+  for (auto _ : state) {
+    k::ParallelFor(e.opt.pool, kk / band, [&](size_t t, size_t) {
+      k::QuantArgs ta = a;
+      ta.scales = scales.data() + t * (band / b) * nn;  // [band / b][nn] scales of this band
+      k::QuantizeTransposed(x.data() + t * band * nn, band, nn, nn, ta, nn, b, k::QStorage::kQ4,
+                            y + t * band / 2, kk, {}, nullptr);
+    });
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + n / 2)));
+  Label(state, e);
+}
+
 // LPBQ 4 -> 8 bit, block 64, on [rows, 4096]: block min/max, per-channel
 // float scale and per-block integer scales, then quantize + pack (fused per
 // row).
@@ -329,6 +363,7 @@ BENCHMARK(BM_Memcpy)->Apply(Threads);
 BENCHMARK(BM_QuantU8PerTensor)->Apply(ThreadsAndIsas);
 BENCHMARK(BM_QuantS8PerChannel)->Apply(Threads);
 BENCHMARK(BM_QuantS4Block64)->Apply(Threads);
+BENCHMARK(BM_QuantS4Block64Transposed)->Apply(Threads);
 BENCHMARK(BM_LpbqS4Block64)->Apply(Threads);
 BENCHMARK(BM_LpbqS4Block64Cached)->Apply(ThreadsAndIsas);
 BENCHMARK(BM_LpbqEncodeThenQuantize)->Apply(Threads);

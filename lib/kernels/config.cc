@@ -66,6 +66,15 @@ KernelConfig Build(Isa level) {
   if (Admit(QAIRT_ISA_##isa, level)) c.lpbq_scales = name;
 #include "kernels/lpbq-scales/kernels.inc"
 #undef QAIRT_KERNEL
+#define QAIRT_COLS_SLOT_q2 quant_cols[0]
+#define QAIRT_COLS_SLOT_q4 quant_cols[1]
+#define QAIRT_COLS_SLOT_q8 quant_cols[2]
+#define QAIRT_COLS_SLOT_q16 quant_cols[3]
+#define QAIRT_COLS_SLOT_store16 cols_store16
+#define QAIRT_KERNEL(isa, name, op) \
+  if (Admit(QAIRT_ISA_##isa, level)) c.QAIRT_COLS_SLOT_##op = name;
+#include "kernels/f32-quant-cols/kernels.inc"
+#undef QAIRT_KERNEL
   return c;
 }
 

@@ -44,11 +44,23 @@ struct KernelConfig {
   PackFn pack2 = nullptr;
   UnpackFn unpack[4] = {};  // s4, u4, s2, u2
   LpbqScalesFn lpbq_scales = nullptr;
+  QuantColsFn quant_cols[4] = {};  // 2, 4, 8, 16 bits
+  ColsStoreFn cols_store16 = nullptr;
   // The ISA of the kernel chosen for quant[kF32][kQ8] (for logs and tests).
   Isa quant_isa = Isa::kScalar;
 
   QuantFn Quant(InType in, QStorage s) const { return quant[static_cast<uint32_t>(in)][static_cast<uint32_t>(s)]; }
   DequantFn Dequant(QKind k) const { return dequant[static_cast<uint32_t>(k)]; }
+  // The column-packed quantize kernel for 2, 4, 8 or 16 bits, else null.
+  QuantColsFn QuantCols(int bits) const {
+    switch (bits) {
+      case 2: return quant_cols[0];
+      case 4: return quant_cols[1];
+      case 8: return quant_cols[2];
+      case 16: return quant_cols[3];
+      default: return nullptr;
+    }
+  }
 };
 
 // Kernels for ActiveIsa().

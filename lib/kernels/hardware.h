@@ -5,6 +5,10 @@
 #include <optional>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace qairt::kernels {
 
 // Ordered slow -> fast; a kernel of level L needs every feature of L.
@@ -14,6 +18,15 @@ enum class Isa : uint32_t {
   kAvx2 = 2,    // AVX2 + FMA + F16C
   kAvx512 = 3,  // AVX-512 F + BW + VL (+ AVX2/FMA/F16C)
 };
+// Orders non-temporal stores (QuantParams::stream, ColsStoreFn) before
+// later ones: called at the end of each task that streamed, before the pool
+// reports it done.
+inline void StoreFence() {
+#if defined(__SSE2__) && defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
 inline constexpr uint32_t kIsaCount = 4;
 
 std::string_view IsaName(Isa isa);                  // "scalar", "sse41", "avx2", "avx512"

@@ -134,6 +134,21 @@ using LpbqScalesFn = void (*)(size_t nblocks, const float* bmins, const float* b
 using PackFn = void (*)(size_t n, const int8_t* q, uint8_t* y);
 using UnpackFn = void (*)(size_t n, const uint8_t* p, int8_t* q);
 
+// Column-packed quantize: `rows` rows of n values, `ld` apart, each value
+// quantized with its column's scale (p->scales[i]; p->offsets must be null:
+// zero offsets) and clamp range (p->qmin/qmax) as the quantize spec says;
+// y[i] = the rows' values of column i packed low bits first (row j in bits
+// [bits * j, bits * (j + 1))), rows <= 32 / bits, unused high bits 0.
+// p->prefetch as for the quantize kernels, per row. A transposed tensor's
+// rows are the columns: transposing the dwords gives its packed bytes.
+using QuantColsFn = void (*)(size_t n, size_t rows, size_t ld, const float* x, const QuantParams* p, uint32_t* y);
+// Rows 0..15 of n dwords (`ld` apart) stored transposed: y row i (at y + i *
+// y_stride) gets the 64 bytes of column i, dword g from row g. `stream`:
+// rows at 64-byte aligned addresses are written with non-temporal stores
+// (the caller fences after its last call, before anyone reads y): whole
+// cache lines, no read for ownership, no eviction of what the caches hold.
+using ColsStoreFn = void (*)(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_stride, bool stream);
+
 }  // namespace qairt::kernels
 
 // ---------------------------------------------------------------------------
@@ -179,6 +194,17 @@ namespace qairt::kernels {
             int32_t* int_scales, float* effective_scales);
 #include "kernels/lpbq-scales/kernels.inc"
 #undef QAIRT_KERNEL
+#define QAIRT_KERNEL(isa, name, op) QAIRT_COLS_DECL_##op(name)
+#define QAIRT_COLS_DECL_QUANT(name) \
+  void name(size_t n, size_t rows, size_t ld, const float* x, const QuantParams* p, uint32_t* y);
+#define QAIRT_COLS_DECL_q2(name) QAIRT_COLS_DECL_QUANT(name)
+#define QAIRT_COLS_DECL_q4(name) QAIRT_COLS_DECL_QUANT(name)
+#define QAIRT_COLS_DECL_q8(name) QAIRT_COLS_DECL_QUANT(name)
+#define QAIRT_COLS_DECL_q16(name) QAIRT_COLS_DECL_QUANT(name)
+#define QAIRT_COLS_DECL_store16(name) \
+  void name(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_stride, bool stream);
+#include "kernels/f32-quant-cols/kernels.inc"
+#undef QAIRT_KERNEL
 }  // namespace qairt::kernels
 
 // ---------------------------------------------------------------------------
@@ -203,4 +229,7 @@ void Pack(int bits, size_t n, const int8_t* q, uint8_t* y);
 void Unpack(int bits, bool is_signed, size_t n, const uint8_t* p, int8_t* q);
 void LpbqScales(size_t nblocks, const float* bmins, const float* bmaxs, const LpbqParams* p, float* channel_scale,
                 int32_t* int_scales, float* effective_scales);
+// bits 2, 4, 8 or 16.
+void QuantCols(int bits, size_t n, size_t rows, size_t ld, const float* x, const QuantParams* p, uint32_t* y);
+void ColsStore16(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_stride);
 }  // namespace qairt::kernels::ref

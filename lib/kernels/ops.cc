@@ -64,14 +64,6 @@ namespace {
 // rather than reading them back at once.
 constexpr size_t kStreamMinBytes = size_t{4} << 20;
 
-// Orders non-temporal stores (QuantParams::stream) before later ones: called
-// at the end of each task that streamed, before the pool reports it done.
-inline void StoreFence() {
-#if defined(__SSE2__) && defined(__x86_64__)
-  _mm_sfence();
-#endif
-}
-
 // Asks for a line of input that will be read soon (into all cache levels).
 inline void PrefetchRead(const char* p) { __builtin_prefetch(p, 0, 3); }
 
@@ -288,111 +280,6 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
     if (stream) StoreFence();
   });
   if (count) *nonfinite = std::accumulate(bad.begin(), bad.end(), size_t{0});
-}
-
-namespace {
-
-// Sub-byte values of `per` consecutive tile rows packed into one row of
-// bytes (element j of a group in bits [j bits, (j + 1) bits)): the order
-// they have along a y row once the bytes are transposed.
-template <int kBits>
-void PackRowGroups(const uint8_t* tile, size_t groups, size_t cols, uint8_t* out) {
-  constexpr size_t kPer = 8 / kBits;
-  constexpr unsigned kMask = (1u << kBits) - 1u;
-  // Eight columns per step in a 64-bit word (each byte's field masked
-  // before the shift, so no bits cross into the next byte): the byte loop
-  // stays scalar at -O2, and was a fifth of an LLM's int4 weight
-  // quantization.
-  constexpr uint64_t kLanes = 0x0101010101010101ull * kMask;
-  for (size_t g = 0; g < groups; ++g) {
-    const uint8_t* rows = tile + g * kPer * cols;
-    uint8_t* dst = out + g * cols;
-    size_t c = 0;
-    for (; c + 8 <= cols; c += 8) {
-      uint64_t word = 0;
-      for (size_t j = 0; j < kPer; ++j) {
-        uint64_t v;
-        std::memcpy(&v, rows + j * cols + c, 8);
-        word |= (v & kLanes) << (kBits * j);
-      }
-      std::memcpy(dst + c, &word, 8);
-    }
-    for (; c < cols; ++c) {
-      unsigned byte = 0;
-      for (size_t j = 0; j < kPer; ++j) byte |= (rows[j * cols + c] & kMask) << (kBits * j);
-      dst[c] = static_cast<uint8_t>(byte);
-    }
-  }
-}
-
-}  // namespace
-
-void QuantizeTransposed(const float* x, size_t rows, size_t cols, size_t ld, const QuantArgs& a, size_t scale_ld,
-                        size_t row_block, QStorage out, void* y, size_t y_ld, const ExecOptions& o,
-                        size_t* nonfinite) {
-  const KernelConfig& c = Cfg(o);
-  const int bits = StorageBits(out);
-  // Sub-byte values are quantized into int8 (their clamp range fits), then
-  // the rows of each group that shares y's bytes are packed, and the packed
-  // bytes are transposed.
-  const size_t elem = bits <= 8 ? 1 : static_cast<size_t>(bits) / 8;
-  const size_t per = bits < 8 ? static_cast<size_t>(8 / bits) : 1;
-  const QuantFn fn = c.Quant(InType::kF32, bits < 8 ? QStorage::kQ8 : out);
-  auto* yb = static_cast<uint8_t*>(y);
-  // Tiles of kRows window rows, quantized into `tile`, transposed into
-  // `moved` (contiguous: y's rows lie a whole tensor row apart, and a
-  // transpose straight into them would land its 16 or 32 rows in one cache
-  // set), then copied out, one cache line of int8 per y row and tile.
-  constexpr size_t kRows = 64;
-  thread_local std::vector<uint8_t> tile, packed, moved;  // kept: fresh pages per call would cost more than the work
-  if (tile.size() < kRows * cols * elem) tile.resize(kRows * cols * elem);
-  if (moved.size() < kRows * cols * elem) moved.resize(kRows * cols * elem);
-  if (per > 1 && packed.size() < kRows / per * cols) packed.resize(kRows / per * cols);
-  // Raw pointers: each use of a thread_local in a shared library may call
-  // __tls_get_addr (2% of an LLM's int4 weight quantization).
-  uint8_t* const tile_p = tile.data();
-  uint8_t* const moved_p = moved.data();
-  uint8_t* const packed_p = packed.data();
-  size_t bad = 0;
-  for (size_t r0 = 0; r0 < rows; r0 += kRows) {
-    const size_t tr = std::min(kRows, rows - r0);
-    for (size_t r = r0; r < r0 + tr; ++r) {
-      const float* row = x + r * ld;
-      if (nonfinite) bad += c.nonfinite(cols, row);
-      QuantParams qp;
-      const size_t base = (r / row_block) * scale_ld;
-      qp.scales = a.scales + base;
-      qp.offsets = a.offsets ? a.offsets + base : nullptr;
-      qp.block = 1;
-      qp.qmin = a.qmin;
-      qp.qmax = a.qmax;
-      // The window's rows are short pieces of long rows: the hardware
-      // prefetchers stop at each, so every vector prefetches its place in
-      // the next row (past the window's end it is only a hint).
-      qp.prefetch = ld;
-      fn(cols, row, tile_p + (r - r0) * cols * elem, &qp);
-    }
-    const uint8_t* from = tile_p;
-    const size_t trows = tr / per;  // rows of bytes to transpose
-    if (bits == 4) {
-      PackRowGroups<4>(tile_p, trows, cols, packed_p);
-      from = packed_p;
-    } else if (bits == 2) {
-      PackRowGroups<2>(tile_p, trows, cols, packed_p);
-      from = packed_p;
-    }
-    Transpose2DStrided(elem, static_cast<int64_t>(trows), static_cast<int64_t>(cols), from,
-                       static_cast<int64_t>(cols), moved_p, static_cast<int64_t>(trows));
-    const size_t piece = trows * elem;  // bytes of one y row from this tile
-    uint8_t* const y0 = yb + r0 * static_cast<size_t>(bits) / 8;
-    const size_t y_row = y_ld * static_cast<size_t>(bits) / 8;
-    if (piece == 32) {  // a whole int4 tile, or 32 int8 rows: a fixed-size copy, inlined
-      for (size_t col = 0; col < cols; ++col) std::memcpy(y0 + col * y_row, moved_p + col * 32, 32);
-    } else {
-      for (size_t col = 0; col < cols; ++col) std::memcpy(y0 + col * y_row, moved_p + col * piece, piece);
-    }
-  }
-  if (nonfinite) *nonfinite = bad;
 }
 
 void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y, const ExecOptions& o) {

@@ -289,7 +289,9 @@ bool QuantizeViewRows(std::string_view name, const StaticTransposition& t, const
     // whole source rows of a mapped file is read into a buffer (one pread a
     // band: see StaticDataReader); a narrower one is read in place (a
     // pread per row would cost more).
-    const int64_t band_rows = BandRows(quantizer->block() >= k ? 1 : quantizer->block(), w);
+    // Bands of whole 128-row tiles: a tile of int4 (int8: two) fills a
+    // cache line of each output row, which the kernel streams to memory.
+    const int64_t band_rows = BandRows(std::lcm<int64_t>(quantizer->block() >= k ? 1 : quantizer->block(), 128), w);
     const size_t bands = static_cast<size_t>((k + band_rows - 1) / band_rows);
     std::vector<char> ok(bands, 1);
     std::optional<StaticDataReader> reader;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace qairt {
@@ -58,7 +59,11 @@ std::shared_ptr<const StaticData> StaticData::Uninitialized(size_t size, uint8_t
       return std::make_shared<const StaticData>(*writable, size, StaticDataOrigin::kOwned, std::move(mapping));
     }
   }
-  std::shared_ptr<uint8_t[]> buffer(new uint8_t[size > 0 ? size : 1]);
+  // Cache-line aligned: kernels write whole lines of it with non-temporal
+  // stores only where a line starts.
+  constexpr std::align_val_t kLine{64};
+  std::shared_ptr<uint8_t[]> buffer(new (kLine) uint8_t[size > 0 ? size : 1],
+                                    [](uint8_t* p) { ::operator delete[](p, kLine); });
   *writable = buffer.get();
   return std::make_shared<const StaticData>(buffer.get(), size, StaticDataOrigin::kOwned, std::move(buffer));
 }

@@ -50,6 +50,10 @@ struct V {
   static F CvtI2F(I a) { return _mm256_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static void StoreI32(int32_t* p, I a) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), a); }
+  // acc | ((q & mask) << shift): one packed field of a dword per lane.
+  static I OrField(I acc, I q, int32_t mask, int shift) {
+    return _mm256_or_si256(acc, _mm256_sll_epi32(_mm256_and_si256(q, _mm256_set1_epi32(mask)), _mm_cvtsi32_si128(shift)));
+  }
   static I AddI(I a, I b) { return _mm256_add_epi32(a, b); }
   static I FixI32Max(F v, I q) {
     const I m = _mm256_castps_si256(_mm256_cmp_ps(v, _mm256_set1_ps(2147483648.0f), _CMP_GE_OQ));

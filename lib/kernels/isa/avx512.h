@@ -53,6 +53,10 @@ struct V {
   static F CvtI2F(I a) { return _mm512_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm512_loadu_si512(p); }
   static void StoreI32(int32_t* p, I a) { _mm512_storeu_si512(p, a); }
+  // acc | ((q & mask) << shift): one packed field of a dword per lane.
+  static I OrField(I acc, I q, int32_t mask, int shift) {
+    return _mm512_or_si512(acc, _mm512_sll_epi32(_mm512_and_si512(q, _mm512_set1_epi32(mask)), _mm_cvtsi32_si128(shift)));
+  }
   static I AddI(I a, I b) { return _mm512_add_epi32(a, b); }
   static I FixI32Max(F v, I q) {
     return _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask(v, _mm512_set1_ps(2147483648.0f), _CMP_GE_OQ),

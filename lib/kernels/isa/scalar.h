@@ -87,6 +87,13 @@ struct V {
   static void StoreI32(int32_t* p, I a) {
     for (size_t j = 0; j < kW; ++j) p[j] = a.v[j];
   }
+  // acc | ((q & mask) << shift): one packed field of a dword per lane.
+  static I OrField(I acc, I q, int32_t mask, int shift) {
+    for (size_t j = 0; j < kW; ++j)
+      acc.v[j] = static_cast<int32_t>(static_cast<uint32_t>(acc.v[j]) |
+                                      ((static_cast<uint32_t>(q.v[j]) & static_cast<uint32_t>(mask)) << shift));
+    return acc;
+  }
   static I AddI(I a, I b) {
     for (size_t j = 0; j < kW; ++j) a.v[j] = static_cast<int32_t>(static_cast<uint32_t>(a.v[j]) + static_cast<uint32_t>(b.v[j]));
     return a;

@@ -50,6 +50,10 @@ struct V {
   static F CvtI2F(I a) { return _mm_cvtepi32_ps(a); }
   static I LoadI32(const int32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
   static void StoreI32(int32_t* p, I a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), a); }
+  // acc | ((q & mask) << shift): one packed field of a dword per lane.
+  static I OrField(I acc, I q, int32_t mask, int shift) {
+    return _mm_or_si128(acc, _mm_sll_epi32(_mm_and_si128(q, _mm_set1_epi32(mask)), _mm_cvtsi32_si128(shift)));
+  }
   static I AddI(I a, I b) { return _mm_add_epi32(a, b); }
   static I FixI32Max(F v, I q) {
     const I m = _mm_castps_si128(_mm_cmpge_ps(v, _mm_set1_ps(2147483648.0f)));
