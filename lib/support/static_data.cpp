@@ -24,8 +24,14 @@ struct Mapping {
   void* base = MAP_FAILED;
   size_t length = 0;
   ~Mapping() {
-    if (base != MAP_FAILED && length != 0) munmap(base, length);
+    if (base == MAP_FAILED || length == 0) return;
+    // Pages dropped first: that takes the address space's lock for reading,
+    // so mappings released on several threads drop theirs in parallel, where
+    // munmap alone holds it for writing (qairt_graph_destroy of an LLM).
+    if (length >= kParallelReleaseFrom) (void)madvise(base, length, MADV_DONTNEED);
+    munmap(base, length);
   }
+  static constexpr size_t kParallelReleaseFrom = size_t{1} << 20;
 };
 
 }  // namespace
