@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <memory>
+#include <map>
 #include <set>
 #include <optional>
 #include <string>
@@ -159,6 +160,10 @@ class Importer {
   bool FoldEmitted(NodeContext& ctx, const Graph::Checkpoint& mark);
   // Keeps subgraph protos alive as long as values reference their bytes.
   void KeepAlive(std::shared_ptr<const void> p) { keepalive_.push_back(std::move(p)); }
+  // Constants of ones made for Expand, by dtype and element count: shared
+  // by every Expand to the same size (a transformer's repeated keys and
+  // values: two per layer, megabytes each).
+  std::map<std::pair<DType, uint64_t>, std::shared_ptr<const StaticData>>& ones() { return ones_; }
 
  private:
   Status LoadInitializers();
@@ -184,6 +189,7 @@ class Importer {
   std::vector<std::pair<std::string, size_t>> name_log_;  // (base, count before)
   std::set<const onnx::NodeProto*> skip_;
   std::vector<std::shared_ptr<const void>> keepalive_;
+  std::map<std::pair<DType, uint64_t>, std::shared_ptr<const StaticData>> ones_;
 };
 
 // Helpers shared by the lowering files.

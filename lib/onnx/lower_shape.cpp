@@ -198,27 +198,30 @@ Status LowerExpand(NodeContext& ctx) {
   if (!n || *n > (uint64_t{1} << 28)) return ctx.Fail("inputs[1]", "Expand target {} is too large", target.ToString());
   if (x.dtype != DType::kFloat32 && x.dtype != DType::kInt64 && x.dtype != DType::kInt32)
     return ctx.Fail("inputs[0]", "Expand of {} is not supported", DTypeName(x.dtype));
-  // Filled by doubling copies (log2(n) memcpy calls, not n) into a buffer
-  // nobody zeroed first (a transformer's repeated keys and values make
-  // megabytes of these per layer): up to 2 GiB here.
-  const size_t bytes = *StorageBytes(x.dtype, *n);
-  uint8_t* ones = nullptr;
-  auto data = StaticData::Uninitialized(bytes, &ones);
-  const float one_f = 1.0f;
-  const int64_t one_i64 = 1;
-  const int32_t one_i32 = 1;
-  const size_t width = x.dtype == DType::kInt64 ? 8 : 4;
-  if (bytes >= width)  // an empty target has nothing to fill
-    std::memcpy(ones, x.dtype == DType::kFloat32 ? static_cast<const void*>(&one_f)
-                      : x.dtype == DType::kInt64 ? static_cast<const void*>(&one_i64)
-                                                 : static_cast<const void*>(&one_i32),
-                width);
-  for (size_t filled = width; filled < bytes;) {
-    const size_t step = std::min(filled, bytes - filled);
-    std::memcpy(ones + filled, ones, step);
-    filled += step;
+  // One buffer per dtype and size, shared by the Expands to it; filled by
+  // doubling copies (log2(n) memcpy calls, not n), up to 2 GiB.
+  std::shared_ptr<const StaticData>& data = ctx.importer().ones()[{x.dtype, *n}];
+  if (!data) {
+    const size_t bytes = *StorageBytes(x.dtype, *n);
+    uint8_t* ones = nullptr;
+    auto made = StaticData::Uninitialized(bytes, &ones);
+    const float one_f = 1.0f;
+    const int64_t one_i64 = 1;
+    const int32_t one_i32 = 1;
+    const size_t width = x.dtype == DType::kInt64 ? 8 : 4;
+    if (bytes >= width)  // an empty target has nothing to fill
+      std::memcpy(ones, x.dtype == DType::kFloat32 ? static_cast<const void*>(&one_f)
+                        : x.dtype == DType::kInt64 ? static_cast<const void*>(&one_i64)
+                                                   : static_cast<const void*>(&one_i32),
+                  width);
+    for (size_t filled = width; filled < bytes;) {
+      const size_t step = std::min(filled, bytes - filled);
+      std::memcpy(ones + filled, ones, step);
+      filled += step;
+    }
+    data = std::move(made);
   }
-  auto t = ctx.Constant("ones", x.dtype, target, std::move(data));
+  auto t = ctx.Constant("ones", x.dtype, target, data);
   if (!t.ok()) return t.status();
   return Done(ctx.Emit("ElementWiseMultiply", {ctx.in_tensor(0), t.value()}));
 }
