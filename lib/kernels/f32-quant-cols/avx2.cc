@@ -5,11 +5,7 @@
 #include "kernels/f32-quant-cols/impl.h"
 
 namespace qairt::kernels {
-#define QAIRT_COLS_DEF_q2(name) QAIRT_COLS_QUANT_DEF(name, 2)
-#define QAIRT_COLS_DEF_q4(name) QAIRT_COLS_QUANT_DEF(name, 4)
-#define QAIRT_COLS_DEF_q8(name) QAIRT_COLS_QUANT_DEF(name, 8)
-#define QAIRT_COLS_DEF_q16(name) QAIRT_COLS_QUANT_DEF(name, 16)
-#define QAIRT_KERNEL(isa, name, op) QAIRT_IF_##isa(QAIRT_COLS_DEF_##op(name))
+#define QAIRT_KERNEL QAIRT_COLS_KERNEL_DEF
 #include "kernels/f32-quant-cols/kernels.inc"
 #undef QAIRT_KERNEL
 }  // namespace qairt::kernels

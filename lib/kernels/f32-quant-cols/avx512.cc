@@ -57,11 +57,7 @@ void Store16(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_strid
 
 #define QAIRT_COLS_DEF_store16(name) \
   void name(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_stride, bool stream) { Store16(n, dw, ld, y, y_stride, stream); }
-#define QAIRT_COLS_DEF_q2(name) QAIRT_COLS_QUANT_DEF(name, 2)
-#define QAIRT_COLS_DEF_q4(name) QAIRT_COLS_QUANT_DEF(name, 4)
-#define QAIRT_COLS_DEF_q8(name) QAIRT_COLS_QUANT_DEF(name, 8)
-#define QAIRT_COLS_DEF_q16(name) QAIRT_COLS_QUANT_DEF(name, 16)
-#define QAIRT_KERNEL(isa, name, op) QAIRT_IF_##isa(QAIRT_COLS_DEF_##op(name))
+#define QAIRT_KERNEL QAIRT_COLS_KERNEL_DEF
 #include "kernels/f32-quant-cols/kernels.inc"
 #undef QAIRT_KERNEL
 }  // namespace qairt::kernels

@@ -54,8 +54,14 @@ static inline void QuantCols(size_t n, size_t rows, size_t ld, const float* x, c
 
 }  // namespace qairt::kernels::QAIRT_ISA_NS
 
-// The definition of one column-packed quantize kernel (the <isa>.cc files).
+// The definitions of one ISA's kernels from the list (the <isa>.cc files;
+// a file with a store16 kernel defines QAIRT_COLS_DEF_store16 first).
 #define QAIRT_COLS_QUANT_DEF(name, bits)                                                        \
   void name(size_t n, size_t rows, size_t ld, const float* x, const QuantParams* p, uint32_t* y) { \
     QAIRT_ISA_NS::QuantCols<bits>(n, rows, ld, x, p, y);                                        \
   }
+#define QAIRT_COLS_DEF_q2(name) QAIRT_COLS_QUANT_DEF(name, 2)
+#define QAIRT_COLS_DEF_q4(name) QAIRT_COLS_QUANT_DEF(name, 4)
+#define QAIRT_COLS_DEF_q8(name) QAIRT_COLS_QUANT_DEF(name, 8)
+#define QAIRT_COLS_DEF_q16(name) QAIRT_COLS_QUANT_DEF(name, 16)
+#define QAIRT_COLS_KERNEL_DEF(isa, name, op) QAIRT_IF_##isa(QAIRT_COLS_DEF_##op(name))
