@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include "passes/adapt.h"
 #include "passes/quant_log.h"
@@ -88,6 +89,15 @@ static bool InfiniteWithoutNan(const float* x, uint64_t n) {
 
 Status QuantizeStaticTensors(Session& s) {
   Graph& g = s.graph();
+  // Float constants that share their bytes and need the same encoding share
+  // the quantized bytes too: quantized once, stored once (an importer's
+  // repeated constants, such as a transformer's Expand ones per layer).
+  struct Made {
+    DType src_dtype;
+    Encoding need;
+    std::shared_ptr<const StaticData> stored;
+  };
+  std::unordered_multimap<const StaticData*, Made> made;
   for (TensorId id = 0; id < g.tensor_count(); ++id) {
     const Tensor& t = g.tensor(id);
     if (t.kind != TensorKind::kStatic || !t.data || t.consumers.empty()) continue;
@@ -174,6 +184,22 @@ Status QuantizeStaticTensors(Session& s) {
         src || *out_bytes < kDeferFromBytes ? nullptr
                                             : quant::DeferQuantization(t.name, t.data, dims, *need, *out_bytes);
     const bool deferred = stored != nullptr;
+    const bool shareable = !deferred && !IsFixedPoint(t.dtype);
+    if (shareable) {
+      const auto [first, last] = made.equal_range(t.data.get());
+      for (auto it = first; it != last && !stored; ++it)
+        if (it->second.src_dtype == t.dtype && it->second.need == *need) stored = it->second.stored;
+      if (stored) {
+        Encoding enc = *need;
+        enc.overridden = t.encoding && t.encoding->overridden;
+        QAIRT_RETURN_IF_ERROR(g.SetStaticData(id, need->dtype, stored));
+        QAIRT_RETURN_IF_ERROR(g.SetEncoding(id, enc));
+        if (!same_encoding) s.AddReason(id, kReasonOpAdaptation);
+        s.Trace("[STATIC] {}: {} values stored as {}, the bytes of an identical constant", g.tensor(id).name, *count,
+                DTypeShortName(need->dtype));
+        continue;
+      }
+    }
     uint8_t* out = nullptr;
     if (!deferred) stored = StaticData::Uninitialized(*out_bytes, &out);
     auto quantize = [&] {
@@ -198,6 +224,7 @@ Status QuantizeStaticTensors(Session& s) {
       s.Error("static-quantize", q.message(), {}, t.name);
       continue;
     }
+    if (shareable && saturated.empty()) made.emplace(t.data.get(), Made{t.dtype, *need, stored});
     const size_t bytes = *out_bytes;
     Encoding enc = *need;
     enc.overridden = t.encoding && t.encoding->overridden;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <unordered_map>
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -153,11 +154,17 @@ class Writer {
     }
     std::optional<fbc::DataRef> section;
     if (t.kind == TensorKind::kStatic && t.data) {
-      // Aligned so that a mapped file hands out SIMD-friendly weights.
-      const uint64_t at = AlignUp(section_bytes_, kSectionEntryAlignment);
-      section = fbc::DataRef(at, t.data->size());
-      section_.push_back({t.data, at});
-      section_bytes_ = at + t.data->size();
+      // Tensors sharing their bytes (one StaticData) share their place.
+      if (auto it = placed_.find(t.data.get()); it != placed_.end()) {
+        section = fbc::DataRef(it->second, t.data->size());
+      } else {
+        // Aligned so that a mapped file hands out SIMD-friendly weights.
+        const uint64_t at = AlignUp(section_bytes_, kSectionEntryAlignment);
+        section = fbc::DataRef(at, t.data->size());
+        section_.push_back({t.data, at});
+        placed_.emplace(t.data.get(), at);
+        section_bytes_ = at + t.data->size();
+      }
     }
     auto enc = t.encoding ? WriteEncoding(*t.encoding) : 0;
     std::vector<fbc::Use> uses;
@@ -318,6 +325,7 @@ class Writer {
  private:
   FlatBufferBuilder b_;
   std::vector<std::pair<std::shared_ptr<const StaticData>, uint64_t>> section_;  // bytes, offset in the section
+  std::unordered_map<const StaticData*, uint64_t> placed_;                        // where each one's bytes are
   uint64_t section_bytes_ = 0;
   bool byte_int_scales_ = false;  // some encoding's integer scales went in as bytes
 };
