@@ -1,5 +1,7 @@
 #include "ir/graph.h"
 
+#include <atomic>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,7 +35,13 @@ TensorRole Tensor::role() const {
 // Construction
 // ---------------------------------------------------------------------------
 
+uint64_t Graph::NextVersion() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 Result<TensorId> Graph::NewTensor(std::string name, DType dtype, Shape shape, TensorKind kind) {
+  Touched();
   if (name.empty()) return InvalidArgument("failed to add tensor: name must be non-empty");
   if (!IsValidDType(static_cast<uint32_t>(dtype)))
     return InvalidArgument("failed to add tensor '{}' with dtype={}: not a known dtype", name,
@@ -81,6 +89,7 @@ Result<TensorId> Graph::AddTensor(std::string name, DType dtype, Shape shape) {
 }
 
 Result<OpId> Graph::AddOp(OpSpec spec) {
+  Touched();
   if (spec.type.empty()) return InvalidArgument("failed to add op '{}': type must be non-empty", spec.name);
   if (spec.name.empty()) return InvalidArgument("failed to add op of type {}: name must be non-empty", spec.type);
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
@@ -138,6 +147,7 @@ Result<OpId> Graph::AddOp(std::string type, std::string name, std::vector<Tensor
 }
 
 Status Graph::MarkOutput(TensorId tensor) {
+  Touched();
   if (!valid_tensor(tensor)) return InvalidArgument("failed to mark output: {} is not a tensor of this graph", tensor);
   Tensor& t = tensors_[tensor];
   if (t.kind == TensorKind::kStatic)
@@ -149,6 +159,7 @@ Status Graph::MarkOutput(TensorId tensor) {
 }
 
 Status Graph::RollBack(const Checkpoint& mark) {
+  Touched();
   if (mark.ops > ops_.size() || mark.tensors > tensors_.size() || mark.inputs > inputs_.size() ||
       mark.outputs > outputs_.size())
     return InvalidArgument("cannot roll back: the checkpoint is newer than the graph");
@@ -189,6 +200,7 @@ Status Graph::RollBack(const Checkpoint& mark) {
 }
 
 Status Graph::RenameTensor(TensorId tensor, std::string new_name) {
+  Touched();
   if (!valid_tensor(tensor)) return InvalidArgument("failed to rename tensor: {} is not a tensor of this graph", tensor);
   if (new_name.empty()) return InvalidArgument("failed to rename tensor '{}': new name is empty", tensors_[tensor].name);
   Tensor& t = tensors_[tensor];
@@ -206,6 +218,7 @@ Status Graph::RenameTensor(TensorId tensor, std::string new_name) {
 }
 
 Status Graph::SetOpInput(OpId op_id, size_t slot, TensorId tensor) {
+  Touched();
   if (!valid_op(op_id)) return InvalidArgument("failed to set op input: {} is not an op of this graph", op_id);
   Op& op = ops_[op_id];
   if (slot > op.inputs.size())
@@ -231,6 +244,7 @@ bool IsRealValued(DType d) { return IsFloat(d) || IsFixedPoint(d); }
 }  // namespace
 
 Status Graph::SetTensorDType(TensorId tensor, DType dtype) {
+  Touched();
   if (!valid_tensor(tensor)) return InvalidArgument("failed to set dtype: {} is not a tensor of this graph", tensor);
   Tensor& t = tensors_[tensor];
   if (t.dtype == dtype) return Status::Ok();
@@ -244,6 +258,7 @@ Status Graph::SetTensorDType(TensorId tensor, DType dtype) {
 }
 
 Status Graph::SetStaticData(TensorId tensor, DType dtype, std::shared_ptr<const StaticData> data) {
+  Touched();
   if (!valid_tensor(tensor)) return InvalidArgument("failed to set data: {} is not a tensor of this graph", tensor);
   Tensor& t = tensors_[tensor];
   if (t.kind != TensorKind::kStatic) return InvalidArgument("failed to set data of tensor '{}': it is not static", t.name);
@@ -259,6 +274,7 @@ Status Graph::SetStaticData(TensorId tensor, DType dtype, std::shared_ptr<const 
 }
 
 Status Graph::ReplaceGraphOutput(TensorId output, TensorId replacement) {
+  Touched();
   if (!valid_tensor(output) || !valid_tensor(replacement))
     return InvalidArgument("failed to replace graph output: not a tensor of this graph");
   auto it = std::find(outputs_.begin(), outputs_.end(), output);
@@ -326,6 +342,7 @@ bool Graph::ComputeOutputTypes(OpId id, Diagnostics* diags, std::vector<TensorTy
 }
 
 void Graph::FillOutputTypes(OpId id) {
+  Touched();
   std::vector<TensorType> outputs;
   if (!ComputeOutputTypes(id, nullptr, &outputs)) return;
   const Op& op = ops_[id];
@@ -356,6 +373,7 @@ void Graph::CheckOutputTypes(OpId id, Diagnostics* diags) const {
 }
 
 void Graph::InferShapes() {
+  Touched();
   auto order = TopologicalOrder();
   if (!order.ok()) return;
   for (OpId id : order.value()) FillOutputTypes(id);
@@ -366,6 +384,7 @@ void Graph::InferShapes() {
 // ---------------------------------------------------------------------------
 
 Status Graph::SetEncoding(TensorId tensor, Encoding encoding) {
+  Touched();
   if (!valid_tensor(tensor)) return InvalidArgument("failed to set encoding: {} is not a tensor of this graph", tensor);
   Tensor& t = tensors_[tensor];
   // The encoding it has, checked for this shape, with the same tables (a
@@ -382,6 +401,7 @@ Status Graph::SetEncoding(TensorId tensor, Encoding encoding) {
 }
 
 Status Graph::SetValidatedEncoding(TensorId tensor, Encoding encoding) {
+  Touched();
   if (!valid_tensor(tensor)) return InvalidArgument("failed to set encoding: {} is not a tensor of this graph", tensor);
   tensors_[tensor].encoding = std::move(encoding);
   // The caller's check is not recorded: Validate() checks it again.
@@ -390,6 +410,7 @@ Status Graph::SetValidatedEncoding(TensorId tensor, Encoding encoding) {
 }
 
 Status Graph::ClearEncoding(TensorId tensor) {
+  Touched();
   if (!valid_tensor(tensor))
     return InvalidArgument("failed to clear encoding: {} is not a tensor of this graph", tensor);
   tensors_[tensor].encoding.reset();

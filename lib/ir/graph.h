@@ -189,6 +189,11 @@ class Graph {
 
   // Every problem at once.
   Diagnostics Validate() const;
+  // Changes whenever the graph does: two graphs (or one graph at two
+  // moments) with the same version hold the same ops, tensors, data and
+  // encodings, so a check of one holds for the other (a pass that left the
+  // graph as it was need not be validated again). Copies keep the version.
+  uint64_t version() const { return version_; }
 
   // Deterministic JSON summary (see qairt_graph_summary_json).
   std::string SummaryJson() const;
@@ -212,6 +217,9 @@ class Graph {
 
   std::string name_;
   std::vector<Tensor> tensors_;
+  static uint64_t NextVersion();  // process-wide, never repeats
+  void Touched() { version_ = NextVersion(); }
+  uint64_t version_ = NextVersion();
   std::vector<Op> ops_;
   std::vector<TensorId> inputs_;
   std::vector<TensorId> outputs_;

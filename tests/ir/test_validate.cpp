@@ -244,3 +244,59 @@ TEST_CASE("SetEncoding skips the check only for the checked encoding with its ve
 
 }  // namespace
 }  // namespace qairt
+
+namespace qairt {
+namespace {
+
+TEST_CASE("a graph's version changes with every edit and is kept by copies", "[validate][version]") {
+  Graph g("v");
+  const uint64_t empty = g.version();
+  auto x = g.AddInput("x", DType::kFloat32, Shape{2, 3}).value();
+  const uint64_t with_input = g.version();
+  CHECK(with_input != empty);
+  auto c = g.AddConstant("c", DType::kFloat32, Shape{2, 3}, Floats(6)).value();
+  auto r = g.AddOp("ElementWiseAdd", "add", {x, c}, {"y"}).value();
+  const uint64_t built = g.version();
+  CHECK(built != with_input);
+  // Reading changes nothing.
+  (void)g.Validate();
+  (void)g.FindTensor("y");
+  CHECK(g.version() == built);
+  // A copy is the same graph until one of them is edited.
+  Graph copy = g;
+  CHECK(copy.version() == built);
+  REQUIRE(copy.MarkOutput(copy.op(r).outputs[0]).ok());
+  CHECK(copy.version() != built);
+  CHECK(g.version() == built);
+  // Every kind of edit.
+  uint64_t last = g.version();
+  auto changed = [&] {
+    const bool c2 = g.version() != last;
+    last = g.version();
+    return c2;
+  };
+  Encoding e;
+  e.kind = EncodingKind::kPerTensor;
+  e.dtype = DType::kUFixed8;
+  e.bitwidth = 8;
+  e.scales = {0.1f};
+  e.offsets = {0};
+  REQUIRE(g.SetEncoding(x, e).ok());
+  CHECK(changed());
+  REQUIRE(g.ClearEncoding(x).ok());
+  CHECK(changed());
+  REQUIRE(g.SetStaticData(c, DType::kFloat32, Floats(6)).ok());
+  CHECK(changed());
+  REQUIRE(g.RenameTensor(c, "c2").ok());
+  CHECK(changed());
+  REQUIRE(g.SetOpInput(r, 1, x).ok());
+  CHECK(changed());
+  g.InferShapes();
+  CHECK(changed());
+  // A graph built the same way from scratch has a version of its own.
+  Graph other("v");
+  CHECK(other.version() != empty);
+}
+
+}  // namespace
+}  // namespace qairt
