@@ -55,8 +55,7 @@ void Store16(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_strid
 
 }  // namespace
 
-#define QAIRT_COLS_DEF_store16(name) \
-  void name(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_stride, bool stream) { Store16(n, dw, ld, y, y_stride, stream); }
+#define QAIRT_COLS_DEF_store16 QAIRT_COLS_STORE16_DEF
 #define QAIRT_KERNEL QAIRT_COLS_KERNEL_DEF
 #include "kernels/f32-quant-cols/kernels.inc"
 #undef QAIRT_KERNEL

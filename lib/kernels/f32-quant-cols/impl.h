@@ -55,7 +55,12 @@ static inline void QuantCols(size_t n, size_t rows, size_t ld, const float* x, c
 }  // namespace qairt::kernels::QAIRT_ISA_NS
 
 // The definitions of one ISA's kernels from the list (the <isa>.cc files;
-// a file with a store16 kernel defines QAIRT_COLS_DEF_store16 first).
+// a file with a store16 kernel defines QAIRT_COLS_DEF_store16 first: as
+// QAIRT_COLS_STORE16_DEF when its Store16 is in the file).
+#define QAIRT_COLS_STORE16_DEF(name)                                                            \
+  void name(size_t n, const uint32_t* dw, size_t ld, uint8_t* y, size_t y_stride, bool stream) { \
+    Store16(n, dw, ld, y, y_stride, stream);                                                     \
+  }
 #define QAIRT_COLS_QUANT_DEF(name, bits)                                                        \
   void name(size_t n, size_t rows, size_t ld, const float* x, const QuantParams* p, uint32_t* y) { \
     QAIRT_ISA_NS::QuantCols<bits>(n, rows, ld, x, p, y);                                        \
