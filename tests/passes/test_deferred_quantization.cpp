@@ -86,6 +86,14 @@ TEST_CASE("a mapped weight is quantized when the container is written, with the 
   const Tensor& bw = Weight(back.value().graph);
   REQUIRE(bw.data->size() == ww.data->size());
   CHECK(std::memcmp(bw.data->data(), ww.data->data(), ww.data->size()) == 0);
+  // Both went through the transposed quantizer; the plain quantization of
+  // the weight's transpose, made explicitly, gives the same bytes.
+  std::vector<float> t(static_cast<size_t>(k * n));
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c) t[static_cast<size_t>(c * k + r)] = w[static_cast<size_t>(r * n + c)];
+  auto plain = quant::QuantizeTensor("w", DType::kFloat32, t.data(), {n, k}, *gw.encoding);
+  REQUIRE(plain.ok());
+  CHECK(plain.value() == std::vector<uint8_t>(bw.data->data(), bw.data->data() + bw.data->size()));
   // The two files are the same bytes.
   std::ifstream a(got_file.path, std::ios::binary), b(want_file.path, std::ios::binary);
   const std::string fa((std::istreambuf_iterator<char>(a)), {}), fb((std::istreambuf_iterator<char>(b)), {});
