@@ -92,7 +92,11 @@ Status QuantizeStaticTensors(Session& s) {
   // Float constants that share their bytes and need the same encoding share
   // the quantized bytes too: quantized once, stored once (an importer's
   // repeated constants, such as a transformer's Expand ones per layer).
+  // Only sources someone else also holds are remembered, and they are held
+  // here: a source freed during the pass could otherwise leave its address
+  // to another, and an unshared one keeps no memory alive for nothing.
   struct Made {
+    std::shared_ptr<const StaticData> source;
     DType src_dtype;
     Encoding need;
     std::shared_ptr<const StaticData> stored;
@@ -224,7 +228,8 @@ Status QuantizeStaticTensors(Session& s) {
       s.Error("static-quantize", q.message(), {}, t.name);
       continue;
     }
-    if (shareable && saturated.empty()) made.emplace(t.data.get(), Made{t.dtype, *need, stored});
+    if (shareable && saturated.empty() && t.data.use_count() > 1)
+      made.emplace(t.data.get(), Made{t.data, t.dtype, *need, stored});
     const size_t bytes = *out_bytes;
     Encoding enc = *need;
     enc.overridden = t.encoding && t.encoding->overridden;

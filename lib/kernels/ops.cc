@@ -166,8 +166,6 @@ RowPlan Plan(const Grid& g) {
   return p;
 }
 
-const KernelConfig& Cfg(const ExecOptions& o) { return o.config ? *o.config : GetKernelConfig(); }
-
 size_t InSize(InType in) { return in == InType::kF32 ? 4 : 2; }
 
 // Calls fn(o, pos, len, flat) for every row piece of [a, b).
@@ -222,7 +220,7 @@ void UnpackAt(const uint8_t* y, size_t len, int bits, bool is_signed, size_t at,
 
 void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, QStorage out, void* y,
                   const ExecOptions& o, size_t* nonfinite) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   const RowPlan p = Plan(g);
   const size_t n = g.NumElements();
   const int bits = StorageBits(out);
@@ -283,7 +281,7 @@ void QuantizeGrid(InType in, const void* x, const Grid& g, const QuantArgs& a, Q
 }
 
 void DequantizeGrid(QKind kind, const void* q, const Grid& g, const QuantArgs& a, float* y, const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   const RowPlan p = Plan(g);
   const size_t n = g.NumElements();
   const int bits = KindBits(kind);
@@ -377,7 +375,7 @@ void MinMaxPieces(const KernelConfig& c, const RowPlan& p, const float* x, size_
 }  // namespace
 
 void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const ExecOptions& o, size_t* nonfinite) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   const RowPlan p = Plan(g);
   const size_t n = g.NumElements();
   const size_t ns = g.NumScales();
@@ -403,7 +401,7 @@ void MinMaxGrid(const float* x, const Grid& g, float* mins, float* maxs, const E
 }
 
 void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint64_t* counts, const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   HistParams hp;
   hp.lo = lo;
   hp.hi = hi;
@@ -424,7 +422,7 @@ void Histogram(const float* x, size_t n, float lo, float hi, uint32_t bins, uint
 }
 
 size_t CountNonFinite(const float* x, size_t n, const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   std::vector<size_t> part(Tasks(n, o.chunk), 0);
   ParallelFor(o.pool, part.size(), [&](size_t t, size_t) {
     const size_t a = t * o.chunk;
@@ -436,7 +434,7 @@ size_t CountNonFinite(const float* x, size_t n, const ExecOptions& o) {
 }
 
 void QdqError(const float* x, size_t n, const QdqErrParams& qp, double out[2], const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   std::vector<double> part(2 * Tasks(n, o.chunk), 0.0);
   ParallelFor(o.pool, part.size() / 2, [&](size_t t, size_t) {
     const size_t a = t * o.chunk;
@@ -450,7 +448,7 @@ void QdqError(const float* x, size_t n, const QdqErrParams& qp, double out[2], c
 }
 
 void SquaredError(const float* x, const float* y, size_t n, double out[2], const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   const size_t tasks = Tasks(n, o.chunk);
   if (tasks <= 1 || !o.pool) {  // one caller's sums, no allocation
     out[0] = out[1] = 0.0;
@@ -470,7 +468,7 @@ void SquaredError(const float* x, const float* y, size_t n, double out[2], const
 }
 
 void QuantizeBias(const float* b, size_t n, const BiasParams& bp, int32_t* y, const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
     const size_t a = t * o.chunk;
     BiasParams p = bp;
@@ -480,7 +478,7 @@ void QuantizeBias(const float* b, size_t n, const BiasParams& bp, int32_t* y, co
 }
 
 void ConvertF32ToF16(const float* x, size_t n, Half* y, const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
     const size_t a = t * o.chunk;
     c.f32_to_f16(std::min(n, a + o.chunk) - a, x + a, y + a);
@@ -488,7 +486,7 @@ void ConvertF32ToF16(const float* x, size_t n, Half* y, const ExecOptions& o) {
 }
 
 void ConvertF16ToF32(const Half* x, size_t n, float* y, const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   ParallelFor(o.pool, Tasks(n, o.chunk), [&](size_t t, size_t) {
     const size_t a = t * o.chunk;
     c.f16_to_f32(std::min(n, a + o.chunk) - a, x + a, y + a);
@@ -566,7 +564,7 @@ void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const s
   for (size_t ch = 0, b = 0; contiguous && ch < nchannels; ++ch)
     for (size_t i = 0; contiguous && i < per; ++i, ++b) contiguous = block_channel[b] == ch;
   if (contiguous) {
-    const KernelConfig& c = Cfg(o);
+    const KernelConfig& c = ConfigFor(o);
     for (size_t ch = 0; ch < nchannels; ++ch)
       c.lpbq_scales(per, bmins + ch * per, bmaxs + ch * per, &p, channel_scales + ch, int_scales + ch * per,
                     effective_scales + ch * per);
@@ -591,7 +589,7 @@ void ComputeLpbq(size_t nblocks, const float* bmins, const float* bmaxs, const s
 void QuantizeLpbqRows(const float* x, size_t rows, size_t row, size_t block, uint32_t bitwidth,
                       uint32_t decompressed_bitwidth, float min_range, float* channel_scales, int32_t* int_scales,
                       void* y, const ExecOptions& o) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   const size_t nb = (row + block - 1) / block;
   const QStorage st = bitwidth <= 2 ? QStorage::kQ2 : bitwidth <= 4 ? QStorage::kQ4 : bitwidth <= 8 ? QStorage::kQ8 : QStorage::kQ16;
   const int bits = StorageBits(st);

@@ -45,6 +45,8 @@ struct ExecOptions {
   const KernelConfig* config = nullptr;    // null: GetKernelConfig()
   size_t chunk = size_t{1} << 16;          // elements per task (multiple of 64)
 };
+// The kernel table `o` asks for.
+inline const KernelConfig& ConfigFor(const ExecOptions& o) { return o.config ? *o.config : GetKernelConfig(); }
 
 // x: NumElements() values of `in`; y: StorageBytes of the output (sub-byte
 // packed in element order, low bits first).

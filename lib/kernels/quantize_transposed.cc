@@ -16,8 +16,6 @@ namespace qairt::kernels {
 
 namespace {
 
-const KernelConfig& Cfg(const ExecOptions& o) { return o.config ? *o.config : GetKernelConfig(); }
-
 // Rows of kRows per tile (the int8-tile path).
 constexpr size_t kRows = 64;
 
@@ -117,7 +115,7 @@ void PackRowGroups(const uint8_t* tile, size_t groups, size_t cols, uint8_t* out
 void QuantizeTransposed(const float* x, size_t rows, size_t cols, size_t ld, const QuantArgs& a, size_t scale_ld,
                         size_t row_block, QStorage out, void* y, size_t y_ld, const ExecOptions& o,
                         size_t* nonfinite) {
-  const KernelConfig& c = Cfg(o);
+  const KernelConfig& c = ConfigFor(o);
   const int bits = StorageBits(out);
   if (const QuantColsFn cols_fn = a.offsets == nullptr ? c.QuantCols(bits) : nullptr) {
     // Each dword's rows must share their scales: whole groups in a block.
