@@ -129,7 +129,17 @@ void Reader::ReadTopObject() {
   });
 }
 
+bool Reader::WindowedCandidate(uint64_t size, const ReadOptions& opt) {
+  return opt.window_bytes && size >= 4 * opt.window_bytes && opt.version != Version::kV0_6_1 &&
+         opt.version != Version::kV1_0_0;
+}
+
 Result<File> Reader::Run() {
+  if (auto r = RunWindowed()) return std::move(*r);
+  return RunWhole();
+}
+
+std::optional<Result<File>> Reader::RunWindowed() {
   file_.path = name_;
   const size_t size = src_->size();
   auto fail = [&](const char* code, std::string msg) -> Status {
@@ -149,9 +159,8 @@ Result<File> Reader::Run() {
     return fail("file-encoding", "file is UTF-16 or binary: JSON encodings files must be UTF-8");
 
   // Large 2.0.0 files window by window; anything else, and any file the
-  // windowed read has a problem with, whole.
-  if (opt_.window_bytes && size >= 4 * opt_.window_bytes && opt_.version != Version::kV0_6_1 &&
-      opt_.version != Version::kV1_0_0) {
+  // windowed read has a problem with, whole (by the caller).
+  if (WindowedCandidate(size, opt_)) {
     ListLayout layout;
     if (FindListLayout(src_->data(), size, opt_.window_bytes, &layout)) {
       Diags local;
@@ -162,7 +171,7 @@ Result<File> Reader::Run() {
       }
     }
   }
-  return RunWhole();
+  return std::nullopt;
 }
 
 size_t Reader::ParserDepth() const {
@@ -200,6 +209,7 @@ void Reader::ReadDocument() {
 }
 
 Result<File> Reader::RunWhole() {
+  if (!src_->padded()) return Status(StatusCode::kInternal, "encodings reader: an unpadded text parsed whole");
   const size_t size = src_->size();
   const auto* u = reinterpret_cast<const unsigned char*>(src_->data());
   auto fail = [&](const char* code, std::string msg) -> Status {
@@ -317,6 +327,15 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
   if (size > options.max_bytes)
     return Refuse(diags, StatusCode::kParseError, "file-size", path,
                   fmt::format("file is {} bytes, above the limit of {} bytes", size, options.max_bytes));
+  // A large file is read window by window from a mapping (no copy of it in
+  // fresh memory); if it cannot be read that way, it is read whole below,
+  // and the windowed attempt has left no diagnostics.
+  if (Reader::WindowedCandidate(size, options)) {
+    if (auto mapped = SourceText::MapFile(fd, static_cast<size_t>(size))) {
+      Reader r(std::move(mapped), path, options, diags);
+      if (auto result = r.RunWindowed()) return std::move(*result);
+    }
+  }
   auto src = std::make_shared<SourceText>(static_cast<size_t>(size));
   size_t done = 0;
   while (done < size) {

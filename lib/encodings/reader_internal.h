@@ -90,7 +90,16 @@ class Reader {
     view_.size = src_->size();
   }
 
+  // Reads the text: window by window when it is a large 2.0.0 list
+  // (RunWindowed), otherwise, or if that fails, whole.
   Result<File> Run();
+  // Whether a text of `size` bytes is read window by window first.
+  static bool WindowedCandidate(uint64_t size, const ReadOptions& opt);
+  // The windowed read, or nullopt (no diagnostics added) when the text is
+  // not read that way and must be read whole (RunWhole, which needs a padded
+  // text). Problems with the file as a whole (empty, too large, a byte order
+  // mark) are its result.
+  std::optional<Result<File>> RunWindowed();
 
  private:
   // ---- diagnostics ----------------------------------------------------------

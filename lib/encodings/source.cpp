@@ -72,7 +72,22 @@ SourceText::SourceText(size_t size) : size_(size) {
   std::memset(data_ + size, 0, kPadding);  // the bytes are filled by the reader
 }
 
+std::shared_ptr<SourceText> SourceText::MapFile(int fd, size_t size) {
+  if (size == 0) return nullptr;
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) return nullptr;
+  std::shared_ptr<SourceText> text(new SourceText());
+  text->data_ = static_cast<char*>(p);
+  text->size_ = size;
+  text->mapped_ = true;
+  return text;
+}
+
 SourceText::~SourceText() {
+  if (mapped_) {
+    ::munmap(data_, size_);
+    return;
+  }
   if (!capacity_) {
     delete[] data_;
     return;

@@ -6,6 +6,10 @@
 // window sees differently leaks into the result.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +29,23 @@ struct Outcome {
   File file;
   Diags diags;
 };
+
+// The same, from a file (large files are read window by window from a
+// mapping of the file, not from a padded copy of it).
+Outcome ReadFile(const std::string& path, uint64_t window_bytes, uint32_t threads) {
+  ReadOptions o;
+  o.window_bytes = window_bytes;
+  o.threads = threads;
+  Outcome out;
+  auto r = ReadEncodingsFile(path, o, &out.diags);
+  out.ok = r.ok();
+  if (r.ok()) {
+    out.file = std::move(r.value());
+  } else {
+    out.status = r.status().message();
+  }
+  return out;
+}
 
 Outcome Read(const std::string& text, uint64_t window_bytes, uint32_t threads) {
   ReadOptions o;
@@ -239,6 +260,48 @@ TEST_CASE("windowed read of bad files gives the whole read's diagnostics", "[enc
     for (uint64_t window : {1, 300}) CheckSame(whole, Read(bad[i], window, 2));
   }
   CHECK(failed_whole > bad.size() / 2);  // the mutations do reach the errors this checks
+}
+
+TEST_CASE("windowed read of a mapped file equals the whole read of its bytes", "[encodings][windowed]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("qairt_windowed_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "e.json").string();
+  auto write = [&](const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    REQUIRE(std::filesystem::file_size(path) == text.size());
+  };
+  // A text ending exactly at a page boundary: the mapping has no byte after
+  // it, so any read past the end (simdjson's padding) faults.
+  std::string paged = MixedFile(300, false);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  paged.insert(paged.size() - 1, page - paged.size() % page, ' ');
+  REQUIRE(paged.size() % page == 0);
+  std::string good = MixedFile(200, true);
+  std::string bad_entry = good;
+  bad_entry.replace(bad_entry.rfind("\"output_dtype\": \"uint16\""), 24, "\"output_dtype\": \"uint99\"");
+  std::string bad_syntax = good;
+  bad_syntax.insert(bad_syntax.find(",\n", bad_syntax.size() / 2), ",");  // an empty element
+  for (const std::string* text : {&paged, &good, &bad_entry, &bad_syntax}) {
+    INFO(text->substr(0, 80) << " (" << text->size() << " bytes)");
+    write(*text);
+    const Outcome whole = ReadFile(path, 0, 1);  // read into a padded copy, whole
+    const Outcome mapped = ReadFile(path, 256, 2);
+    CheckSame(whole, mapped);
+    if (whole.ok && CountErrors(whole.diags) == 0) {
+      CHECK(mapped.file.windows > 0);  // it was read window by window
+      // Diagnostics found later are still located in the mapped text.
+      Diag d;
+      d.offset = mapped.file.entries.back().offset;
+      mapped.file.Locate(&d);
+      CHECK(d.line > 1);
+      CHECK(d.column >= 1);
+    } else {
+      CHECK(mapped.file.windows == 0);  // read whole after the windowed attempt failed
+    }
+  }
+  CHECK(CountErrors(Read(bad_entry, 0, 1).diags) > 0);
+  CHECK_FALSE(Read(bad_syntax, 0, 1).ok);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
