@@ -97,9 +97,9 @@ class Writer {
     std::vector<Offset<fbc::Encoding>> subs;
     for (const Encoding& s : e.sub_encodings) subs.push_back(WriteEncoding(s));
     auto block_sizes = e.block_sizes.empty() ? 0 : b_.CreateVector(e.block_sizes);
-    auto scales = e.scales.empty() ? 0 : b_.CreateVector(e.scales.vec());
-    auto offsets = e.offsets.empty() ? 0 : b_.CreateVector(e.offsets.vec());
-    auto float_offsets = e.float_offsets.empty() ? 0 : b_.CreateVector(e.float_offsets.vec());
+    auto scales = e.scales.empty() ? 0 : b_.CreateVector(e.scales.data(), e.scales.size());
+    auto offsets = e.offsets.empty() ? 0 : b_.CreateVector(e.offsets.data(), e.offsets.size());
+    auto float_offsets = e.float_offsets.empty() ? 0 : b_.CreateVector(e.float_offsets.data(), e.float_offsets.size());
     // Integer scales that all fit in a byte go in block_int_scales_u8 (a
     // quarter of the bytes, to build, write and read).
     Offset<flatbuffers::Vector<int32_t>> int_scales = 0;
@@ -113,7 +113,7 @@ class Writer {
         for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(v[i]);
         byte_int_scales_ = true;
       } else {
-        int_scales = b_.CreateVector(e.block_int_scales.vec());
+        int_scales = b_.CreateVector(e.block_int_scales.data(), e.block_int_scales.size());
       }
     }
     auto index = e.index_tensor.empty() ? 0 : b_.CreateString(e.index_tensor);

@@ -200,7 +200,7 @@ std::optional<int32_t> Resolver::ChannelAxis(size_t count, int32_t written) {
 }
 
 template <typename T>
-std::vector<T> Transpose2d(const std::vector<T>& v, size_t rows, size_t cols) {
+std::vector<T> Transpose2d(std::span<const T> v, size_t rows, size_t cols) {
   std::vector<T> out(v.size());
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < cols; ++c) out[c * rows + r] = v[r * cols + c];
@@ -293,10 +293,10 @@ bool Resolver::ResolveBlocks(Encoding* enc) {
   // row-major grid is the transpose.
   if (rank == 2 && ca == 1) {
     if (enc->kind == EncodingKind::kLpbq) {
-      enc->block_int_scales = Transpose2d(enc->block_int_scales.vec(), channels, blocks);
+      enc->block_int_scales = Transpose2d<int32_t>(enc->block_int_scales, channels, blocks);
     } else {
-      enc->scales = Transpose2d(enc->scales.vec(), channels, blocks);
-      if (!enc->offsets.empty()) enc->offsets = Transpose2d(enc->offsets.vec(), channels, blocks);
+      enc->scales = Transpose2d<float>(enc->scales, channels, blocks);
+      if (!enc->offsets.empty()) enc->offsets = Transpose2d<int32_t>(enc->offsets, channels, blocks);
     }
   }
   return true;

@@ -157,15 +157,16 @@ class Writer {
   // Appends a nested array of `values` with `shape` (row-major).
   template <typename T, typename F>
   void Nested(std::string* out, const CowVector<T>& values, const std::vector<int64_t>& shape, F fmt_value) {
-    Nested(out, values.vec(), shape, fmt_value);
+    size_t pos = 0;
+    NestedRec(out, std::span<const T>(values), shape, 0, &pos, fmt_value);
   }
   template <typename T, typename F>
   void Nested(std::string* out, const std::vector<T>& values, const std::vector<int64_t>& shape, F fmt_value) {
     size_t pos = 0;
-    NestedRec(out, values, shape, 0, &pos, fmt_value);
+    NestedRec(out, std::span<const T>(values), shape, 0, &pos, fmt_value);
   }
   template <typename T, typename F>
-  void NestedRec(std::string* out, const std::vector<T>& values, const std::vector<int64_t>& shape, size_t dim,
+  void NestedRec(std::string* out, std::span<const T> values, const std::vector<int64_t>& shape, size_t dim,
                  size_t* pos, F fmt_value) {
     out->push_back('[');
     for (int64_t i = 0; i < shape[dim]; ++i) {
@@ -181,10 +182,14 @@ class Writer {
   }
   template <typename T, typename F>
   static std::string Flat(const CowVector<T>& v, F fmt_value) {
-    return Flat(v.vec(), fmt_value);
+    return FlatSpan(std::span<const T>(v), fmt_value);
   }
   template <typename T, typename F>
   static std::string Flat(const std::vector<T>& v, F fmt_value) {
+    return FlatSpan(std::span<const T>(v), fmt_value);
+  }
+  template <typename T, typename F>
+  static std::string FlatSpan(std::span<const T> v, F fmt_value) {
     std::string s = "[";
     for (size_t i = 0; i < v.size(); ++i) {
       if (i) s += ", ";
@@ -226,7 +231,7 @@ class Writer {
   // Channel-major flat order for 1.0.0 blockwise arrays.
   template <typename T>
   bool ChannelMajor(const Entry& e, const CowVector<T>& grid_values, std::vector<T>* out, const char* field) {
-    return ChannelMajor(e, grid_values.vec(), out, field);
+    return ChannelMajor(e, grid_values.to_vector(), out, field);
   }
   template <typename T>
   bool ChannelMajor(const Entry& e, const std::vector<T>& grid_values, std::vector<T>* out, const char* field) {
@@ -283,7 +288,7 @@ bool Writer::V2(const Entry& e, std::string* out) {
     Add(Severity::kWarning, e, "output_dtype",
         "2.0.0 has no field for strict symmetry: written as symmetric {} (the grid's range is not kept)", dtype);
   auto zp = [](int32_t o) { return std::to_string(-int64_t{o}); };
-  auto any_nonzero = [](const std::vector<int32_t>& v) {
+  auto any_nonzero = [](std::span<const int32_t> v) {
     for (int32_t x : v)
       if (x) return true;
     return false;
@@ -372,7 +377,7 @@ bool Writer::V2(const Entry& e, std::string* out) {
           return false;
         }
         scales += (i ? ", " : "") + Flat(sub.scales, F);
-        std::vector<int32_t> offs = sub.offsets;
+        std::vector<int32_t> offs = sub.offsets.to_vector();
         offs.resize(sub.scales.size(), 0);
         zps += (i ? ", " : "") + Flat(offs, zp);
         nonzero |= any_nonzero(offs);
@@ -426,14 +431,14 @@ bool Writer::V1(const Entry& e, std::string* out) {
                      : enc.kind == EncodingKind::kPerChannel ? "PER_CHANNEL"
                                                              : "PER_BLOCK";
   std::vector<float> scales;
-  std::vector<int32_t> offs = enc.offsets;
+  std::vector<int32_t> offs = enc.offsets.to_vector();
   offs.resize(enc.scales.size(), 0);
   if (enc.kind == EncodingKind::kPerBlock) {
     std::vector<int32_t> tmp;
     if (!ChannelMajor(e, enc.scales, &scales, "scale") || !ChannelMajor(e, offs, &tmp, "offset")) return false;
     offs = tmp;
   } else {
-    scales = enc.scales;
+    scales = enc.scales.to_vector();
   }
   bool sym = false;
   std::vector<int64_t> offsets_u;

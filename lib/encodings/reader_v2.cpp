@@ -218,7 +218,7 @@ void Reader::ReadV2Entry(od::value& v) {
     }
     return true;
   };
-  auto all_zero = [](const std::vector<int32_t>& vals) {
+  auto all_zero = [](std::span<const int32_t> vals) {
     for (int32_t x : vals)
       if (x != 0) return false;
     return true;

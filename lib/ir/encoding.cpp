@@ -33,7 +33,7 @@ std::string_view SymmetryName(Symmetry s) {
 
 namespace {
 
-bool FloatsBitEqual(const std::vector<float>& a, const std::vector<float>& b) {
+bool FloatsBitEqual(std::span<const float> a, std::span<const float> b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
@@ -57,7 +57,7 @@ bool Encoding::operator==(const Encoding& o) const {
 }
 
 bool SameEncodingSharingTables(const Encoding& a, const Encoding& b) {
-  auto shared = [](const auto& x, const auto& y) { return x.size() == y.size() && (x.empty() || x.data() == y.data()); };
+  auto shared = [](const auto& x, const auto& y) { return x.SharesElementsWith(y); };
   return a.kind == b.kind && a.dtype == b.dtype && a.bitwidth == b.bitwidth && a.symmetry == b.symmetry &&
          a.axis == b.axis && a.block_sizes == b.block_sizes && shared(a.scales, b.scales) &&
          shared(a.offsets, b.offsets) && shared(a.float_offsets, b.float_offsets) &&
@@ -115,7 +115,7 @@ class EncodingChecker {
     if (out_) out_->push_back(std::move(d));
   }
 
-  void CheckScales(const Encoding& e, const std::string& prefix, const char* field, const std::vector<float>& v);
+  void CheckScales(const Encoding& e, const std::string& prefix, const char* field, std::span<const float> v);
   void CheckOffsets(const Encoding& e, const std::string& prefix, size_t expected);
   void CheckCount(const std::string& prefix, const char* field, size_t got, size_t expected, const char* what);
   void CheckFieldsFitKind(const Encoding& e, const std::string& prefix);
@@ -131,7 +131,7 @@ class EncodingChecker {
 };
 
 void EncodingChecker::CheckScales(const Encoding& e, const std::string& prefix, const char* field,
-                                  const std::vector<float>& v) {
+                                  std::span<const float> v) {
   (void)e;
   // A branch-free pass first (vectorised: LLM files carry millions of block
   // scales), then the search for the first bad one to report.
@@ -335,7 +335,7 @@ void EncodingChecker::Check(const Encoding& e, const Shape& shape, const std::st
       // an LLM's weights), the element to report only when one is bad.
       // A min/max reduction: GCC leaves a widening compare-and-and loop
       // scalar, and a 1B-parameter model has ~13M integer scales.
-      const std::vector<int32_t>& bis = e.block_int_scales;
+      const std::span<const int32_t> bis = e.block_int_scales;
       int32_t lo_bis = INT32_MAX, hi_bis = INT32_MIN;
       for (const int32_t v : bis) {
         lo_bis = std::min(lo_bis, v);
@@ -343,7 +343,7 @@ void EncodingChecker::Check(const Encoding& e, const Shape& shape, const std::st
       }
       const bool all_ok = bis.empty() || (lo_bis >= 1 && int64_t{hi_bis} <= max_int_scale);
       int32_t any_offset = 0;
-      for (const int32_t o : e.offsets.vec()) any_offset |= o;
+      for (const int32_t o : e.offsets) any_offset |= o;
       for (size_t i = 0; !all_ok && i < e.block_int_scales.size(); ++i) {
         if (e.block_int_scales[i] < 1 || e.block_int_scales[i] > max_int_scale) {
           Fail(prefix, fmt::format("block_int_scales[{}]", i), "is {}, outside [1, {}]", e.block_int_scales[i],

@@ -203,7 +203,7 @@ Status CheckGridOpset(const std::string& what, const Encoding& e, uint32_t bits,
 Result<GridParams> MakeGridParams(Exporter& ex, const std::string& what, const Tensor& t, const Encoding& e,
                                   int32_t elem, uint32_t bits, bool is_signed) {
   GridParams p;
-  std::vector<float> scales = e.scales;
+  std::vector<float> scales = e.scales.to_vector();
   std::vector<int64_t> zero(scales.size(), 0);
   if (!e.float_offsets.empty()) {
     if (e.float_offsets.size() != scales.size())

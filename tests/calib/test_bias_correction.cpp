@@ -194,7 +194,7 @@ TEST_CASE("Bias correction measures the graph a realize hook makes", "[calib][bi
     Graph out = g;
     const TensorId w2 = *out.FindTensor("w2");
     Encoding e = *out.tensor(w2).encoding;
-    std::vector<float> scales = e.scales;
+    std::vector<float> scales = e.scales.to_vector();
     for (float& s : scales) s *= 2.5f;
     e.scales = scales;
     QAIRT_RETURN_IF_ERROR(out.SetEncoding(w2, e));

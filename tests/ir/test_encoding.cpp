@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "capi/capi_internal.h"
 #include "ir/graph.h"
@@ -306,7 +307,7 @@ TEST_CASE("encoding tables are shared between copies until one is written", "[ir
   c.scales.resize(4, 1.0f);
   CHECK(a.offsets.size() == 3);
   CHECK(a.scales.size() == 3);
-  CHECK(c.scales.vec() == std::vector<float>{0.5f, 0.25f, 0.125f, 1.0f});
+  CHECK(c.scales == std::vector<float>{0.5f, 0.25f, 0.125f, 1.0f});
   // An object that alone holds its elements writes them in place.
   const float* own = b.scales.data();
   b.scales.mut()[0] = 3.0f;
@@ -319,6 +320,79 @@ TEST_CASE("encoding tables are shared between copies until one is written", "[ir
   CHECK(d.scales.data() == nullptr);
   CHECK(d.offsets.size() == 0);
   CHECK(a.scales.size() == 3);
+}
+
+TEST_CASE("one-element encoding tables are held inline and behave as vectors", "[ir][encoding]") {
+  // Every way of making a one-element table.
+  std::vector<CowVector<float>> ones;
+  ones.emplace_back(std::vector<float>{0.25f});
+  ones.emplace_back(std::initializer_list<float>{0.25f});
+  ones.emplace_back(size_t{1}, 0.25f);
+  const double d = 0.25;
+  ones.emplace_back(&d, &d + 1);  // converting iterators, as the encodings reader fills tables
+  CowVector<float> pushed;
+  pushed.push_back(0.25f);
+  ones.push_back(pushed);
+  for (const CowVector<float>& v : ones) {
+    REQUIRE(v.size() == 1);
+    CHECK_FALSE(v.empty());
+    CHECK(v[0] == 0.25f);
+    CHECK(v.front() == 0.25f);
+    CHECK(v.back() == 0.25f);
+    CHECK(v.end() - v.begin() == 1);
+    CHECK(v.to_vector() == std::vector<float>{0.25f});
+    CHECK(std::span<const float>(v).size() == 1);
+    CHECK(v == ones[0]);
+    CHECK(v.SharesElementsWith(ones[0]));  // same bits: the same table
+  }
+  // A copy holds its own element: writing it leaves the original alone.
+  CowVector<float> a{0.5f};
+  CowVector<float> b = a;
+  CHECK(a.data() != b.data());
+  b.mut()[0] = 2.0f;
+  CHECK(a[0] == 0.5f);
+  CHECK(b[0] == 2.0f);
+  CHECK_FALSE(a.SharesElementsWith(b));
+  CHECK(a != b);
+  // Growing an inline table keeps its element first; shrinking works too.
+  a.push_back(0.75f);
+  CHECK(a == std::vector<float>{0.5f, 0.75f});
+  a.resize(1);
+  CHECK(a == std::vector<float>{0.5f});
+  CHECK(a.at(0) == 0.5f);
+  CHECK_THROWS(a.at(1));
+  // Inline and heap tables with the same elements compare equal; heap tables
+  // share by buffer, not by value.
+  CowVector<float> heap = std::vector<float>{0.5f, 0.75f};
+  CowVector<float> heap_copy = heap;
+  CHECK(heap.SharesElementsWith(heap_copy));
+  CHECK_FALSE(heap.SharesElementsWith(CowVector<float>(std::vector<float>{0.5f, 0.75f})));
+  // Moved from, inline or not, a table is empty.
+  CowVector<float> moved_to = std::move(a);
+  CHECK(moved_to == std::vector<float>{0.5f});
+  CHECK(a.empty());  // NOLINT(bugprone-use-after-move)
+  moved_to = std::move(heap_copy);
+  CHECK(moved_to.size() == 2);
+  CHECK(heap_copy.empty());  // NOLINT(bugprone-use-after-move)
+  CowVector<int32_t> none;
+  CHECK(none.SharesElementsWith(CowVector<int32_t>()));
+  CHECK_FALSE(none.SharesElementsWith(CowVector<int32_t>{0}));
+  // An encoding with inline tables: copies are equal, a changed offset is not.
+  Encoding e;
+  e.kind = EncodingKind::kPerTensor;
+  e.dtype = DType::kUFixed16;
+  e.scales = {0.01f};
+  e.offsets = {-3};
+  Encoding f = e;
+  CHECK(f == e);
+  CHECK(SameEncodingSharingTables(e, f));
+  f.offsets = {-4};
+  CHECK(f != e);
+  CHECK_FALSE(SameEncodingSharingTables(e, f));
+  Diagnostics diags;
+  CHECK(ValidateEncoding(e, "t", Shape({Dim(2)}), 0, &diags));
+  e.scales = {-1.0f};
+  CHECK_FALSE(ValidateEncoding(e, "t", Shape({Dim(2)}), 0, &diags));
 }
 
 }  // namespace
