@@ -2,7 +2,10 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 namespace qairt {
 
@@ -32,6 +35,32 @@ void AdviseHugePages(void* p, size_t bytes) {
   (void)p;
   (void)bytes;
 #endif
+}
+
+namespace {
+
+void TouchEachPage(char* p, size_t bytes) {
+  constexpr size_t kPage = 4096;
+  for (size_t i = 0; i < bytes; i += kPage) static_cast<volatile char*>(p)[i] = 0;
+}
+
+}  // namespace
+
+void FaultInPages(void* p, size_t bytes, unsigned threads) {
+  char* base = static_cast<char*>(p);
+  threads = std::max(1u, threads);
+  // Shares of whole huge pages, so that no 2 MiB page is cleared twice over.
+  const size_t share = RoundUpToHugePages((bytes + threads - 1) / threads);
+  std::vector<std::thread> workers;
+  size_t begin = share;  // the caller takes the first share
+  try {
+    for (; begin < bytes && workers.size() + 1 < threads; begin += share)
+      workers.emplace_back(TouchEachPage, base + begin, std::min(share, bytes - begin));
+  } catch (...) {  // no thread to be had: the caller touches the rest
+  }
+  TouchEachPage(base, std::min(share, bytes));
+  if (begin < bytes) TouchEachPage(base + begin, bytes - begin);
+  for (std::thread& t : workers) t.join();
 }
 
 }  // namespace qairt

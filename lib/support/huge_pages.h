@@ -23,4 +23,14 @@ void* MapHugePages(size_t capacity);
 // small ranges or where the kernel declines.
 void AdviseHugePages(void* p, size_t bytes);
 
+// Faults in the pages of [p, p + bytes), raw storage the caller owns and
+// has not constructed anything in yet (a reserved vector's capacity), on up
+// to `threads` threads (the caller's included), each a contiguous share. A
+// fresh page's first touch is the kernel clearing it, which a virtual
+// machine's host may back page by page; one thread then clearing tens of MB
+// ahead of a parallel parse is a serial step the other cores wait for.
+// Writes a zero byte per 4 KiB; threads that cannot be started leave their
+// share to the caller.
+void FaultInPages(void* p, size_t bytes, unsigned threads);
+
 }  // namespace qairt
