@@ -30,14 +30,16 @@ struct Outcome {
   Diags diags;
 };
 
-// The same, from a file (large files are read window by window from a
-// mapping of the file, not from a padded copy of it).
-Outcome ReadFile(const std::string& path, uint64_t window_bytes, uint32_t threads) {
+// Reads `source` (a text, or a file's path when from_file) with windows of
+// `window_bytes` on `threads` threads. Large files are read window by window
+// from a mapping of the file, texts from their padded copy.
+Outcome ReadWith(const std::string& source, bool from_file, uint64_t window_bytes, uint32_t threads) {
   ReadOptions o;
   o.window_bytes = window_bytes;
   o.threads = threads;
   Outcome out;
-  auto r = ReadEncodingsFile(path, o, &out.diags);
+  auto r = from_file ? ReadEncodingsFile(source, o, &out.diags)
+                     : ReadEncodingsBytes(source.data(), source.size(), "t.json", o, &out.diags);
   out.ok = r.ok();
   if (r.ok()) {
     out.file = std::move(r.value());
@@ -48,18 +50,11 @@ Outcome ReadFile(const std::string& path, uint64_t window_bytes, uint32_t thread
 }
 
 Outcome Read(const std::string& text, uint64_t window_bytes, uint32_t threads) {
-  ReadOptions o;
-  o.window_bytes = window_bytes;
-  o.threads = threads;
-  Outcome out;
-  auto r = ReadEncodingsBytes(text.data(), text.size(), "t.json", o, &out.diags);
-  out.ok = r.ok();
-  if (r.ok()) {
-    out.file = std::move(r.value());
-  } else {
-    out.status = r.status().message();
-  }
-  return out;
+  return ReadWith(text, false, window_bytes, threads);
+}
+
+Outcome ReadFile(const std::string& path, uint64_t window_bytes, uint32_t threads) {
+  return ReadWith(path, true, window_bytes, threads);
 }
 
 std::string DiagText(const Diag& d) {
