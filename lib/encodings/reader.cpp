@@ -330,10 +330,12 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
   // A large file is read window by window from a mapping (no copy of it in
   // fresh memory); if it cannot be read that way, it is read whole below,
   // and the windowed attempt has left no diagnostics.
+  ReadOptions whole = options;
   if (Reader::WindowedCandidate(size, options)) {
     if (auto mapped = SourceText::MapFile(fd, static_cast<size_t>(size))) {
       Reader r(std::move(mapped), path, options, diags);
       if (auto result = r.RunWindowed()) return std::move(*result);
+      whole.window_bytes = 0;  // the windowed read declined this file: not again
     }
   }
   auto src = std::make_shared<SourceText>(static_cast<size_t>(size));
@@ -344,7 +346,7 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
     if (n <= 0) return io_error("short read (was the file changed while reading?)");
     done += static_cast<size_t>(n);
   }
-  Reader r(std::move(src), path, options, diags);
+  Reader r(std::move(src), path, whole, diags);
   return r.Run();
 }
 
