@@ -469,11 +469,16 @@ void Pipeline::Evaluate() {
 void Pipeline::Run() {
   if (check_only()) {
     // Every check runs and reports, as `qairt convert --dry_run` shows them.
-    if (o_.target && Legalize()) CheckKernels();
-    if (ApplyOverrides()) CheckDeferredOverrides();
+    if (o_.target && Timed("legalization", [&] { return Legalize(); })) Timed("kernels", [&] { return CheckKernels(); });
+    Timed("overrides", [&] {
+      if (ApplyOverrides()) CheckDeferredOverrides();
+      return true;
+    });
     return;
   }
-  if (!Legalize() || !ApplyOverrides() || !CheckKernels()) return;
+  if (!Timed("legalization", [&] { return Legalize(); }) || !Timed("overrides", [&] { return ApplyOverrides(); }) ||
+      !Timed("kernels", [&] { return CheckKernels(); }))
+    return;
   // The float graph as imported is the accuracy reference (rewrites and
   // calibration change the graph).
   if (o_.eval_input_list && !o_.stats_output) {
@@ -482,16 +487,22 @@ void Pipeline::Run() {
       return;
     }
   }
-  if (!Rewrite() || !ApplyDeferredOverrides() || !Calibrate()) return;
+  if (!Timed("rewrites", [&] { return Rewrite(); }) || !Timed("late overrides", [&] { return ApplyDeferredOverrides(); }) ||
+      !Timed("calibration", [&] { return Calibrate(); }))
+    return;
   if (o_.stats_output) return;  // qairt calibrate: the statistics are the output
-  const bool processed = Process() && CheckOverridesAfterProcessing();
+  const bool processed = Timed("processing", [&] { return Process() && CheckOverridesAfterProcessing(); });
   // The log is written even when processing failed: it is how to find out why.
   if (o_.quantizer_log_path && r_->process) {
     if (auto st = qairt::WriteFileAtomically(o_.quantizer_log_path, r_->log, "quantizer log"); !st.ok())
       Fail("output", st.message());
   }
-  if (processed && r_->errors.empty() && WriteOutputs()) Evaluate();
-  WriteReport();
+  if (processed && r_->errors.empty() && Timed("outputs", [&] { return WriteOutputs(); }))
+    Timed("evaluation", [&] {
+      Evaluate();
+      return true;
+    });
+  if (o_.report_path && r_->process) Timed("report", [&] { return WriteReport(); });
 }
 
 // The report shows the graph as processing left it with every diagnostic, so
@@ -553,9 +564,11 @@ qairt_status_t* qairt_convert_file(const char* model_path, const qairt_import_op
   const bool tflite = path.size() >= 7 && path.compare(path.size() - 7, 7, ".tflite") == 0;
   qairt_graph_t* graph = nullptr;
   qairt_import_report_t* report = nullptr;
+  const auto start = std::chrono::steady_clock::now();
   qairt_status_t* is = (tflite ? qairt_import_tflite_file : qairt_import_onnx_file)(
       model_path, import_options ? import_options : &defaults, &graph, &report);
   auto result = std::make_unique<qairt_convert_result_t>();
+  result->AddPhase("import", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (is) {
     std::string text = report ? QueryThenFill([&](char* b, size_t c, size_t* l) {
       return qairt_import_report_text(report, b, c, l);
@@ -597,6 +610,15 @@ const qairt_process_result_t* qairt_convert_result_process(const qairt_convert_r
 }
 const qairt_compare_report_t* qairt_convert_result_accuracy(const qairt_convert_result_t* result) {
   return result ? result->accuracy : nullptr;
+}
+size_t qairt_convert_result_phase_count(const qairt_convert_result_t* result) {
+  return result ? result->phases.size() : 0;
+}
+const char* qairt_convert_result_phase_name(const qairt_convert_result_t* result, size_t index) {
+  return result && index < result->phases.size() ? result->phases[index].first.c_str() : nullptr;
+}
+double qairt_convert_result_phase_seconds(const qairt_convert_result_t* result, size_t index) {
+  return result && index < result->phases.size() ? result->phases[index].second : 0.0;
 }
 
 }  // extern "C"

@@ -3,6 +3,7 @@
 // result object behind qairt_convert_result_t and the Pipeline class.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,7 @@ struct qairt_convert_result_t {
   qairt_diagnostics_t diagnostics;  // the errors and warnings as records, in order
   qairt_process_result_t* process = nullptr;
   qairt_compare_report_t* accuracy = nullptr;
+  std::vector<std::pair<std::string, double>> phases;  // stage, wall seconds, in the order they ran
   ~qairt_convert_result_t() {
     qairt_process_result_destroy(process);
     qairt_compare_report_destroy(accuracy);
@@ -38,6 +40,13 @@ struct qairt_convert_result_t {
   void AddWarning(std::string_view stage, const std::string& message) {
     warnings.push_back(message);
     AddRecord(qairt::Severity::kWarning, stage, message);
+  }
+  void AddPhase(const char* phase, double seconds) {
+    if (!phases.empty() && phases.back().first == phase) {
+      phases.back().second += seconds;
+    } else {
+      phases.emplace_back(phase, seconds);
+    }
   }
   void AddRecords(const qairt::Diags& records) {
     diagnostics.diags.insert(diagnostics.diags.end(), records.begin(), records.end());
@@ -91,6 +100,15 @@ class Pipeline {
   void Run();
 
  private:
+  // Runs one stage and adds its wall time to the result's phases (to the
+  // last entry when the same phase ran just before).
+  template <class F>
+  bool Timed(const char* phase, F&& stage) {
+    const auto start = std::chrono::steady_clock::now();
+    const bool ok = stage();
+    r_->AddPhase(phase, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return ok;
+  }
   bool check_only() const { return o_.flags & QAIRT_CONVERT_CHECK_ONLY; }
   bool Fail(const char* stage, const std::string& message) {
     r_->AddError(stage, message);

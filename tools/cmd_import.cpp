@@ -10,6 +10,7 @@
 
 #include "convert_args.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -351,8 +352,10 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false, bool
 
   qairt_graph_t* graph = nullptr;
   qairt_import_report_t* report = nullptr;
+  const auto import_start = std::chrono::steady_clock::now();
   qairt_status_t* s = (IsTflitePath(a.model.c_str()) ? qairt_import_tflite_file : qairt_import_onnx_file)(
       a.model.c_str(), &opts, &graph, &report);
+  const double import_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - import_start).count();
   if (convert && graph && !s) {
     qairt_cli::IoContext context;
     context.quantized_io = a.process.quantized_io;
@@ -381,7 +384,7 @@ int RunImport(int argc, char** argv_in, bool convert, bool analyze = false, bool
       std::printf("quantization overrides: %s ignored (--ignore_quantization_overrides)\n", overrides.c_str());
       overrides.clear();
     }
-    const int rc = qairt_cli::ProcessAndWrite(a.process, graph, target, a.output_path, overrides);
+    const int rc = qairt_cli::ProcessAndWrite(a.process, graph, target, a.output_path, overrides, import_seconds);
     qairt_target_destroy(target);
     qairt_import_report_destroy(report);
     qairt_graph_destroy(graph);

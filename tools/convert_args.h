@@ -85,9 +85,10 @@ std::string TargetFromBackend(const ProcessArgs& p);
 
 // Converts the imported `graph` for `target` (qairt_convert_graph: legalize,
 // `overrides` unless empty, rewrites, calibration, processing, outputs) and
-// prints the result. Returns the exit code.
+// prints the result, with a line of where the time went (the import took
+// `import_seconds`). Returns the exit code.
 int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_target_t* target,
-                    const std::string& output_path, const std::string& overrides);
+                    const std::string& output_path, const std::string& overrides, double import_seconds);
 
 // The calibration options the flags give (`floats` keeps the
 // --float_input names the options point to).

@@ -192,6 +192,18 @@ QAIRT_API const char* qairt_convert_result_log(const qairt_convert_result_t* res
  * when the comparison failed: then a warning says why). Borrowed. */
 QAIRT_API const qairt_process_result_t* qairt_convert_result_process(const qairt_convert_result_t* result);
 QAIRT_API const qairt_compare_report_t* qairt_convert_result_accuracy(const qairt_convert_result_t* result);
+/* Since ABI 1.16: where the conversion's wall time went, one entry per stage
+ * that ran, in the order they ran: "import" (qairt_convert_file only),
+ * "legalization", "overrides" (reading and applying the overrides file),
+ * "kernels" (the target's kernel checks), "rewrites", "late overrides"
+ * (entries naming tensors the rewrites made), "calibration" (or the
+ * weights' encodings without samples, or mixed precision), "processing",
+ * "outputs", "evaluation", "report"; with check_only, "legalization",
+ * "kernels" and "overrides". The name is borrowed (NULL if out of range);
+ * seconds are 0 out of range. */
+QAIRT_API size_t qairt_convert_result_phase_count(const qairt_convert_result_t* result);
+QAIRT_API const char* qairt_convert_result_phase_name(const qairt_convert_result_t* result, size_t index);
+QAIRT_API double qairt_convert_result_phase_seconds(const qairt_convert_result_t* result, size_t index);
 
 #ifdef __cplusplus
 } /* extern "C" */

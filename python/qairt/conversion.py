@@ -19,7 +19,7 @@ is written then). Everything that depends on the model or the data is
 reported in the result's ``errors`` instead, and then no output exists except
 the quantizer log. Outputs are all or none.
 
-The functions of qairt_convert.h (libqairt ABI 1.7) are resolved on the first
+The functions of qairt_convert.h (libqairt ABI 1.16) are resolved on the first
 call, so the rest of the package keeps working with an older library; with
 one, ``convert`` raises UnsupportedError.
 """
@@ -38,10 +38,10 @@ from .targets import Target, TargetP
 
 _P = POINTER
 
-# The ABI minor version qairt_convert.h was added with. The package as a whole
-# needs _ffi.ABI_MINOR; only this module needs 8 (7 + the diagnostics list),
-# checked on first use.
-ABI_MINOR = 8
+# The ABI minor version this module's functions of qairt_convert.h need. The
+# package as a whole needs _ffi.ABI_MINOR; only this module needs 16 (7 + the
+# diagnostics list in 8 + the phase times in 16), checked on first use.
+ABI_MINOR = 16
 
 # qairt_convert_options.flags
 NO_REWRITES = 1      # QAIRT_CONVERT_NO_REWRITES
@@ -119,6 +119,9 @@ _DECLS = [
     ("qairt_convert_result_process", c_void_p, [ResultP]),
     ("qairt_convert_result_accuracy", calib.CompareP, [ResultP]),
     ("qairt_convert_result_diagnostics", _ffi.DiagnosticsP, [ResultP]),  # 1.8
+    ("qairt_convert_result_phase_count", c_size_t, [ResultP]),  # 1.16
+    ("qairt_convert_result_phase_name", c_char_p, [ResultP, c_size_t]),
+    ("qairt_convert_result_phase_seconds", c_double, [ResultP, c_size_t]),
 ]
 # Functions of qairt_convert.h declared here (tests compare them with the
 # header and capi/convert.exports).
@@ -155,6 +158,10 @@ class ConvertResult:
     # Every error and warning as a Diagnostic (rule id, file:line:col, op,
     # tensor), in order; a DiagnosticList: render("sarif") for an IDE.
     diagnostics: list = field(default_factory=list)
+    # Where the wall time went: (stage, seconds) in the order the stages ran
+    # ("import", "legalization", "overrides", "kernels", "rewrites",
+    # "calibration", "processing", "outputs", ...).
+    phases: List[Tuple[str, float]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -223,6 +230,8 @@ def _read(fn, h) -> ConvertResult:
                   for i in range(fn["qairt_convert_result_warning_count"](h))]
     r.log = _dec(fn["qairt_convert_result_log"](h))
     r.diagnostics = _read_diagnostic_list(fn["qairt_convert_result_diagnostics"](h))
+    r.phases = [(_dec(fn["qairt_convert_result_phase_name"](h, i)), fn["qairt_convert_result_phase_seconds"](h, i))
+                for i in range(fn["qairt_convert_result_phase_count"](h))]
     p = fn["qairt_convert_result_process"](h)
     if p:
         from . import process  # qairt_process.h (ABI 1.6)

@@ -82,6 +82,12 @@ class ConvertBindingTest(unittest.TestCase):
     def test_declarations_match_header_and_exports(self):
         abi_check.assert_declared_matches(self, "qairt_convert.h", "convert.exports", conversion.DECLARED)
 
+    def test_phases_of_no_result_and_out_of_range(self):
+        fn = conversion._functions()
+        self.assertEqual(fn["qairt_convert_result_phase_count"](None), 0)
+        self.assertIsNone(fn["qairt_convert_result_phase_name"](None, 0))
+        self.assertEqual(fn["qairt_convert_result_phase_seconds"](None, 0), 0.0)
+
     def test_options_layout_matches_c(self):
         abi_check.assert_layouts_match_c(self, ["qairt_convert.h"],
                                          {"qairt_convert_options": conversion.ConvertOptions})
@@ -149,8 +155,21 @@ class ConvertParityTest(unittest.TestCase):
         self.assertIsInstance(r, qairt.ConvertResult)
         self.assertTrue(r.ok, r.errors)
         self.assertEqual(r.errors, [])
-        # The CLI prints the same summary, nothing else (durations are measured, so they may differ).
-        self.assertEqual(without_times(r.summary), without_times(cli.stdout))
+        # The CLI prints the same summary, then where the time went, nothing else (durations are
+        # measured, so they may differ).
+        summary, time_line = cli.stdout[:cli.stdout.rindex("time:")], cli.stdout[cli.stdout.rindex("time:"):]
+        self.assertRegex(time_line, r"^time:(,? [a-z ]+ \d+\.\d\d s)* \(\d+\.\d\d s in all\)\n$")
+        self.assertEqual(without_times(r.summary), without_times(summary))
+        # The stages that ran, in order, with their times: those of the CLI's line among them.
+        names = [name for name, _ in r.phases]
+        self.assertEqual(names[0], "import")
+        for earlier, later in (("import", "calibration"), ("calibration", "processing"), ("processing", "outputs"),
+                               ("outputs", "evaluation")):
+            self.assertLess(names.index(earlier), names.index(later), names)
+        self.assertTrue(all(s >= 0 for _, s in r.phases), r.phases)
+        self.assertEqual(len(set(names)), len(names), names)  # a stage run twice in a row is one entry
+        for name, _ in re.findall(r"[:,] ([a-z ]+) (\d+\.\d\d) s", time_line):
+            self.assertIn(name, names, time_line)
         self.assertNotEqual(without_times(r.summary), r.summary)  # the durations were there to blank
         self.assertIn("calibration: 4 samples", r.summary)
         self.assertEqual(r.log, "")  # log level NONE
@@ -166,6 +185,7 @@ class ConvertParityTest(unittest.TestCase):
         rg = self.run_python(g, graph_out)
         self.assertTrue(rg.ok, rg.errors)
         self.assertEqual(without_times(rg.summary), without_times(r.summary))  # durations are measured
+        self.assertNotIn("import", [name for name, _ in rg.phases])  # the Graph was imported before
         self.assert_same_outputs(cli_out, graph_out)
 
         # The outputs are what was asked for (not two identical wrong files).
