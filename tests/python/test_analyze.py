@@ -84,6 +84,13 @@ class AnalyzeTest(unittest.TestCase):
             self.assertIn("mixed precision:", m.text)
             with self.assertRaises(ValueError):
                 analyze.mixed_precision(g, path)
+            # A budget out of reach: the warning says so and what can still meet it.
+            far = analyze.mixed_precision(affine_fc(), path, budget_db=400)
+            (warning,) = [w for w in far.warnings if "is not met" in w]
+            self.assertIn("the budget of 400.00 dB is not met", warning)
+            self.assertIn("at most 20% of the units", warning)
+            self.assertIn("Fix: raise the base it promotes from (--bias_correction --adaptive_rounding", warning)
+            self.assertIn("--mixed_precision percent=P", warning)
 
 
 if __name__ == "__main__":
