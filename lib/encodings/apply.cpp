@@ -396,7 +396,8 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
   std::vector<std::string_view> names;
   names.reserve(n);
   for (const Entry& e : file.entries) names.push_back(e.name);
-  const std::vector<TensorId> ids = graph->FindTensors(names);
+  unsigned workers = options.threads ? options.threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  const std::vector<TensorId> ids = graph->FindTensors(names, workers);
   std::vector<Encoding> own(movable ? 0 : n);
   std::vector<uint8_t> resolved(n, 0);
   constexpr size_t kChunk = 4096;
@@ -432,11 +433,10 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
       if (!thrown) thrown = std::current_exception();
     }
   };
-  unsigned workers = options.threads ? options.threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
-  workers = static_cast<unsigned>(std::min<size_t>(workers, chunks / 2 + 1));
+  const unsigned resolvers = static_cast<unsigned>(std::min<size_t>(workers, chunks / 2 + 1));
   std::vector<std::thread> threads;
   try {
-    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(resolve);
+    for (unsigned w = 1; w < resolvers; ++w) threads.emplace_back(resolve);
   } catch (...) {  // no thread to be had: this one resolves the rest
   }
   resolve();
@@ -515,18 +515,26 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
           diags->push_back(std::move(d));
         }
       }
-      Status s = graph->SetValidatedEncoding(id, std::move(*enc));
-      if (!s.ok()) {
-        Diag d;
-        d.code = "invalid-encoding";
-        d.tensor = t.name;
-        d.file = file.path;
-        d.message = s.message();
-        diags->push_back(std::move(d));
-        ++stats.failed;
-        continue;
+    }
+    // All at once (on the workers), or one by one when a tensor is named
+    // twice (a File built by hand: the last one wins) or not at all.
+    if (graph->SetValidatedEncodings(pending, workers).ok()) {
+      stats.applied = pending.size();
+    } else {
+      for (auto& [id, enc] : pending) {
+        Status s = graph->SetValidatedEncoding(id, std::move(*enc));
+        if (!s.ok()) {
+          Diag d;
+          d.code = "invalid-encoding";
+          d.tensor = graph->valid_tensor(id) ? graph->tensor(id).name : std::string();
+          d.file = file.path;
+          d.message = s.message();
+          diags->push_back(std::move(d));
+          ++stats.failed;
+          continue;
+        }
+        ++stats.applied;
       }
-      ++stats.applied;
     }
     if (stats.replaced_model_encodings > 20) {
       Diag d;

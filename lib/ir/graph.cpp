@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <thread>
 
 #include "ir/op_registry.h"
 
@@ -433,11 +434,67 @@ std::optional<TensorId> Graph::FindTensor(std::string_view name) const {
   return id;
 }
 
-std::vector<TensorId> Graph::FindTensors(const std::vector<std::string_view>& names) const {
-  const size_t n = names.size();
+namespace {
+
+// Runs body(begin, end) over [0, n) in `threads` contiguous shares, the
+// calling thread taking the first; threads that cannot be started leave
+// their share to the caller.
+template <class F>
+void InShares(size_t n, unsigned threads, F&& body) {
+  threads = std::max(1u, threads);
+  const size_t share = (n + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  size_t begin = share;
+  try {
+    for (; begin < n && workers.size() + 1 < threads; begin += share)
+      workers.emplace_back(body, begin, std::min(n, begin + share));
+  } catch (...) {  // no thread to be had
+  }
+  body(size_t{0}, std::min(n, share));
+  if (begin < n) body(begin, n);
+  for (std::thread& t : workers) t.join();
+}
+
+// Below this many items a second thread costs more than it saves.
+constexpr size_t kManyItems = 32768;
+
+}  // namespace
+
+Status Graph::SetValidatedEncodings(const std::vector<std::pair<TensorId, Encoding*>>& items, unsigned threads) {
+  std::vector<bool> seen(tensors_.size(), false);
+  for (const auto& [id, enc] : items) {
+    if (!valid_tensor(id) || !enc)
+      return InvalidArgument("failed to set encodings: {} is not a tensor of this graph", id);
+    if (seen[id]) return InvalidArgument("failed to set encodings: tensor '{}' is given twice", tensors_[id].name);
+    seen[id] = true;
+  }
+  Touched();
+  InShares(items.size(), items.size() >= kManyItems ? threads : 1u, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const auto [id, enc] = items[i];
+      tensors_[id].encoding = std::move(*enc);
+      // The caller's check is not recorded: Validate() checks it again.
+      if (id < encoding_checked_for_.size()) encoding_checked_for_[id].reset();
+    }
+  });
+  return Status::Ok();
+}
+
+std::vector<TensorId> Graph::FindTensors(const std::vector<std::string_view>& names, unsigned threads) const {
+  std::vector<TensorId> ids(names.size());
+  InShares(names.size(), names.size() >= kManyItems ? threads : 1u,
+           [&](size_t begin, size_t end) { FindTensorsIn(names, begin, end, ids.data()); });
+  return ids;
+}
+
+void Graph::FindTensorsIn(const std::vector<std::string_view>& names, size_t begin, size_t end,
+                          TensorId* ids) const {
+  // Names, hashes and ids of [begin, end), indexed from 0.
+  const std::string_view* name = names.data() + begin;
+  const size_t n = end - begin;
+  ids += begin;
   std::vector<uint32_t> hashes(n);
-  for (size_t i = 0; i < n; ++i) hashes[i] = NameIndex::Hash(names[i]);
-  std::vector<TensorId> ids(n);
+  for (size_t i = 0; i < n; ++i) hashes[i] = NameIndex::Hash(name[i]);
   // Three prefetch stages, each a few names ahead of the next: the slot, then
   // the Tensor it points to, then that tensor's name bytes.
   constexpr size_t kSlotAhead = 16, kTensorAhead = 8, kNameAhead = 4;
@@ -449,10 +506,9 @@ std::vector<TensorId> Graph::FindTensors(const std::vector<std::string_view>& na
     if (i + kNameAhead < n)
       if (const uint32_t c = tensor_by_name_.HomeId(hashes[i + kNameAhead]); c != NameIndex::kNoId)
         __builtin_prefetch(tensors_[c].name.data());
-    const uint32_t id = tensor_by_name_.FindHashed(names[i], hashes[i], TensorNames());
+    const uint32_t id = tensor_by_name_.FindHashed(name[i], hashes[i], TensorNames());
     ids[i] = id == NameIndex::kNoId ? kInvalidId : id;
   }
-  return ids;
 }
 
 std::optional<OpId> Graph::FindOp(std::string_view name) const {

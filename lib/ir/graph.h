@@ -163,6 +163,11 @@ class Graph {
   // tensor already (applying an encodings file: 7.8M block scales are not
   // checked twice). Fails only for an invalid tensor id.
   Status SetValidatedEncoding(TensorId tensor, Encoding encoding);
+  // SetValidatedEncoding for many tensors at once, moving each `*encoding`
+  // into its tensor, on up to `threads` threads (an encodings file's 200k
+  // activations). Ids must be valid and distinct: otherwise nothing changes
+  // and the status names the first offender.
+  Status SetValidatedEncodings(const std::vector<std::pair<TensorId, Encoding*>>& items, unsigned threads);
   Status ClearEncoding(TensorId tensor);
   // True when SetEncoding checked the tensor's current encoding against its
   // current shape (Validate() skips it then).
@@ -179,8 +184,9 @@ class Graph {
   const std::vector<TensorId>& outputs() const { return outputs_; }
   std::optional<TensorId> FindTensor(std::string_view name) const;
   // FindTensor for many names at once (kInvalidId where absent), with the
-  // memory latency of the lookups overlapped: an encodings file's 200k names.
-  std::vector<TensorId> FindTensors(const std::vector<std::string_view>& names) const;
+  // memory latency of the lookups overlapped, on up to `threads` threads
+  // when there are many: an encodings file's 200k names.
+  std::vector<TensorId> FindTensors(const std::vector<std::string_view>& names, unsigned threads = 1) const;
   std::optional<OpId> FindOp(std::string_view name) const;
 
   // Kahn's algorithm, ties broken by op insertion order. Fails naming the ops
@@ -202,6 +208,8 @@ class Graph {
   static std::string Diff(const Graph& a, const Graph& b);
 
  private:
+  // FindTensors of names[begin, end) into ids[begin, end), on this thread.
+  void FindTensorsIn(const std::vector<std::string_view>& names, size_t begin, size_t end, TensorId* ids) const;
   Result<TensorId> NewTensor(std::string name, DType dtype, Shape shape, TensorKind kind);
   // Runs the op's shape function on the current input types. False if the
   // op type is unknown or its arity is wrong (reported by Validate).

@@ -72,3 +72,58 @@ TEST_CASE("Graph name lookups: first definition, rename, batch", "[support][name
     REQUIRE(batch[i] == (one ? *one : kInvalidId));
   }
 }
+
+TEST_CASE("Graph batch lookups and encodings on several threads equal one at a time", "[support][name_index][ir][threads]") {
+  // More names than the batch calls' threshold for threads, some absent.
+  Graph g("g");
+  constexpr int kTensors = 50000;
+  for (int i = 0; i < kTensors; ++i)
+    REQUIRE(g.AddInput("t" + std::to_string(i), DType::kFloat32, Shape({4})).ok());
+  std::vector<std::string> owned;
+  for (int i = 0; i < kTensors + 5000; i += 1) owned.push_back("t" + std::to_string((i * 7919) % (kTensors + 5000)));
+  const std::vector<std::string_view> names(owned.begin(), owned.end());
+  const auto one_thread = g.FindTensors(names, 1);
+  for (unsigned threads : {2u, 3u}) CHECK(g.FindTensors(names, threads) == one_thread);
+  for (size_t i = 0; i < names.size(); i += 97) {
+    const auto one = g.FindTensor(names[i]);
+    REQUIRE(one_thread[i] == (one ? *one : kInvalidId));
+  }
+  // Encodings of every found tensor, set at once on 3 threads.
+  std::vector<Encoding> encs;
+  std::vector<std::pair<TensorId, Encoding*>> items;
+  encs.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (one_thread[i] == kInvalidId) continue;
+    Encoding e;
+    e.kind = EncodingKind::kPerTensor;
+    e.dtype = DType::kUFixed16;
+    e.scales = {0.001f * static_cast<float>(one_thread[i] + 1)};
+    e.offsets = {0};
+    encs.push_back(e);
+    items.emplace_back(one_thread[i], &encs.back());
+  }
+  REQUIRE(items.size() == kTensors);
+  const uint64_t before = g.version();
+  REQUIRE(g.SetValidatedEncodings(items, 3).ok());
+  CHECK(g.version() != before);
+  for (TensorId id = 0; id < kTensors; ++id) {
+    REQUIRE(g.tensor(id).encoding);
+    REQUIRE(g.tensor(id).encoding->scales[0] == 0.001f * static_cast<float>(id + 1));
+  }
+  // A tensor given twice, or an invalid id: refused, nothing changed.
+  Graph h("h");
+  const TensorId a = h.AddInput("a", DType::kFloat32, Shape({1})).value();
+  Encoding e1;
+  e1.kind = EncodingKind::kPerTensor;
+  e1.dtype = DType::kUFixed8;
+  e1.scales = {0.5f};
+  e1.offsets = {0};
+  Encoding e2 = e1;
+  CHECK(encs[0].scales.empty());  // what was set was moved from
+  auto twice = h.SetValidatedEncodings({{a, &e1}, {a, &e2}}, 2);
+  CHECK_FALSE(twice.ok());
+  CHECK(twice.message().find("'a' is given twice") != std::string::npos);
+  CHECK_FALSE(h.SetValidatedEncodings({{a, &e1}, {a + 1, &e2}}, 2).ok());
+  CHECK_FALSE(h.tensor(a).encoding);
+  CHECK(e1.scales.size() == 1);  // not moved from
+}
