@@ -9,7 +9,9 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace qairt::encodings {
 namespace {
@@ -46,12 +48,22 @@ uint64_t ClassifyBlock(const char* p, size_t n) {
   return mask;
 }
 
+// Where a scan of the list stops early: at the entry that starts at `at`,
+// whose previous entry ends at `prev_end` (a split of the scan in two).
+struct Split {
+  size_t at = kNone;
+  size_t prev_end = kNone;
+};
+
 class Scanner {
  public:
   Scanner(const char* data, size_t size, size_t window_bytes, ListLayout* out)
       : d_(data), n_(size), window_bytes_(window_bytes), out_(out) {}
 
-  bool Run() {
+  // Scans the document from its start. With a split, stops there when the
+  // split is an entry boundary of the list (split_reached() then; the window
+  // in progress is closed) and otherwise goes on as without it.
+  bool Run(Split split = {}) {
     size_t first = 0;
     while (first < n_ && IsSpace(d_[first])) ++first;
     if (first == n_) return false;
@@ -60,13 +72,36 @@ class Scanner {
     } else if (d_[first] != '{') {
       return false;
     }
-    for (size_t base = 0; base < n_; base += 64) {
+    stop_ = split;
+    return Scan(0);
+  }
+
+  // Scans from `split.at`, an entry of the list at `list_depth` that the
+  // scan from the start reaches there (the caller checks that it did):
+  // entries and windows counted from there.
+  bool RunFrom(Split split, size_t list_depth) {
+    list_depth_ = depth_ = list_depth;
+    prev_end_ = split.prev_end;
+    continuing_ = true;
+    return Scan(split.at);
+  }
+
+  bool split_reached() const { return split_reached_; }
+
+ private:
+  bool Scan(size_t from) {
+    for (size_t base = from & ~size_t{63}; base < n_; base += 64) {
       const size_t len = n_ - base < 64 ? n_ - base : 64;
       uint64_t mask = ClassifyBlock(d_ + base, len);
+      if (base < from) mask &= ~uint64_t{0} << (from - base);
       while (mask) {
         const size_t i = base + static_cast<size_t>(__builtin_ctzll(mask));
         mask &= mask - 1;
         if (i == skip_) continue;
+        if (i >= stop_.at && stop_.at != kNone) {
+          if (AtSplit(i)) return true;
+          stop_ = Split{};  // not an entry boundary as far as this scan sees: go on without a split
+        }
         const int r = Event(i);
         if (r < 0) return false;
         if (r > 0) return true;
@@ -75,7 +110,18 @@ class Scanner {
     return false;  // the list never closed
   }
 
- private:
+  // Whether event i is the split's entry, just after its previous entry and
+  // a comma; then the window in progress is closed.
+  bool AtSplit(size_t i) {
+    if (i != stop_.at || in_string_ || list_depth_ == kNone || depth_ != list_depth_ || d_[i] != '{' ||
+        prev_end_ != stop_.prev_end || out_->entries == 0 || !Gap(prev_end_, i, true))
+      return false;
+    if (window_.entries) out_->windows.push_back(window_);
+    window_ = ListWindow{};
+    split_reached_ = true;
+    return true;
+  }
+
   // 1: the list closed (done), 0: go on, -1: not a shape this path takes.
   int Event(size_t i) {
     const char c = d_[i];
@@ -97,7 +143,7 @@ class Scanner {
       case '{':
       case '[':
         if (depth_ == list_depth_) {
-          if (c != '{' || !Gap(prev_end_, i, out_->entries > 0)) return -1;
+          if (c != '{' || !Gap(prev_end_, i, out_->entries > 0 || continuing_)) return -1;
           entry_begin_ = i;
         } else if (i == pending_open_) {
           if (c != '[' || list_depth_ != kNone) return -1;
@@ -179,14 +225,78 @@ class Scanner {
   size_t prev_end_ = 0;          // end of the last entry (or just after '[')
   size_t entry_begin_ = 0;
   ListWindow window_;
+  Split stop_;
+  bool split_reached_ = false;
+  bool continuing_ = false;  // scanning from a split: a comma precedes the first entry
 };
+
+// A split near the middle of a large document: the first "}, {" (with any
+// whitespace) after it, which is an entry boundary when it is not inside a
+// string (the scan from the start checks that when it gets there).
+Split FindSplit(const char* d, size_t n) {
+  constexpr size_t kSearch = size_t{1} << 20;
+  const char* p = d + n / 2;
+  const char* const end = d + std::min(n, n / 2 + kSearch);
+  while (p < end) {
+    p = static_cast<const char*>(std::memchr(p, '}', static_cast<size_t>(end - p)));
+    if (!p) break;
+    const char* q = p + 1;
+    while (q < end && IsSpace(*q)) ++q;
+    if (q < end && *q == ',') {
+      ++q;
+      while (q < end && IsSpace(*q)) ++q;
+      if (q < end && *q == '{')
+        return Split{static_cast<size_t>(q - d), static_cast<size_t>(p + 1 - d)};
+    }
+    ++p;
+  }
+  return Split{};
+}
+
+// The scan on two threads: the caller's from the start to a split near the
+// middle, a second from the split to the end, assuming the split is an entry
+// boundary of the list; the layouts are joined when the first scan confirms
+// it, and otherwise the first goes on to the end alone.
+bool TwoScans(const char* data, size_t size, size_t window_bytes, size_t list_depth, ListLayout* out) {
+  const Split split = FindSplit(data, size);
+  if (split.at == kNone) return Scanner(data, size, window_bytes, out).Run();
+  ListLayout second;
+  bool second_ok = false;
+  std::thread worker;
+  try {
+    worker = std::thread([&] { second_ok = Scanner(data, size, window_bytes, &second).RunFrom(split, list_depth); });
+  } catch (...) {  // no thread to be had
+    return Scanner(data, size, window_bytes, out).Run();
+  }
+  Scanner first(data, size, window_bytes, out);
+  const bool first_ok = first.Run(split);
+  worker.join();
+  if (!first.split_reached()) return first_ok;  // the first scan went to the end on its own
+  if (!first_ok || !second_ok) return false;
+  for (ListWindow w : second.windows) {
+    w.first_entry += out->entries;
+    out->windows.push_back(w);
+  }
+  out->entries += second.entries;
+  out->close = second.close;
+  return true;
+}
+
 
 }  // namespace
 
-bool FindListLayout(const char* data, size_t size, size_t window_bytes, ListLayout* out) {
+bool FindListLayout(const char* data, size_t size, size_t window_bytes, ListLayout* out, unsigned threads) {
   *out = ListLayout{};
   if (!data || size == 0) return false;
-  const bool ok = Scanner(data, size, window_bytes ? window_bytes : 1, out).Run();
+  if (window_bytes == 0) window_bytes = 1;
+  // The depth of the list's entries: inside the top object's "encodings"
+  // list, or the document itself when it is a bare list.
+  size_t first = 0;
+  while (first < size && IsSpace(data[first])) ++first;
+  const size_t list_depth = first < size && data[first] == '[' ? 1 : 2;
+  constexpr size_t kSplitBytes = size_t{8} << 20;  // below this, a second thread costs more than it saves
+  const bool ok = threads >= 2 && size >= kSplitBytes ? TwoScans(data, size, window_bytes, list_depth, out)
+                                                       : Scanner(data, size, window_bytes, out).Run();
   if (!ok) *out = ListLayout{};
   return ok;
 }

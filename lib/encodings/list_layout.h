@@ -33,12 +33,14 @@ struct ListLayout {
 };
 
 // Finds the layout of `data` (`size` bytes). Each window holds whole entries
-// and at least `window_bytes` of text (the last one may hold less; an entry
-// larger than that is a window of its own). Returns false when the document
+// and at least `window_bytes` of text (the last one may hold less, and with
+// `threads` >= 2 a large document is scanned in two halves, whose first
+// half's last window may too; an entry larger than that is a window of its
+// own). Returns false when the document
 // is not shaped as a 2.0.0 list of objects as far as the scan can tell: no
 // top-level "encodings" array (or two), an element that is not an object,
 // anything but a comma and whitespace between entries, unbalanced brackets,
 // an unterminated string. The caller then reads the document whole.
-bool FindListLayout(const char* data, size_t size, size_t window_bytes, ListLayout* out);
+bool FindListLayout(const char* data, size_t size, size_t window_bytes, ListLayout* out, unsigned threads = 1);
 
 }  // namespace qairt::encodings

@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -162,7 +163,8 @@ std::optional<Result<File>> Reader::RunWindowed() {
   // windowed read has a problem with, whole (by the caller).
   if (WindowedCandidate(size, opt_)) {
     ListLayout layout;
-    if (FindListLayout(src_->data(), size, opt_.window_bytes, &layout)) {
+    const unsigned threads = opt_.threads ? opt_.threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+    if (FindListLayout(src_->data(), size, opt_.window_bytes, &layout, threads)) {
       Diags local;
       Reader skeleton(src_, name_, opt_, &local);
       if (auto r = skeleton.RunSkeleton(layout)) {

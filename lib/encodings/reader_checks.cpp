@@ -1,15 +1,19 @@
 // Checks and bookkeeping common to every encodings dialect: scale and
 // zero-point ranges, the unsigned-grid offsets of AIMET 0.6.1 / 1.0.0, the IR's
 // own validation of each entry, and duplicate entries.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "encodings/reader_internal.h"
 #include "support/name_index.h"
+#include "support/shares.h"
 
 namespace qairt::encodings::reader_internal {
 
@@ -102,27 +106,47 @@ bool Reader::FromUnsignedGrid(int64_t offset_u, bool symmetric, uint32_t bw, con
 
 void Reader::RemoveDuplicates() {
   auto& entries = file_.entries;
-  NameIndex first;
-  first.reserve(entries.size());
+  const size_t n = entries.size();
   const auto name_of = [&](uint32_t i) -> const std::string& { return entries[i].name; };
-  std::vector<bool> drop(entries.size(), false);
-  bool any = false;
-  std::vector<uint32_t> hashes(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) hashes[i] = NameIndex::Hash(entries[i].name);
-  constexpr size_t kAhead = 16;  // prefetch distance: the slots are random accesses
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i + kAhead < entries.size()) first.Prefetch(hashes[i + kAhead]);
-    const uint32_t kept = first.InsertHashed(entries[i].name, hashes[i], static_cast<uint32_t>(i), name_of);
-    if (kept == i) continue;
+  // A large file's names are hashed and indexed on several threads: each
+  // name goes to the partition its hash selects, so all entries of one name
+  // meet in one index, in file order; the duplicates found are reported in
+  // file order afterwards, as one thread would.
+  constexpr size_t kManyEntries = 32768;
+  const unsigned threads =
+      n < kManyEntries ? 1u : opt_.threads ? opt_.threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<uint32_t> hashes(n);
+  RunShares(n, ShareOf(n, threads), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) hashes[i] = NameIndex::Hash(entries[i].name);
+  });
+  // The partition from the hash's high bits (the index's slots use its low ones).
+  const auto part_of = [&](size_t i) { return static_cast<size_t>((uint64_t{hashes[i]} * threads) >> 32); };
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> found(threads);  // (entry, the first of its name)
+  RunShares(threads, 1, [&](size_t part, size_t) {
+    NameIndex first;
+    first.reserve(n / threads + 16);
+    constexpr size_t kAhead = 16;  // prefetch distance: the slots are random accesses
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n && part_of(i + kAhead) == part) first.Prefetch(hashes[i + kAhead]);
+      if (part_of(i) != part) continue;
+      const uint32_t kept = first.InsertHashed(entries[i].name, hashes[i], static_cast<uint32_t>(i), name_of);
+      if (kept != i) found[part].emplace_back(static_cast<uint32_t>(i), kept);
+    }
+  });
+  std::vector<std::pair<uint32_t, uint32_t>> duplicates;
+  for (auto& f : found) duplicates.insert(duplicates.end(), f.begin(), f.end());
+  if (duplicates.empty()) return;
+  std::sort(duplicates.begin(), duplicates.end());
+  std::vector<bool> drop(n, false);
+  for (const auto& [i, kept] : duplicates) {
     auto [l, c] = src_->Locate(entries[kept].offset);
     Add(Severity::kError, "duplicate-entry", entries[i].offset, entries[i].name, "name",
         "a second entry for this tensor (the first is at line {}, column {}); which one should win is ambiguous", l,
         c);
-    drop[i] = any = true;
+    drop[i] = true;
   }
-  if (!any) return;
   size_t out = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (drop[i]) continue;
     // Never self-move: `v = std::move(v)` empties a std::vector (the kept
     // first entry lost its scales; found by fuzz_encodings).

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <deque>
-#include <thread>
 
 #include "ir/op_registry.h"
+#include "support/shares.h"
 
 namespace qairt {
 
@@ -436,25 +436,6 @@ std::optional<TensorId> Graph::FindTensor(std::string_view name) const {
 
 namespace {
 
-// Runs body(begin, end) over [0, n) in `threads` contiguous shares, the
-// calling thread taking the first; threads that cannot be started leave
-// their share to the caller.
-template <class F>
-void InShares(size_t n, unsigned threads, F&& body) {
-  threads = std::max(1u, threads);
-  const size_t share = (n + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  size_t begin = share;
-  try {
-    for (; begin < n && workers.size() + 1 < threads; begin += share)
-      workers.emplace_back(body, begin, std::min(n, begin + share));
-  } catch (...) {  // no thread to be had
-  }
-  body(size_t{0}, std::min(n, share));
-  if (begin < n) body(begin, n);
-  for (std::thread& t : workers) t.join();
-}
-
 // Below this many items a second thread costs more than it saves.
 constexpr size_t kManyItems = 32768;
 
@@ -469,7 +450,7 @@ Status Graph::SetValidatedEncodings(const std::vector<std::pair<TensorId, Encodi
     seen[id] = true;
   }
   Touched();
-  InShares(items.size(), items.size() >= kManyItems ? threads : 1u, [&](size_t begin, size_t end) {
+  RunShares(items.size(), ShareOf(items.size(), items.size() >= kManyItems ? threads : 1u), [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       const auto [id, enc] = items[i];
       tensors_[id].encoding = std::move(*enc);
@@ -482,8 +463,8 @@ Status Graph::SetValidatedEncodings(const std::vector<std::pair<TensorId, Encodi
 
 std::vector<TensorId> Graph::FindTensors(const std::vector<std::string_view>& names, unsigned threads) const {
   std::vector<TensorId> ids(names.size());
-  InShares(names.size(), names.size() >= kManyItems ? threads : 1u,
-           [&](size_t begin, size_t end) { FindTensorsIn(names, begin, end, ids.data()); });
+  RunShares(names.size(), ShareOf(names.size(), names.size() >= kManyItems ? threads : 1u),
+            [&](size_t begin, size_t end) { FindTensorsIn(names, begin, end, ids.data()); });
   return ids;
 }
 

@@ -2,10 +2,9 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <thread>
-#include <vector>
+
+#include "support/shares.h"
 
 namespace qairt {
 
@@ -42,25 +41,16 @@ namespace {
 void TouchEachPage(char* p, size_t bytes) {
   constexpr size_t kPage = 4096;
   for (size_t i = 0; i < bytes; i += kPage) static_cast<volatile char*>(p)[i] = 0;
+  if (bytes) static_cast<volatile char*>(p)[bytes - 1] = 0;  // the last page, when p is not page-aligned
 }
 
 }  // namespace
 
 void FaultInPages(void* p, size_t bytes, unsigned threads) {
   char* base = static_cast<char*>(p);
-  threads = std::max(1u, threads);
   // Shares of whole huge pages, so that no 2 MiB page is cleared twice over.
-  const size_t share = RoundUpToHugePages((bytes + threads - 1) / threads);
-  std::vector<std::thread> workers;
-  size_t begin = share;  // the caller takes the first share
-  try {
-    for (; begin < bytes && workers.size() + 1 < threads; begin += share)
-      workers.emplace_back(TouchEachPage, base + begin, std::min(share, bytes - begin));
-  } catch (...) {  // no thread to be had: the caller touches the rest
-  }
-  TouchEachPage(base, std::min(share, bytes));
-  if (begin < bytes) TouchEachPage(base + begin, bytes - begin);
-  for (std::thread& t : workers) t.join();
+  RunShares(bytes, RoundUpToHugePages(ShareOf(bytes, threads)),
+            [base](size_t begin, size_t end) { TouchEachPage(base + begin, end - begin); });
 }
 
 }  // namespace qairt

@@ -191,6 +191,85 @@ TEST_CASE("list layout: escapes and brackets across 64-byte blocks", "[encodings
   }
 }
 
+// A list of `entries` entries whose names hold "}, {" (what the two-thread
+// scan takes for an entry boundary when it is not in a string), padded at
+// the start by `pad` spaces so that the middle falls at a different place.
+std::string BoundaryLikeNames(int entries, size_t pad, bool bare) {
+  std::string s(pad, ' ');
+  s += bare ? "[\n" : "{\"version\": \"2.0.0\", \"encodings\": [\n";
+  for (int i = 0; i < entries; ++i)
+    s += fmt::format("{}{{\"name\": \"n{}}}, {{x\", \"output_dtype\": \"uint8\", \"y_scale\": [0.5, 0.25]}}",
+                     i ? ",\n" : "", i);
+  return s + (bare ? "\n]" : "\n]}");
+}
+
+// Layouts equal but for where windows are cut: the same list and entries,
+// windows that cover them in order without gaps.
+void CheckSameEntries(const ListLayout& one, const ListLayout& two) {
+  CHECK(two.open == one.open);
+  CHECK(two.close == one.close);
+  CHECK(two.entries == one.entries);
+  REQUIRE_FALSE(two.windows.empty());
+  CHECK(two.windows.front().begin == one.windows.front().begin);
+  CHECK(two.windows.back().end == one.windows.back().end);
+  size_t next = 0;
+  for (const ListWindow& w : two.windows) {
+    CHECK(w.first_entry == next);
+    next += w.entries;
+  }
+  CHECK(next == two.entries);
+}
+
+TEST_CASE("list layout of a large document on two threads equals one thread's", "[encodings][windowed][threads]") {
+  constexpr size_t kLarge = size_t{9} << 20;  // above the size a second thread is used for
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (bool bare : {false, true}) {
+    std::string mixed = MixedFile(2000, bare);
+    std::string big = MixedFile(static_cast<int>(2000 * (kLarge / mixed.size() + 1)), bare);
+    texts.emplace_back(bare ? "mixed, bare" : "mixed", std::move(big));
+    // Every name holds "}, {": the first boundary-like text after the middle
+    // is in a string or between entries, depending on the padding.
+    for (size_t pad = 0; pad < 90; pad += bare ? 29 : 7) {  // an entry is ~80 bytes: the middle falls everywhere in one
+      std::string t = BoundaryLikeNames(150000, pad, bare);
+      REQUIRE(t.size() >= kLarge);
+      texts.emplace_back(fmt::format("boundary-like names, pad {}{}", pad, bare ? ", bare" : ""), std::move(t));
+    }
+  }
+  for (const auto& [what, text] : texts) {
+    INFO(what);
+    for (size_t window : {size_t{1}, size_t{65536}}) {
+      INFO("window " << window);
+      ListLayout one, two;
+      REQUIRE(FindListLayout(text.data(), text.size(), window, &one, 1));
+      REQUIRE(FindListLayout(text.data(), text.size(), window, &two, 2));
+      CheckSameEntries(one, two);
+      if (window == 1) {  // every entry a window of its own: the same windows exactly
+        REQUIRE(two.windows.size() == one.windows.size());
+        for (size_t k = 0; k < one.windows.size(); ++k) {
+          CHECK(two.windows[k].begin == one.windows[k].begin);
+          CHECK(two.windows[k].end == one.windows[k].end);
+        }
+      }
+    }
+  }
+  // The list ends before the middle: what follows it is not read as entries.
+  std::string early = "{\"encodings\": [{\"name\": \"a\"}], \"quantizer_args\": {\"pad\": [";
+  while (early.size() < kLarge) early += "{\"k\": 1}, {\"k\": 2}, ";
+  early += "{}]}}";
+  ListLayout one, two;
+  REQUIRE(FindListLayout(early.data(), early.size(), 1, &one, 1));
+  REQUIRE(FindListLayout(early.data(), early.size(), 1, &two, 2));
+  CHECK(two.entries == 1);
+  CheckSameEntries(one, two);
+  // Broken after the middle (a missing comma, a stray string element): refused as one thread refuses it.
+  const std::string good = BoundaryLikeNames(150000, 0, false);
+  for (const std::string& broken : {good.substr(0, good.rfind(",\n")) + good.substr(good.rfind(",\n") + 1),
+                                    good.substr(0, good.size() - 3) + ", \"s\"\n]}"}) {
+    CHECK_FALSE(FindListLayout(broken.data(), broken.size(), 65536, &one, 1));
+    CHECK_FALSE(FindListLayout(broken.data(), broken.size(), 65536, &two, 2));
+  }
+}
+
 TEST_CASE("windowed read equals the whole read on good files", "[encodings][windowed][threads]") {
   std::vector<std::pair<std::string, std::string>> texts;
   for (bool bare : {false, true}) texts.emplace_back(bare ? "bare" : "wrapped", MixedFile(61, bare));
@@ -255,6 +334,34 @@ TEST_CASE("windowed read of bad files gives the whole read's diagnostics", "[enc
     for (uint64_t window : {1, 300}) CheckSame(whole, Read(bad[i], window, 2));
   }
   CHECK(failed_whole > bad.size() / 2);  // the mutations do reach the errors this checks
+}
+
+TEST_CASE("duplicate entries of a large file are found on several threads as on one", "[encodings][threads]") {
+  // Enough entries for the duplicate check to run on several threads; names
+  // repeated near and far, one of them three times.
+  std::string text = "{\"version\": \"2.0.0\", \"encodings\": [\n";
+  const std::vector<int> names = [] {
+    std::vector<int> v;
+    for (int i = 0; i < 40000; ++i) v.push_back(i);
+    v[1] = 0;
+    v[20000] = 7;
+    v[39999] = 7;
+    v[30001] = 30000;
+    return v;
+  }();
+  for (size_t i = 0; i < names.size(); ++i)
+    text += fmt::format("{}{{\"name\": \"act_{}\", \"output_dtype\": \"uint8\", \"y_scale\": 0.{}}}", i ? ",\n" : "",
+                        names[i], i + 1);
+  text += "\n]}";
+  const Outcome one = Read(text, 0, 1);
+  REQUIRE(one.ok);
+  CHECK(CountErrors(one.diags) == 4);
+  CHECK(one.file.entries.size() == names.size() - 4);
+  for (uint32_t threads : {2u, 3u, 4u}) {
+    INFO(threads << " threads");
+    CheckSame(one, Read(text, 0, threads));
+    CheckSame(one, Read(text, 4096, threads));  // the windowed attempt falls back to the whole read
+  }
 }
 
 TEST_CASE("windowed read of a mapped file equals the whole read of its bytes", "[encodings][windowed]") {
