@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "encodings/encodings.h"
+#include "support/shares.h"
 
 namespace qairt::encodings {
 namespace {
@@ -396,7 +397,7 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
   std::vector<std::string_view> names;
   names.reserve(n);
   for (const Entry& e : file.entries) names.push_back(e.name);
-  unsigned workers = options.threads ? options.threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  const unsigned workers = ThreadsFor(options.threads, 4);
   const std::vector<TensorId> ids = graph->FindTensors(names, workers);
   std::vector<Encoding> own(movable ? 0 : n);
   std::vector<uint8_t> resolved(n, 0);

@@ -25,13 +25,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
 #include "encodings/encodings.h"
 #include "support/huge_pages.h"
 #include "encodings/reader_internal.h"
+#include "support/shares.h"
 
 namespace qairt::encodings {
 namespace reader_internal {
@@ -163,8 +163,7 @@ std::optional<Result<File>> Reader::RunWindowed() {
   // windowed read has a problem with, whole (by the caller).
   if (WindowedCandidate(size, opt_)) {
     ListLayout layout;
-    const unsigned threads = opt_.threads ? opt_.threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
-    if (FindListLayout(src_->data(), size, opt_.window_bytes, &layout, threads)) {
+    if (FindListLayout(src_->data(), size, opt_.window_bytes, &layout, ThreadsFor(opt_.threads, 4))) {
       Diags local;
       Reader skeleton(src_, name_, opt_, &local);
       if (auto r = skeleton.RunSkeleton(layout)) {

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -112,9 +111,7 @@ void Reader::RemoveDuplicates() {
   // name goes to the partition its hash selects, so all entries of one name
   // meet in one index, in file order; the duplicates found are reported in
   // file order afterwards, as one thread would.
-  constexpr size_t kManyEntries = 32768;
-  const unsigned threads =
-      n < kManyEntries ? 1u : opt_.threads ? opt_.threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+  const unsigned threads = n < kItemsWorthAThread ? 1u : ThreadsFor(opt_.threads, 4);
   std::vector<uint32_t> hashes(n);
   RunShares(n, ShareOf(n, threads), [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) hashes[i] = NameIndex::Hash(entries[i].name);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "encodings/reader_internal.h"
+#include "support/shares.h"
 #include "support/huge_pages.h"
 
 namespace qairt::encodings::reader_internal {
@@ -27,9 +28,7 @@ namespace {
 struct WindowsFailed {};  // internal: a window could not be read this way
 
 unsigned WorkerCount(const ReadOptions& opt, size_t windows) {
-  unsigned n = opt.threads;
-  if (n == 0) n = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
-  return static_cast<unsigned>(std::min<size_t>(n, windows));
+  return static_cast<unsigned>(std::min<size_t>(ThreadsFor(opt.threads, 4), windows));
 }
 
 }  // namespace

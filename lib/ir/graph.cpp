@@ -404,10 +404,14 @@ Status Graph::SetEncoding(TensorId tensor, Encoding encoding) {
 Status Graph::SetValidatedEncoding(TensorId tensor, Encoding encoding) {
   Touched();
   if (!valid_tensor(tensor)) return InvalidArgument("failed to set encoding: {} is not a tensor of this graph", tensor);
+  StoreValidatedEncoding(tensor, std::move(encoding));
+  return Status::Ok();
+}
+
+void Graph::StoreValidatedEncoding(TensorId tensor, Encoding&& encoding) {
   tensors_[tensor].encoding = std::move(encoding);
   // The caller's check is not recorded: Validate() checks it again.
   if (tensor < encoding_checked_for_.size()) encoding_checked_for_[tensor].reset();
-  return Status::Ok();
 }
 
 Status Graph::ClearEncoding(TensorId tensor) {
@@ -434,13 +438,6 @@ std::optional<TensorId> Graph::FindTensor(std::string_view name) const {
   return id;
 }
 
-namespace {
-
-// Below this many items a second thread costs more than it saves.
-constexpr size_t kManyItems = 32768;
-
-}  // namespace
-
 Status Graph::SetValidatedEncodings(const std::vector<std::pair<TensorId, Encoding*>>& items, unsigned threads) {
   std::vector<bool> seen(tensors_.size(), false);
   for (const auto& [id, enc] : items) {
@@ -450,20 +447,16 @@ Status Graph::SetValidatedEncodings(const std::vector<std::pair<TensorId, Encodi
     seen[id] = true;
   }
   Touched();
-  RunShares(items.size(), ShareOf(items.size(), items.size() >= kManyItems ? threads : 1u), [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const auto [id, enc] = items[i];
-      tensors_[id].encoding = std::move(*enc);
-      // The caller's check is not recorded: Validate() checks it again.
-      if (id < encoding_checked_for_.size()) encoding_checked_for_[id].reset();
-    }
-  });
+  RunShares(items.size(), ShareOf(items.size(), items.size() >= kItemsWorthAThread ? threads : 1u),
+            [&](size_t begin, size_t end) {
+              for (size_t i = begin; i < end; ++i) StoreValidatedEncoding(items[i].first, std::move(*items[i].second));
+            });
   return Status::Ok();
 }
 
 std::vector<TensorId> Graph::FindTensors(const std::vector<std::string_view>& names, unsigned threads) const {
   std::vector<TensorId> ids(names.size());
-  RunShares(names.size(), ShareOf(names.size(), names.size() >= kManyItems ? threads : 1u),
+  RunShares(names.size(), ShareOf(names.size(), names.size() >= kItemsWorthAThread ? threads : 1u),
             [&](size_t begin, size_t end) { FindTensorsIn(names, begin, end, ids.data()); });
   return ids;
 }

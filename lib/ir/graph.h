@@ -208,6 +208,8 @@ class Graph {
   static std::string Diff(const Graph& a, const Graph& b);
 
  private:
+  // What SetValidatedEncoding(s) store for one valid tensor.
+  void StoreValidatedEncoding(TensorId tensor, Encoding&& encoding);
   // FindTensors of names[begin, end) into ids[begin, end), on this thread.
   void FindTensorsIn(const std::vector<std::string_view>& names, size_t begin, size_t end, TensorId* ids) const;
   Result<TensorId> NewTensor(std::string name, DType dtype, Shape shape, TensorKind kind);

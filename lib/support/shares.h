@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -31,5 +32,15 @@ void RunShares(size_t n, size_t share, F&& body) {
 
 // The share size that splits n items over `threads` threads.
 inline size_t ShareOf(size_t n, unsigned threads) { return (n + std::max(1u, threads) - 1) / std::max(1u, threads); }
+
+// The threads an option asks for: `requested`, or with 0 up to `cap` as the
+// machine has cores.
+inline unsigned ThreadsFor(uint32_t requested, unsigned cap) {
+  return requested ? requested : std::min(cap, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Below this many items (names looked up, encodings moved, entries checked
+// for duplicates) a second thread costs more than it saves.
+inline constexpr size_t kItemsWorthAThread = 32768;
 
 }  // namespace qairt
