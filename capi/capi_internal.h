@@ -76,15 +76,14 @@ namespace qairt::encodings {
 struct File;
 }  // namespace qairt::encodings
 namespace qairt::capi {
-// qairt_encodings_apply with default options, moving the encodings' values
-// into the graph instead of copying them, for a caller that destroys
-// `encodings` next (convert's overrides: an LLM file's block tables are tens
-// of MB). `encodings` keeps its entry names and count. With `unmatched_out`,
-// entries naming no tensor of the graph go there instead of being errors
-// (ApplyOptions::unmatched_out).
-qairt_status_t* ApplyEncodingsAndRelease(qairt_encodings_t* encodings, qairt_graph_t* graph,
-                                         qairt_diagnostics_t* diagnostics, encodings::File* unmatched_out = nullptr);
-// Applies entries kept by ApplyEncodingsAndRelease's `unmatched_out` (moved
+// Reads the encodings file at `path` and applies it with default options
+// (encodings::ReadAndApplyEncodingsFile: a large file's entries are applied
+// as they are read, never all held at once), for convert's overrides. With
+// `unmatched_out`, entries naming no tensor of the graph go there instead of
+// being errors (ApplyOptions::unmatched_out). *applied: the encodings applied.
+qairt_status_t* ReadAndApplyEncodings(const char* path, qairt_graph_t* graph, qairt_diagnostics_t* diagnostics,
+                                      encodings::File* unmatched_out, size_t* applied);
+// Applies entries kept by ReadAndApplyEncodings's `unmatched_out` (moved
 // out of `file`). Names still absent go to `unmatched_out` when it is given,
 // else they are errors with suggestions.
 qairt_status_t* ApplyDeferredEncodings(encodings::File&& file, qairt_graph_t* graph, qairt_diagnostics_t* diagnostics,

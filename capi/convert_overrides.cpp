@@ -19,17 +19,16 @@ bool Pipeline::ApplyOverrides() {
   qairt_encodings_diagnostics_t* diags = nullptr;
   if (std::string e = Consume(qairt_encodings_diagnostics_create(&diags)); !e.empty())
     return Fail("quantization overrides", e);
-  qairt_encodings_t* enc = nullptr;
-  qairt_status_free(qairt_encodings_load_file(path.c_str(), nullptr, diags, &enc));
-  std::string apply_error;  // what the diagnostics cannot hold (the entries' own problems are in them)
-  if (enc) apply_error = Consume(qairt::capi::ApplyEncodingsAndRelease(enc, graph_, diags, &deferred_overrides_));
+  size_t applied = 0;
+  // What the diagnostics cannot hold (the file's and the entries' own problems are in them).
+  const std::string apply_error =
+      Consume(qairt::capi::ReadAndApplyEncodings(path.c_str(), graph_, diags, &deferred_overrides_, &applied));
   const size_t errors = qairt_encodings_diagnostics_count_severity(diags, QAIRT_SEVERITY_ERROR);
   const std::string text = QueryThenFill([&](char* b, size_t c, size_t* l) {
     return qairt_encodings_diagnostics_render(diags, QAIRT_REPORT_TEXT, b, c, l);
   });
   const size_t deferred = deferred_overrides_.entries.size();
-  const size_t applied = errors ? 0 : qairt_encodings_entry_count(enc) - deferred;
-  qairt_encodings_destroy(enc);
+  if (errors) applied = 0;
   // The file's own records (file:line:col, tensor, rule id) stand for this
   // stage in the diagnostics; the error string keeps the summary.
   r_->AddRecords(diags->diags);

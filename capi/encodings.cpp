@@ -76,14 +76,16 @@ qairt_status_t* ReadWriteOptions(const qairt_encodings_write_options* in, enc::W
 
 }  // namespace
 
-qairt_status_t* qairt::capi::ApplyEncodingsAndRelease(qairt_encodings_t* encodings, qairt_graph_t* graph,
-                                                      qairt_diagnostics_t* diagnostics, enc::File* unmatched_out) {
+qairt_status_t* qairt::capi::ReadAndApplyEncodings(const char* path, qairt_graph_t* graph,
+                                                   qairt_diagnostics_t* diagnostics, enc::File* unmatched_out,
+                                                   size_t* applied) {
   QAIRT_CAPI_BEGIN
-  if (!encodings || !graph) return InvalidArg("ApplyEncodingsAndRelease: encodings and graph must not be NULL");
+  if (!path || !graph) return InvalidArg("ReadAndApplyEncodings: path and graph must not be NULL");
   enc::Diags local;
   enc::ApplyOptions options;
   options.unmatched_out = unmatched_out;
-  auto r = enc::ApplyEncodings(std::move(encodings->file), &graph->graph, options, Sink(diagnostics, &local));
+  auto r = enc::ReadAndApplyEncodingsFile(path, enc::ReadOptions{}, &graph->graph, options, Sink(diagnostics, &local));
+  if (applied) *applied = r.ok() ? r.value().applied : 0;
   return r.ok() ? nullptr : capi::FromStatus(r.status());
   QAIRT_CAPI_END
 }

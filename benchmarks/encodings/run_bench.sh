@@ -25,7 +25,7 @@ bench() {  # bench [taskset args...] THREADS -> prints "fresh warm_parse warm_to
   # The first repeat of a fresh process: what `qairt convert
   # --quantization_overrides` pays (the file in the page cache, the
   # process's memory fresh).
-  awk '/^first run:/ {c = $7} /^qairt parse:/ {p = $3} /^qairt parse\+apply:/ {t = $3} END {print c, p, t}' <<<"$out"
+  awk '/^first run:/ {c = $4} /^qairt parse:/ {p = $3} /^qairt parse\+apply:/ {t = $3} END {print c, p, t}' <<<"$out"
 }
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (b < a ? b : a) }'; }
 b_cold=1e30 b_parse=1e30 b_total=1e30 b_cold1=1e30 b_py=1e30

@@ -13,6 +13,7 @@
 #include <thread>
 #include <cstring>
 
+#include "encodings/apply_internal.h"
 #include "encodings/encodings.h"
 #include "support/shares.h"
 
@@ -371,11 +372,121 @@ std::optional<Encoding> Resolver::Run(Encoding enc) {
 
 }  // namespace
 
+namespace apply_internal {
+
+std::optional<Encoding> Resolve(const File& file, const Entry& entry, Encoding start, const Graph& graph,
+                                TensorId tensor, Diags* diags) {
+  Resolver r(file, entry, graph, tensor, diags);
+  return r.Run(std::move(start));
+}
+
+void HandleUnmatched(const File& file, const std::vector<const Entry*>& unmatched,
+                     const std::function<Entry(size_t)>& take, const Graph& graph, const ApplyOptions& options,
+                     Diags* diags, ApplyStats* stats) {
+  if (unmatched.empty()) return;
+  stats->unmatched += unmatched.size();
+  if (options.unmatched_out) {
+    File& later = *options.unmatched_out;
+    later.path = file.path;
+    later.version = file.version;
+    later.version_string = file.version_string;
+    later.bare_list = file.bare_list;
+    later.source = file.source;
+    for (size_t i = 0; i < unmatched.size(); ++i) later.entries.push_back(take(i));
+    return;
+  }
+  // Suggestions: bounded work on huge graphs.
+  std::vector<std::string_view> names;
+  names.reserve(graph.tensor_count());
+  for (TensorId t = 0; t < graph.tensor_count(); ++t) names.push_back(graph.tensor(t).name);
+  const size_t budget = std::max<size_t>(3, 4'000'000 / std::max<size_t>(1, names.size()));
+  for (size_t i = 0; i < unmatched.size(); ++i) {
+    const Entry& e = *unmatched[i];
+    Diag d;
+    d.severity = options.allow_unmatched ? Severity::kWarning : Severity::kError;
+    d.code = "unknown-tensor";
+    d.offset = e.offset;
+    d.tensor = e.name;
+    d.field = "name";
+    if (i < budget) {
+      auto s = SuggestNames(e.name, names, 1);
+      if (!s.empty()) d.suggestion = s[0];
+    }
+    d.message =
+        fmt::format("no tensor named '{}' in graph '{}': the encoding is not applied", e.name, graph.name());
+    file.Locate(&d);
+    diags->push_back(std::move(d));
+  }
+}
+
+void NoteReplaced(const File& file, const std::vector<Replaced>& replaced, Diags* diags, ApplyStats* stats) {
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < replaced.size() && i < kShown; ++i) {
+    Diag d;
+    d.severity = Severity::kNote;
+    d.code = "overrides-model";
+    d.offset = replaced[i].entry_offset;
+    d.tensor = std::string(replaced[i].tensor);
+    d.message = fmt::format("replaces the encoding from the model's Q-DQ nodes ({})", replaced[i].previous->ToString());
+    file.Locate(&d);
+    diags->push_back(std::move(d));
+  }
+  stats->replaced_model_encodings += replaced.size();
+  if (replaced.size() > kShown) {
+    Diag d;
+    d.severity = Severity::kNote;
+    d.code = "overrides-model";
+    d.file = file.path;
+    d.message = fmt::format("{} encodings from the model's Q-DQ nodes were replaced in all", replaced.size());
+    diags->push_back(std::move(d));
+  }
+}
+
+Result<ApplyStats> Finish(const File& file, const Graph& graph, const ApplyOptions& options, size_t errors_before,
+                          ApplyStats stats, Diags* diags) {
+  if (options.report_missing) {
+    std::vector<std::string_view> missing;
+    for (TensorId t = 0; t < graph.tensor_count(); ++t) {
+      const Tensor& x = graph.tensor(t);
+      if (!x.encoding && (IsFloat(x.dtype) || x.dtype == DType::kUndefined)) missing.push_back(x.name);
+    }
+    stats.tensors_without_encoding = missing.size();
+    if (!missing.empty()) {
+      Diag d;
+      d.severity = Severity::kNote;
+      d.code = "missing-encoding";
+      d.file = file.path;
+      std::string list;
+      for (size_t i = 0; i < missing.size() && i < 10; ++i) list += fmt::format("{}'{}'", i ? ", " : "", missing[i]);
+      if (missing.size() > 10) list += fmt::format(", ... ({} more)", missing.size() - 10);
+      // What becomes of them is the pipeline's to say (calibration encodes
+      // them; without samples --float_fallback encodes the weights; the
+      // rest run in float).
+      d.message = fmt::format("{} floating-point tensor{} of graph '{}' {} no encoding from the model or this file: {}",
+                              missing.size(), missing.size() > 1 ? "s" : "", graph.name(),
+                              missing.size() > 1 ? "have" : "has", list);
+      diags->push_back(std::move(d));
+    }
+  }
+  const size_t errors = CountErrors(*diags) - errors_before;
+  if (errors) {
+    std::string msg = fmt::format("{}: {} error{} applying encodings to graph '{}'{}", file.path, errors,
+                                  errors > 1 ? "s" : "", graph.name(),
+                                  options.keep_going ? "" : " (nothing was applied)");
+    size_t shown = 0;
+    for (const Diag& d : *diags)
+      if (d.severity == Severity::kError && shown++ < 5) msg += "\n  " + d.Format();
+    return Status(StatusCode::kValidationFailed, msg);
+  }
+  return stats;
+}
+
+}  // namespace apply_internal
+
 std::optional<Encoding> ResolveEntry(const File& file, const Entry& entry, const Graph& graph, TensorId tensor,
                                      Diags* diags) {
   Diags local;
-  Resolver r(file, entry, graph, tensor, diags ? diags : &local);
-  return r.Run(entry.encoding);
+  return apply_internal::Resolve(file, entry, entry.encoding, graph, tensor, diags ? diags : &local);
 }
 
 namespace {
@@ -446,77 +557,38 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
   for (Diags& d : chunk_diags)
     for (Diag& x : d) diags->push_back(std::move(x));
   std::vector<std::pair<TensorId, Encoding*>> pending;
+  std::vector<const Entry*> pending_entries;  // what each of `pending` came from
   pending.reserve(n);
+  pending_entries.reserve(n);
   std::vector<const Entry*> unmatched;
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] == kInvalidId) {
       unmatched.push_back(&file.entries[i]);
     } else if (resolved[i]) {
       pending.emplace_back(ids[i], movable ? &movable->entries[i].encoding : &own[i]);
+      pending_entries.push_back(&file.entries[i]);
     } else {
       ++stats.failed;
     }
   }
-  if (options.unmatched_out && !unmatched.empty()) {
-    File& later = *options.unmatched_out;
-    later.path = file.path;
-    later.version = file.version;
-    later.version_string = file.version_string;
-    later.bare_list = file.bare_list;
-    later.source = file.source;
-    // Moved when the file's entries may be (their block tables are the bulk).
-    for (const Entry* e : unmatched)
-      later.entries.push_back(movable ? std::move(movable->entries[static_cast<size_t>(e - file.entries.data())]) : *e);
-    stats.unmatched = unmatched.size();
-    unmatched.clear();
-  }
-  // Unmatched names, with suggestions (bounded work on huge graphs).
-  if (!unmatched.empty()) {
-    names.clear();
-    names.reserve(graph->tensor_count());
-    for (TensorId t = 0; t < graph->tensor_count(); ++t) names.push_back(graph->tensor(t).name);
-    const size_t budget = std::max<size_t>(3, 4'000'000 / std::max<size_t>(1, names.size()));
-    for (size_t i = 0; i < unmatched.size(); ++i) {
-      const Entry& e = *unmatched[i];
-      Diag d;
-      d.severity = options.allow_unmatched ? Severity::kWarning : Severity::kError;
-      d.code = "unknown-tensor";
-      d.offset = e.offset;
-      d.tensor = e.name;
-      d.field = "name";
-      if (i < budget) {
-        auto s = SuggestNames(e.name, names, 1);
-        if (!s.empty()) d.suggestion = s[0];
-      }
-      d.message = fmt::format("no tensor named '{}' in graph '{}': the encoding is not applied", e.name,
-                              graph->name());
-      file.Locate(&d);
-      diags->push_back(std::move(d));
-    }
-    stats.unmatched = unmatched.size();
-  }
+  // Moved when the file's entries may be (their block tables are the bulk).
+  apply_internal::HandleUnmatched(
+      file, unmatched,
+      [&](size_t i) -> Entry {
+        if (movable) return std::move(movable->entries[static_cast<size_t>(unmatched[i] - file.entries.data())]);
+        return *unmatched[i];
+      },
+      *graph, options, diags, &stats);
   const bool failed = CountErrors(*diags) > errors_before;
   if (failed && !options.keep_going) {
     stats.applied = 0;
   } else {
-    size_t replaced_notes = 0;
-    for (auto& [id, enc] : pending) {
-      const Tensor& t = graph->tensor(id);
-      if (t.encoding && !t.encoding->overridden) {
-        ++stats.replaced_model_encodings;
-        if (replaced_notes++ < 20) {
-          Diag d;
-          d.severity = Severity::kNote;
-          d.code = "overrides-model";
-          const Entry* e = file.Find(t.name);
-          d.offset = e ? e->offset : Diag::kNoOffset;
-          d.tensor = t.name;
-          d.message = fmt::format("replaces the encoding from the model's Q-DQ nodes ({})", t.encoding->ToString());
-          file.Locate(&d);
-          diags->push_back(std::move(d));
-        }
-      }
+    std::vector<apply_internal::Replaced> replaced;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const Tensor& t = graph->tensor(pending[i].first);
+      if (t.encoding && !t.encoding->overridden) replaced.push_back({t.name, pending_entries[i]->offset, &*t.encoding});
     }
+    apply_internal::NoteReplaced(file, replaced, diags, &stats);
     // All at once (on the workers), or one by one when a tensor is named
     // twice (a File built by hand: the last one wins) or not at all.
     if (graph->SetValidatedEncodings(pending, workers).ok()) {
@@ -537,51 +609,8 @@ Result<ApplyStats> Apply(const File& file, File* movable, Graph* graph, const Ap
         ++stats.applied;
       }
     }
-    if (stats.replaced_model_encodings > 20) {
-      Diag d;
-      d.severity = Severity::kNote;
-      d.code = "overrides-model";
-      d.file = file.path;
-      d.message = fmt::format("{} encodings from the model's Q-DQ nodes were replaced in all",
-                              stats.replaced_model_encodings);
-      diags->push_back(std::move(d));
-    }
   }
-  if (options.report_missing) {
-    std::vector<std::string_view> missing;
-    for (TensorId t = 0; t < graph->tensor_count(); ++t) {
-      const Tensor& x = graph->tensor(t);
-      if (!x.encoding && (IsFloat(x.dtype) || x.dtype == DType::kUndefined)) missing.push_back(x.name);
-    }
-    stats.tensors_without_encoding = missing.size();
-    if (!missing.empty()) {
-      Diag d;
-      d.severity = Severity::kNote;
-      d.code = "missing-encoding";
-      d.file = file.path;
-      std::string list;
-      for (size_t i = 0; i < missing.size() && i < 10; ++i) list += fmt::format("{}'{}'", i ? ", " : "", missing[i]);
-      if (missing.size() > 10) list += fmt::format(", ... ({} more)", missing.size() - 10);
-      // What becomes of them is the pipeline's to say (calibration encodes
-      // them; without samples --float_fallback encodes the weights; the
-      // rest run in float).
-      d.message = fmt::format("{} floating-point tensor{} of graph '{}' {} no encoding from the model or this file: {}",
-                              missing.size(), missing.size() > 1 ? "s" : "", graph->name(),
-                              missing.size() > 1 ? "have" : "has", list);
-      diags->push_back(std::move(d));
-    }
-  }
-  const size_t errors = CountErrors(*diags) - errors_before;
-  if (errors) {
-    std::string msg = fmt::format("{}: {} error{} applying encodings to graph '{}'{}", file.path, errors,
-                                  errors > 1 ? "s" : "", graph->name(),
-                                  options.keep_going ? "" : " (nothing was applied)");
-    size_t shown = 0;
-    for (const Diag& d : *diags)
-      if (d.severity == Severity::kError && shown++ < 5) msg += "\n  " + d.Format();
-    return Status(StatusCode::kValidationFailed, msg);
-  }
-  return stats;
+  return apply_internal::Finish(file, *graph, options, errors_before, stats, diags);
 }
 
 }  // namespace

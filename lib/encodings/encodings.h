@@ -217,6 +217,9 @@ struct ApplyStats {
   size_t unmatched = 0;
   size_t failed = 0;
   size_t tensors_without_encoding = 0;
+  // ReadAndApplyEncodingsFile: windows of the file applied as they were
+  // read (0: the file was read, then applied).
+  size_t streamed_windows = 0;
 };
 
 // The channel axis and block axis a weight has for its consumer (conv:
@@ -247,6 +250,17 @@ Result<ApplyStats> ApplyEncodings(const File& file, Graph* graph, const ApplyOpt
 // with `file` afterwards. Its names, offsets and source stay for messages;
 // its entries' encodings are left empty.
 Result<ApplyStats> ApplyEncodings(File&& file, Graph* graph, const ApplyOptions& options, Diags* diags);
+
+// ReadEncodingsFile followed by ApplyEncodings(File&&) (what convert does
+// with --quantization_overrides): the same graph, result and diagnostics.
+// The entries of a large 2.0.0 file are applied as the reader's workers read
+// them, window by window, and never all held at once (a 100 MB file: ~85 MB
+// of entries and names a fresh process no longer allocates). A file for which
+// that could give another outcome (an entry with an error, a name given
+// twice, a name the graph lacks where that is an error) leaves the graph as
+// it was and is read and applied the usual way.
+Result<ApplyStats> ReadAndApplyEncodingsFile(const std::string& path, const ReadOptions& read_options, Graph* graph,
+                                             const ApplyOptions& apply_options, Diags* diags);
 
 // Closest names to `name` among `candidates` by edit distance (at most
 // max(2, |name|/3) edits), best first.

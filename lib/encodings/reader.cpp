@@ -140,7 +140,7 @@ Result<File> Reader::Run() {
   return RunWhole();
 }
 
-std::optional<Result<File>> Reader::RunWindowed() {
+std::optional<Result<File>> Reader::RunWindowed(WindowSink* sink) {
   file_.path = name_;
   const size_t size = src_->size();
   auto fail = [&](const char* code, std::string msg) -> Status {
@@ -166,7 +166,7 @@ std::optional<Result<File>> Reader::RunWindowed() {
     if (FindListLayout(src_->data(), size, opt_.window_bytes, &layout, ThreadsFor(opt_.threads, 4))) {
       Diags local;
       Reader skeleton(src_, name_, opt_, &local);
-      if (auto r = skeleton.RunSkeleton(layout)) {
+      if (auto r = skeleton.RunSkeleton(layout, sink)) {
         for (Diag& d : local) diags_->push_back(std::move(d));
         return std::move(*r);
       }
@@ -312,6 +312,12 @@ Result<File> ReadEncodingsBytes(const void* data, size_t size, const std::string
 }
 
 Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& options, Diags* diags) {
+  return reader_internal::ReadFile(path, options, diags, nullptr, nullptr);
+}
+
+Result<File> reader_internal::ReadFile(const std::string& path, const ReadOptions& options, Diags* diags,
+                                       WindowSink* sink, bool* streamed) {
+  if (streamed) *streamed = false;
   Diags local;
   if (!diags) diags = &local;
   auto io_error = [&](std::string msg) { return Refuse(diags, StatusCode::kIoError, "io", path, std::move(msg)); };
@@ -335,7 +341,10 @@ Result<File> ReadEncodingsFile(const std::string& path, const ReadOptions& optio
   if (Reader::WindowedCandidate(size, options)) {
     if (auto mapped = SourceText::MapFile(fd, static_cast<size_t>(size))) {
       Reader r(std::move(mapped), path, options, diags);
-      if (auto result = r.RunWindowed()) return std::move(*result);
+      if (auto result = r.RunWindowed(sink)) {
+        if (streamed) *streamed = result->ok();
+        return std::move(*result);
+      }
       whole.window_bytes = 0;  // the windowed read declined this file: not again
     }
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,6 +83,21 @@ struct View {
   }
 };
 
+// Takes a windowed read's entries window by window instead of the File
+// (ReadAndApplyEncodingsFile applies them as they are read).
+class WindowSink {
+ public:
+  virtual ~WindowSink() = default;
+  // Before any window, on the reading thread: how many windows the list has
+  // and the text they are read from (for locating diagnostics).
+  virtual void Begin(size_t windows, const std::shared_ptr<const SourceText>& source) = 0;
+  // A window's entries, read without errors, in file order. Called once per
+  // window from worker threads (windows in any order, several at once); may
+  // move from the entries. False fails the windowed read (the caller then
+  // reads the file whole).
+  virtual bool Take(size_t window, std::span<Entry> entries) = 0;
+};
+
 class Reader {
  public:
   Reader(std::shared_ptr<SourceText> src, std::string name, const ReadOptions& options, Diags* diags)
@@ -99,7 +115,9 @@ class Reader {
   // not read that way and must be read whole (RunWhole, which needs a padded
   // text). Problems with the file as a whole (empty, too large, a byte order
   // mark) are its result.
-  std::optional<Result<File>> RunWindowed();
+  // With a sink, the list's entries go to it instead of the File, which
+  // then holds what is outside the list.
+  std::optional<Result<File>> RunWindowed(WindowSink* sink = nullptr);
 
  private:
   // ---- diagnostics ----------------------------------------------------------
@@ -294,9 +312,9 @@ class Reader {
   // from RunWhole's in any way (any error, a shape the scan does not take):
   // the caller then reads the file whole, so diagnostics of bad files never
   // depend on this path.
-  std::optional<Result<File>> RunSkeleton(const ListLayout& layout);
-  // Reads the cut list's entries from its windows into file_.entries (throws
-  // ParseAbort with windows_failed_ set when a window fails).
+  std::optional<Result<File>> RunSkeleton(const ListLayout& layout, WindowSink* sink);
+  // Reads the cut list's entries from its windows into file_.entries, or
+  // into sink_ (throws WindowsFailed when a window fails).
   void ReadWindows();
   // One window into `slots` (its entries' places in the list); false if it
   // failed or had errors.
@@ -370,6 +388,15 @@ class Reader {
   bool windows_read_ = false;
   Entry* slots_ = nullptr;
   size_t slots_filled_ = 0, slots_count_ = 0;
+  WindowSink* sink_ = nullptr;
 };
+
+// ReadEncodingsFile, with the entries of a large 2.0.0 file's list handed to
+// `sink` window by window when it is read that way (*streamed then true and
+// the File holds what is outside the list); otherwise (*streamed false) the
+// whole File, as ReadEncodingsFile reads it. A sink may have taken windows
+// even then: a window failed and the file was read whole after it.
+Result<File> ReadFile(const std::string& path, const ReadOptions& options, Diags* diags, WindowSink* sink,
+                      bool* streamed);
 
 }  // namespace qairt::encodings::reader_internal

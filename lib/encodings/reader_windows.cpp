@@ -6,8 +6,10 @@
 // small document, and the list's entries in windows of a few hundred KiB,
 // each copied behind a '[' and parsed as an array with a parser whose
 // buffers stay in cache. Windows go to worker threads; each entry is written
-// to its place in the list, and each window's diagnostics are kept apart and
-// appended in file order, so the result does not depend on the thread count.
+// to its place in the list (or, with a WindowSink, the window's entries are
+// handed to it: ReadAndApplyEncodingsFile applies them there and then), and
+// each window's diagnostics are kept apart and appended in file order, so
+// the result does not depend on the thread count.
 //
 // Any error anywhere makes the caller read the file whole instead: bad files
 // get exactly the whole-document reader's diagnostics.
@@ -33,9 +35,10 @@ unsigned WorkerCount(const ReadOptions& opt, size_t windows) {
 
 }  // namespace
 
-std::optional<Result<File>> Reader::RunSkeleton(const ListLayout& layout) {
+std::optional<Result<File>> Reader::RunSkeleton(const ListLayout& layout, WindowSink* sink) {
   file_.path = name_;
   layout_ = &layout;
+  sink_ = sink;
   const char* src = src_->data();
   const size_t size = src_->size();
   // The file without the list's inside: "...[" + "]...".
@@ -66,16 +69,21 @@ void Reader::ReadWindows() {
   windows_read_ = true;
   const std::vector<ListWindow>& windows = layout_->windows;
   file_.windows = windows.size();
-  const size_t base = file_.entries.size();
-  file_.entries.reserve(base + layout_->entries);
-  // Written once, front to back: 2 MiB pages (a 100 MB file's entries are
-  // ~70 MB, otherwise ~18k page faults), faulted in on every worker at once
-  // before the (serial) construction of the slots.
   const unsigned workers = WorkerCount(opt_, windows.size());
-  AdviseHugePages(file_.entries.data(), file_.entries.capacity() * sizeof(Entry));
-  FaultInPages(file_.entries.data() + base, layout_->entries * sizeof(Entry), workers);
-  file_.entries.resize(base + layout_->entries);
-  Entry* slots = file_.entries.data() + base;
+  Entry* slots = nullptr;  // the list's entries in file_.entries, without a sink
+  if (sink_) {
+    sink_->Begin(windows.size(), src_);
+  } else {
+    const size_t base = file_.entries.size();
+    file_.entries.reserve(base + layout_->entries);
+    // Written once, front to back: 2 MiB pages (a 100 MB file's entries are
+    // ~70 MB, otherwise ~18k page faults), faulted in on every worker at once
+    // before the (serial) construction of the slots.
+    AdviseHugePages(file_.entries.data(), file_.entries.capacity() * sizeof(Entry));
+    FaultInPages(file_.entries.data() + base, layout_->entries * sizeof(Entry), workers);
+    file_.entries.resize(base + layout_->entries);
+    slots = file_.entries.data() + base;
+  }
 
   std::vector<Diags> window_diags(windows.size());
   std::atomic<size_t> next{0};
@@ -85,11 +93,19 @@ void Reader::ReadWindows() {
       Reader reader(src_, name_, opt_, nullptr);
       od::parser parser;
       std::vector<char> buf;
+      std::vector<Entry> local;  // with a sink: a window's entries (memory reused window after window)
       for (;;) {
         const size_t k = next.fetch_add(1, std::memory_order_relaxed);
         if (k >= windows.size() || failed.load(std::memory_order_relaxed)) return;
         const ListWindow& w = windows[k];
-        if (!reader.ReadWindow(w, slots + w.first_entry, &window_diags[k], &parser, &buf)) failed = true;
+        if (sink_) {
+          local.clear();
+          local.resize(w.entries);
+          if (!reader.ReadWindow(w, local.data(), &window_diags[k], &parser, &buf) || !sink_->Take(k, local))
+            failed = true;
+        } else if (!reader.ReadWindow(w, slots + w.first_entry, &window_diags[k], &parser, &buf)) {
+          failed = true;
+        }
       }
     } catch (...) {  // out of memory in a worker: the whole-document read reports it on the caller's thread
       failed = true;

@@ -414,6 +414,16 @@ void Graph::StoreValidatedEncoding(TensorId tensor, Encoding&& encoding) {
   if (tensor < encoding_checked_for_.size()) encoding_checked_for_[tensor].reset();
 }
 
+Graph::EncodingExchange::EncodingExchange(Graph* graph) : graph_(graph) { graph_->Touched(); }
+
+std::optional<Encoding> Graph::EncodingExchange::Exchange(TensorId tensor, std::optional<Encoding> encoding) {
+  std::optional<Encoding> previous = std::move(graph_->tensors_[tensor].encoding);
+  graph_->tensors_[tensor].encoding = std::move(encoding);
+  // Validate() checks it again; never resized here (other threads exchange).
+  if (tensor < graph_->encoding_checked_for_.size()) graph_->encoding_checked_for_[tensor].reset();
+  return previous;
+}
+
 Status Graph::ClearEncoding(TensorId tensor) {
   Touched();
   if (!valid_tensor(tensor))

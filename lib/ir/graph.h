@@ -169,6 +169,21 @@ class Graph {
   // and the status names the first offender.
   Status SetValidatedEncodings(const std::vector<std::pair<TensorId, Encoding*>>& items, unsigned threads);
   Status ClearEncoding(TensorId tensor);
+  // Stores validated encodings from several threads at once (an encodings
+  // file applied window by window on the reader's threads). While one
+  // exists, nothing else may change the graph; reading it is fine except for
+  // the encodings of tensors being exchanged. Exchange may be called from any
+  // thread, never for one tensor from two threads at once.
+  class EncodingExchange {
+   public:
+    explicit EncodingExchange(Graph* graph);
+    // Stores `encoding` (validated against the tensor by the caller; nullopt
+    // clears it) into a valid tensor and returns what the tensor held.
+    std::optional<Encoding> Exchange(TensorId tensor, std::optional<Encoding> encoding);
+
+   private:
+    Graph* graph_;
+  };
   // True when SetEncoding checked the tensor's current encoding against its
   // current shape (Validate() skips it then).
   bool EncodingCheckedForShape(TensorId tensor) const;
