@@ -43,6 +43,21 @@ qairt_status_t* Load(Result<enc::File> r, enc::Diags&& diags, qairt_encodings_di
   return nullptr;
 }
 
+qairt_status_t* ReadApplyOptions(const qairt_encodings_apply_options* in, enc::ApplyOptions* out) {
+  if (!in) return nullptr;
+  qairt_encodings_apply_options o;
+  if (auto* s = capi::ReadVersionedStruct(in, QAIRT_STRUCT_V1_SIZE(qairt_encodings_apply_options, flags),
+                                          "qairt_encodings_apply_options", &o))
+    return s;
+  constexpr uint32_t kKnown = QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED | QAIRT_ENCODINGS_APPLY_KEEP_GOING |
+                              QAIRT_ENCODINGS_APPLY_NO_MISSING_NOTE;
+  if (o.flags & ~kKnown) return InvalidArg("qairt_encodings_apply_options.flags has unknown bits 0x{:x}", o.flags);
+  out->allow_unmatched = o.flags & QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED;
+  out->keep_going = o.flags & QAIRT_ENCODINGS_APPLY_KEEP_GOING;
+  out->report_missing = !(o.flags & QAIRT_ENCODINGS_APPLY_NO_MISSING_NOTE);
+  return nullptr;
+}
+
 enc::Diags* Sink(qairt_encodings_diagnostics_t* d, enc::Diags* local) { return d ? &d->diags : local; }
 
 // The entries to write: the file's (applied to a copy of the graph when one
@@ -225,20 +240,24 @@ qairt_status_t* qairt_encodings_apply(const qairt_encodings_t* encodings, qairt_
   QAIRT_CAPI_BEGIN
   if (!encodings || !graph) return InvalidArg("qairt_encodings_apply: encodings and graph must not be NULL");
   enc::ApplyOptions ao;
-  if (options) {
-    qairt_encodings_apply_options o;
-    if (auto* s = capi::ReadVersionedStruct(options, QAIRT_STRUCT_V1_SIZE(qairt_encodings_apply_options, flags),
-                                            "qairt_encodings_apply_options", &o))
-      return s;
-    constexpr uint32_t kKnown = QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED | QAIRT_ENCODINGS_APPLY_KEEP_GOING |
-                                QAIRT_ENCODINGS_APPLY_NO_MISSING_NOTE;
-    if (o.flags & ~kKnown) return InvalidArg("qairt_encodings_apply_options.flags has unknown bits 0x{:x}", o.flags);
-    ao.allow_unmatched = o.flags & QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED;
-    ao.keep_going = o.flags & QAIRT_ENCODINGS_APPLY_KEEP_GOING;
-    ao.report_missing = !(o.flags & QAIRT_ENCODINGS_APPLY_NO_MISSING_NOTE);
-  }
+  if (auto* s = ReadApplyOptions(options, &ao)) return s;
   enc::Diags local;
   auto r = enc::ApplyEncodings(encodings->file, &graph->graph, ao, Sink(diagnostics, &local));
+  return r.ok() ? nullptr : capi::FromStatus(r.status());
+  QAIRT_CAPI_END
+}
+
+qairt_status_t* qairt_encodings_apply_file(const char* path, const qairt_encodings_load_options* load_options,
+                                           qairt_graph_t* graph, const qairt_encodings_apply_options* apply_options,
+                                           qairt_encodings_diagnostics_t* diagnostics) {
+  QAIRT_CAPI_BEGIN
+  if (!path || !graph) return InvalidArg("qairt_encodings_apply_file: path and graph must not be NULL");
+  enc::ReadOptions ro;
+  if (auto* s = ReadLoadOptions(load_options, &ro)) return s;
+  enc::ApplyOptions ao;
+  if (auto* s = ReadApplyOptions(apply_options, &ao)) return s;
+  enc::Diags local;
+  auto r = enc::ReadAndApplyEncodingsFile(path, ro, &graph->graph, ao, Sink(diagnostics, &local));
   return r.ok() ? nullptr : capi::FromStatus(r.status());
   QAIRT_CAPI_END
 }

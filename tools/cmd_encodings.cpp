@@ -99,14 +99,15 @@ int Check(Args& a) {
       return 1;
     }
   }
+  // The statuses' problems are in diags.
   qairt_encodings_t* enc = nullptr;
-  qairt_status_t* s = qairt_encodings_load_file(a.file.c_str(), &lo, diags, &enc);
-  qairt_status_free(s);  // its problems are in diags
-  if (enc && graph) {
+  if (graph) {  // read and applied in one pass (a large file's entries are never all held)
     qairt_encodings_apply_options ao;
     qairt_encodings_apply_options_init(&ao);
     ao.flags = QAIRT_ENCODINGS_APPLY_KEEP_GOING | (a.allow_unmatched ? QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED : 0u);
-    qairt_status_free(qairt_encodings_apply(enc, graph, &ao, diags));
+    qairt_status_free(qairt_encodings_apply_file(a.file.c_str(), &lo, graph, &ao, diags));
+  } else {
+    qairt_status_free(qairt_encodings_load_file(a.file.c_str(), &lo, diags, &enc));
   }
   std::string report = Render(diags, format);
   std::fputs(report.c_str(), stdout);

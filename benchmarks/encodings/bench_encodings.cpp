@@ -3,6 +3,7 @@
 // MB/s; run_bench.sh puts Python's json module next to it.
 //
 //   bench_encodings FILE.json FILE.tensors [repeats] [threads (0: auto)] [window bytes (0: whole file)]
+//                   [1: read, then apply]
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -34,13 +35,15 @@ struct Usage {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: bench_encodings FILE.json FILE.tensors [repeats] [threads] [window_bytes]\n");
+    std::fprintf(stderr, "usage: bench_encodings FILE.json FILE.tensors [repeats] [threads] [window_bytes] [two_steps]\n");
     return 2;
   }
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 3;
   encodings::ReadOptions read_options;
   if (argc > 4) read_options.threads = static_cast<uint32_t>(std::atoi(argv[4]));
   if (argc > 5) read_options.window_bytes = static_cast<uint64_t>(std::atoll(argv[5]));
+  // 1: read into entries, then apply them (ReadEncodingsFile + ApplyEncodings).
+  const bool two_steps = argc > 6 && std::atoi(argv[6]) == 1;
   // A long-running process keeps freed memory: no mmap/munmap (and page
   // faults) per large array on every repeat. The first run is reported too.
   if (!mallopt(M_MMAP_THRESHOLD, 1 << 30) || !mallopt(M_TRIM_THRESHOLD, 1 << 30)) return 1;
@@ -70,7 +73,12 @@ int main(int argc, char** argv) {
     const Usage usage;
     const auto t0 = std::chrono::steady_clock::now();
     encodings::Diags diags;
-    auto stats = encodings::ReadAndApplyEncodingsFile(argv[1], read_options, &g, ao, &diags);
+    auto stats = [&]() -> Result<encodings::ApplyStats> {
+      if (!two_steps) return encodings::ReadAndApplyEncodingsFile(argv[1], read_options, &g, ao, &diags);
+      auto file = encodings::ReadEncodingsFile(argv[1], read_options, &diags);
+      if (!file.ok()) return file.status();
+      return encodings::ApplyEncodings(std::move(file.value()), &g, ao, &diags);
+    }();
     const double t = seconds(t0, std::chrono::steady_clock::now());
     if (!stats.ok()) {
       std::fprintf(stderr, "%s\n", stats.status().message().c_str());

@@ -153,6 +153,18 @@ QAIRT_API qairt_status_t* qairt_encodings_apply(const qairt_encodings_t* encodin
                                                 const qairt_encodings_apply_options* options,
                                                 qairt_encodings_diagnostics_t* diagnostics);
 
+/* Since ABI 1.17: qairt_encodings_load_file followed by qairt_encodings_apply
+ * in one call, for a caller that needs the file only to apply it: the same
+ * graph, status and diagnostics (in the same order). A large 2.0.0 file's
+ * entries are applied as they are read, on the reader's threads, and never
+ * all held in memory (a 100 MB file: ~85 MB less to allocate; convert's
+ * quantization overrides are read this way). Either options may be NULL. */
+QAIRT_API qairt_status_t* qairt_encodings_apply_file(const char* path,
+                                                     const qairt_encodings_load_options* load_options,
+                                                     qairt_graph_t* graph,
+                                                     const qairt_encodings_apply_options* apply_options,
+                                                     qairt_encodings_diagnostics_t* diagnostics);
+
 /*---------------------------------------------------------------------------*/
 /* Writing                                                                   */
 /*---------------------------------------------------------------------------*/

@@ -151,8 +151,14 @@ Result<ApplyStats> ReadAndApplyEncodingsFile(const std::string& path, const Read
     }
     Result<File>& file = *read;
     if (streamed) {
-      if (auto result = applier.Finish(file.value(), apply_options, std::move(read_diags), diags))
-        return std::move(*result);
+      std::optional<Result<ApplyStats>> result;
+      try {
+        result = applier.Finish(file.value(), apply_options, std::move(read_diags), diags);
+      } catch (...) {  // out of memory: no partial apply left behind
+        applier.Undo();
+        throw;
+      }
+      if (result) return std::move(*result);
       applier.Undo();  // read and applied again below, for the usual diagnostics
     } else {
       applier.Undo();  // what it took before a window failed: the file was read whole after it

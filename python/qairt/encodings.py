@@ -98,9 +98,21 @@ _DECLS = [
     ("qairt_encodings_write_file", _ffi.StatusP, [EncodingsP, _ffi.GraphP, c_char_p, _P(WriteOptions), DiagsP]),
 ]
 
+# Since ABI 1.17, resolved on first use.
+_DECLS_1_17 = [
+    ("qairt_encodings_apply_file", _ffi.StatusP, [c_char_p, _P(LoadOptions), _ffi.GraphP, _P(ApplyOptions), DiagsP]),
+]
+
 # Names of the functions of qairt_encodings.h declared here (tests compare them
 # with the header and capi/encodings.exports).
-DECLARED = tuple(d[0] for d in _DECLS)
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_17)
+_fn_1_17 = {}
+
+
+def _functions_1_17():
+    if not _fn_1_17:
+        _fn_1_17.update(_ffi._declare_header(_DECLS_1_17, "Encodings.apply_file", "qairt_encodings.h", 17))
+    return _fn_1_17
 
 try:
     _fn = {name: _ffi._declare(name, restype, argtypes) for name, restype, argtypes in _DECLS}
@@ -205,13 +217,26 @@ class Encodings:
         self.diagnostics = diagnostics
 
     # -- loading ------------------------------------------------------------
-    @classmethod
-    def _load(cls, call, version, strict, max_bytes):
+    @staticmethod
+    def _load_options(version, strict, max_bytes):
         opts = LoadOptions()
         _fn["qairt_encodings_load_options_init"](ctypes.byref(opts))
         opts.version = _version_code(version)
         opts.flags = LOAD_STRICT if strict else 0
         opts.max_bytes = int(max_bytes or 0)
+        return opts
+
+    @staticmethod
+    def _apply_options(allow_unmatched, keep_going, report_missing):
+        opts = ApplyOptions()
+        _fn["qairt_encodings_apply_options_init"](ctypes.byref(opts))
+        opts.flags = ((APPLY_ALLOW_UNMATCHED if allow_unmatched else 0) | (APPLY_KEEP_GOING if keep_going else 0)
+                      | (0 if report_missing else APPLY_NO_MISSING_NOTE))
+        return opts
+
+    @classmethod
+    def _load(cls, call, version, strict, max_bytes):
+        opts = cls._load_options(version, strict, max_bytes)
         diags = _Diags()
         h = EncodingsP()
         try:
@@ -287,13 +312,26 @@ class Encodings:
         Returns the diagnostics; raises ValidationError (with ``.diagnostics``)
         if any is an error. Without keep_going the graph is then unchanged.
         """
-        opts = ApplyOptions()
-        _fn["qairt_encodings_apply_options_init"](ctypes.byref(opts))
-        opts.flags = ((APPLY_ALLOW_UNMATCHED if allow_unmatched else 0) | (APPLY_KEEP_GOING if keep_going else 0)
-                      | (0 if report_missing else APPLY_NO_MISSING_NOTE))
+        opts = self._apply_options(allow_unmatched, keep_going, report_missing)
         diags = _Diags()
         try:
             _fn["qairt_encodings_apply"](self._h, graph.handle, ctypes.byref(opts), diags.h)
+        except errors.QairtError as e:
+            raise _attach(e, diags)
+        return diags.items()
+
+    @classmethod
+    def apply_file(cls, path, graph, version="auto", strict=False, max_bytes=0, allow_unmatched=False,
+                   keep_going=False, report_missing=True) -> List[EncodingsDiagnostic]:
+        """``load(path, ...)`` then ``apply(graph, ...)`` in one call (libqairt ABI 1.17): the same graph,
+        diagnostics and exceptions; a large file's entries are applied as they are read, never all held
+        in memory. Returns the diagnostics of both steps."""
+        fn = _functions_1_17()["qairt_encodings_apply_file"]
+        load = cls._load_options(version, strict, max_bytes)
+        apply = cls._apply_options(allow_unmatched, keep_going, report_missing)
+        diags = _Diags()
+        try:
+            fn(_ffi.encode(os.fspath(path)), ctypes.byref(load), graph.handle, ctypes.byref(apply), diags.h)
         except errors.QairtError as e:
             raise _attach(e, diags)
         return diags.items()

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "capi/capi_internal.h"
 #include "enc_test_util.h"
+#include "qairt/qairt_encodings.h"
 
 namespace qairt::encodings {
 namespace {
@@ -75,6 +77,15 @@ struct Outcome {
   std::vector<std::string> later;      // entries handed to unmatched_out
 };
 
+std::vector<std::string> EncodingsOf(const Graph& g) {
+  std::vector<std::string> out;
+  for (TensorId t = 0; t < g.tensor_count(); ++t) {
+    const auto& e = g.tensor(t).encoding;
+    out.push_back(e ? fmt::format("{} overridden={}", e->ToString(), e->overridden) : "none");
+  }
+  return out;
+}
+
 Outcome Collect(const Result<ApplyStats>& r, const Diags& diags, const Graph& g, const encodings::File& later) {
   Outcome out;
   out.ok = r.ok();
@@ -85,10 +96,7 @@ Outcome Collect(const Result<ApplyStats>& r, const Diags& diags, const Graph& g,
   }
   for (const Diag& d : diags) out.diags.push_back(DiagText(d));
   out.errors = CountErrors(diags);
-  for (TensorId t = 0; t < g.tensor_count(); ++t) {
-    const auto& e = g.tensor(t).encoding;
-    out.encodings.push_back(e ? fmt::format("{} overridden={}", e->ToString(), e->overridden) : "none");
-  }
+  out.encodings = EncodingsOf(g);
   for (const Entry& e : later.entries) out.later.push_back(fmt::format("{}@{}: {}", e.name, e.offset, e.encoding.ToString()));
   return out;
 }
@@ -288,6 +296,61 @@ TEST_CASE("read and apply in one pass replaces the model's encodings with the us
   // tensor (the windows before it replaced some of them).
   tmp.Write(Misfit(File(kEntries, false)));
   CHECK(CheckSame(tmp.path, graph) == 0);
+}
+
+TEST_CASE("C API: qairt_encodings_apply_file is load then apply, with both options", "[encodings][capi]") {
+  const TempFile tmp;
+  tmp.Write(File(kEntries, false));
+  const Graph graph = Tensors(kEntries, {17});
+  auto* g = new qairt_graph_t("g");
+  g->graph = graph;
+  qairt_encodings_diagnostics_t* diags = nullptr;
+  REQUIRE(qairt_encodings_diagnostics_create(&diags) == nullptr);
+  // Defaults: the name the graph lacks is an error, nothing applied.
+  qairt_status_t* s = qairt_encodings_apply_file(tmp.path.c_str(), nullptr, g, nullptr, diags);
+  CHECK(qairt_status_code(s) == QAIRT_VALIDATION_FAILED);
+  qairt_status_free(s);
+  const Outcome usual = Usual(tmp.path, graph, ReadOptions{}, {}, false);
+  REQUIRE(qairt_encodings_diagnostics_count(diags) == usual.diags.size());
+  for (size_t i = 0; i < usual.diags.size(); ++i) CHECK(DiagText(diags->diags[i]) == usual.diags[i]);
+  CHECK(EncodingsOf(g->graph) == usual.encodings);
+  // ALLOW_UNMATCHED: applied, one warning for the name.
+  qairt_encodings_diagnostics_clear(diags);
+  qairt_encodings_apply_options ao;
+  qairt_encodings_apply_options_init(&ao);
+  ao.flags = QAIRT_ENCODINGS_APPLY_ALLOW_UNMATCHED;
+  REQUIRE(qairt_encodings_apply_file(tmp.path.c_str(), nullptr, g, &ao, diags) == nullptr);
+  CHECK(g->graph.tensor(*g->graph.FindTensor(Name(0))).encoding);
+  ApplyOptions allow;
+  allow.allow_unmatched = true;
+  CHECK(EncodingsOf(g->graph) == Usual(tmp.path, graph, ReadOptions{}, allow, false).encodings);
+  // STRICT load: a bad entry fails the read; nothing more is applied.
+  std::string bad_dtype = File(kEntries, false);
+  bad_dtype.replace(bad_dtype.find("uint16"), 6, "uint99");
+  tmp.Write(bad_dtype);
+  qairt_encodings_load_options lo;
+  qairt_encodings_load_options_init(&lo);
+  lo.flags = QAIRT_ENCODINGS_LOAD_STRICT;
+  auto* fresh = new qairt_graph_t("g");
+  fresh->graph = graph;
+  s = qairt_encodings_apply_file(tmp.path.c_str(), &lo, fresh, &ao, nullptr);
+  CHECK(qairt_status_code(s) == QAIRT_PARSE_ERROR);
+  qairt_status_free(s);
+  for (const std::string& e : EncodingsOf(fresh->graph)) CHECK(e == "none");
+  // Bad arguments are refused.
+  s = qairt_encodings_apply_file(nullptr, nullptr, g, nullptr, nullptr);
+  CHECK(qairt_status_code(s) == QAIRT_INVALID_ARGUMENT);
+  qairt_status_free(s);
+  s = qairt_encodings_apply_file(tmp.path.c_str(), nullptr, nullptr, nullptr, nullptr);
+  CHECK(qairt_status_code(s) == QAIRT_INVALID_ARGUMENT);
+  qairt_status_free(s);
+  ao.flags = 0x80;
+  s = qairt_encodings_apply_file(tmp.path.c_str(), nullptr, g, &ao, nullptr);
+  CHECK(qairt_status_code(s) == QAIRT_INVALID_ARGUMENT);
+  qairt_status_free(s);
+  qairt_graph_destroy(fresh);
+  qairt_graph_destroy(g);
+  qairt_encodings_diagnostics_destroy(diags);
 }
 
 }  // namespace

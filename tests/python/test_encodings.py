@@ -111,6 +111,64 @@ class ApplyWriteTest(unittest.TestCase):
         self.assertEqual(len(errs), 1)
         self.assertEqual((errs[0].suggestion, errs[0].line, errs[0].column), ("mm_out", 2, 1))
 
+    def test_apply_file_equals_load_then_apply(self):
+        # Large enough (> 4 windows of 64 KiB) to be applied as it is read.
+        n = 4000
+        entries = [{"name": "t%d" % i, "output_dtype": "uint16", "y_scale": 0.001 * (i + 1), "y_zero_point": i % 7,
+                    "note": i} for i in range(n)]  # an unknown key: a warning per entry
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "big.json")
+
+            def write(names):
+                for e, name in zip(entries, names):
+                    e["name"] = name
+                with open(path, "w") as f:
+                    f.write('{"version": "2.0.0", "encodings": [\n')
+                    f.write(",\n".join(json.dumps(e) for e in entries))
+                    f.write("\n]}\n")
+                self.assertGreater(os.path.getsize(path), 4 * 65536)
+
+            def graph():
+                g = qairt.Graph(name="g")
+                for i in range(n):
+                    g.add_input("t%d" % i, "float32", [1, 4])
+                return g
+
+            def outcome(call):
+                g = graph()
+                try:
+                    diags, error = call(g), None
+                except qairt.QairtError as e:
+                    diags, error = e.diagnostics, type(e)
+                encs = [g.get_encoding("t%d" % i) for i in range(0, n, 397)]
+                return [tuple(vars(x).values()) for x in diags], error, [e and (e.scales, e.offsets) for e in encs]
+
+            def load_then_apply(g):  # the diagnostics of both steps, as apply_file returns them
+                e = qairt.Encodings.load(path)
+                try:
+                    return e.diagnostics + e.apply(g)
+                except qairt.QairtError as x:
+                    x.diagnostics = e.diagnostics + x.diagnostics
+                    raise
+
+            write(["t%d" % i for i in range(n)])
+            one = outcome(lambda g: qairt.Encodings.apply_file(path, g))
+            two = outcome(load_then_apply)
+            self.assertEqual(one, two)
+            self.assertIsNone(one[1])
+            self.assertEqual(len([x for x in one[0] if x[0] == "warning"]), n)
+            self.assertAlmostEqual(one[2][1][0][0], 0.001 * 398, places=6)
+            # A name the graph lacks, late in the file: an error, nothing applied, the same diagnostics.
+            write(["t%d" % i for i in range(n - 3)] + ["t%dx" % (n - 3), "t%d" % (n - 2), "t%d" % (n - 1)])
+            one = outcome(lambda g: qairt.Encodings.apply_file(path, g))
+            two = outcome(load_then_apply)
+            self.assertEqual(one, two)
+            self.assertIs(one[1], qairt.ValidationError)
+            self.assertEqual(one[2], [None] * len(one[2]))
+            self.assertEqual([x for x in one[0] if x[0] == "error"][0][8], "t%d" % (n - 3))  # the suggestion
+            with self.assertRaises(qairt.IoError):
+                qairt.Encodings.apply_file(os.path.join(d, "missing.json"), graph())
+
     def test_write_versions_and_round_trip(self):
         src = qairt.Encodings.load(os.path.join(DATA, "aimet_0.6.1_w4a4__xLPMG_10_1_4.encodings"))
         v2 = src.dumps("2.0.0")
