@@ -144,6 +144,16 @@ def main():
                       {"name": "conv.w", "output_dtype": "int8", "axis": 0,
                        "y_scale": [0.01] * 8, "y_zero_point": [0] * 8},
                       {"name": "fc.w", "output_dtype": "int4", "y_scale": 0.1, "y_zero_point": 0}]}))
+    # Applied as it is read (the one-pass check): read warnings (unknown
+    # keys) and a name the graph lacks, kept in the usual order.
+    put("encodings", "stream_small_conv_warnings.json", json.dumps({
+        "version": "2.0.0",
+        "encodings": [{"name": "x", "output_dtype": "uint8", "y_scale": 0.02, "y_zero_point": 128,
+                       "note": "an unknown key: a warning"},
+                      {"name": "conv.w", "output_dtype": "int8", "y_scale": 0.01},
+                      {"name": "relu_out", "output_dtype": "uint8", "y_scale": 0.01, "y_zero_point": 0, "comment": 1},
+                      {"name": "logits", "output_dtype": "uint16", "y_scale": 0.001, "y_zero_point": 30000},
+                      {"name": "nowhere", "output_dtype": "uint16", "y_scale": 0.5, "y_zero_point": 0}]}))
     put("encodings", "small_1.0.0.json", json.dumps({
         "version": "1.0.0",
         "activation_encodings": [{"name": "conv_out", "dtype": "INT", "bw": 8, "is_sym": False,
