@@ -11,6 +11,7 @@
 #include <set>
 
 #include "exec/executor.h"
+#include "ir/fused_activation.h"
 #include "support/json_writer.h"
 
 namespace qairt::calib {
@@ -139,6 +140,13 @@ std::vector<AccuracyLoss> Losses(const Graph& g, const std::vector<Accuracy>& la
     l.tensor = a.name;
     l.op_name = op.name;
     l.op_type = op.type;
+    // A clamping activation fused with the op before it (its input is not
+    // measured) is reported as the pair.
+    if (!op.inputs.empty() && op.inputs[0] != kInvalidId && IsClampedActivationInput(g, op.inputs[0])) {
+      const Op& first = g.op(g.tensor(op.inputs[0]).producer);
+      l.op_name = first.name + " + " + op.name;
+      l.op_type = first.type + " + " + op.type;
+    }
     l.sqnr_db = a.sqnr_db;
     l.input_sqnr_db = INFINITY;
     for (TensorId in : op.inputs) {
@@ -195,6 +203,11 @@ Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSou
         if (b == q.value().end() || b->second.size() != v.size()) continue;
         auto id = quantized.FindTensor(n);
         if (!id || !quantized.tensor(*id).encoding) continue;
+        // Inside a fused clamping activation: the simulation holds it
+        // clamped to the activation's grid, which is neither what the fused
+        // kernel computes inside nor a tensor the target materializes; the
+        // activation's output is measured instead.
+        if (IsClampedActivationInput(quantized, *id)) continue;
         layer_acc[n].Add(v.data(), b->second.data(), v.size());
       }
     if (progress) progress(i + 1, samples.count, "compare");

@@ -4,10 +4,14 @@
 // their producers' error are not.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "calib/compare.h"
+#include "ir/fused_activation.h"
 
 namespace qairt::calib {
 namespace {
@@ -87,6 +91,80 @@ TEST_CASE("compare names the op that loses accuracy, not the ones that inherit o
   CompareReport same;
   REQUIRE(Compare(f, f, Powers(2), true, &same).ok());
   CHECK(same.losses.empty());
+}
+
+// x [1, 64] in [-1, 1): s = x + 0.5 -> a = s * 2 -> r = Relu(a) (an
+// output), and h = HardSwish(s * 2) (another).
+Graph FusedActivations() {
+  Graph g("fused");
+  const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 64}).value();
+  const float two = 2.0f, half = 0.5f;
+  const TensorId k = g.AddConstant("two", DType::kFloat32, Shape{1}, StaticData::Copy(&two, 4)).value();
+  const TensorId c = g.AddConstant("half", DType::kFloat32, Shape{1}, StaticData::Copy(&half, 4)).value();
+  auto op = [&](const char* type, const char* name, std::vector<TensorId> in, const char* out) {
+    auto id = g.AddOp(type, name, std::move(in), {out});
+    REQUIRE(id.ok());
+    return g.op(id.value()).outputs[0];
+  };
+  const TensorId shifted = op("ElementWiseAdd", "shift", {x, c}, "s");
+  const TensorId a = op("ElementWiseMultiply", "scale", {shifted, k}, "a");
+  REQUIRE(g.MarkOutput(op("Relu", "relu", {a}, "r")).ok());
+  const TensorId b = op("ElementWiseMultiply", "scale2", {shifted, k}, "b");
+  REQUIRE(g.MarkOutput(op("HardSwish", "hswish", {b}, "h")).ok());
+  g.InferShapes();
+  return g;
+}
+
+SampleSource Ramps(size_t n) {
+  SampleSource s;
+  s.count = n;
+  s.load = [](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    std::vector<float> x(64);
+    for (size_t k = 0; k < x.size(); ++k) x[k] = -1.0f + 2.0f * static_cast<float>((k * 5 + i) % 64) / 64.0f;
+    std::vector<uint8_t> b(x.size() * 4);
+    std::memcpy(b.data(), x.data(), b.size());
+    return std::vector<std::vector<uint8_t>>{b};
+  };
+  return s;
+}
+
+TEST_CASE("compare measures a fused clamping activation's output, not its clamped input", "[calib][compare]") {
+  const Graph f = FusedActivations();
+  Graph q = f;
+  // As target processing leaves a super group: the intermediate carries the
+  // activation's output encoding. Relu's 8-bit grid over [0, 200] loses most
+  // of its [0, 3) outputs; the simulation rounds 'a' to that grid too, which
+  // also clamps its negative part (what Relu does anyway).
+  Encoding coarse = U16(0, 200);
+  coarse.dtype = DType::kUFixed8;
+  coarse.scales = {200.0f / 255.0f};
+  coarse.offsets = {0};
+  for (const auto& [name, enc] : {std::pair{"x", U16(-1, 1)}, std::pair{"s", U16(-0.5f, 1.5f)}, std::pair{"a", coarse},
+                                  std::pair{"r", coarse}, std::pair{"b", U16(-0.375f, 3)}, std::pair{"h", U16(-0.375f, 3)}})
+    REQUIRE(q.SetEncoding(*q.FindTensor(name), enc).ok());
+  REQUIRE(IsClampedActivationInput(q, *q.FindTensor("a")));
+  REQUIRE_FALSE(IsClampedActivationInput(q, *q.FindTensor("b")));  // HardSwish's input: unrounded, measured
+  CompareReport r;
+  REQUIRE(Compare(f, q, Ramps(4), true, &r).ok());
+  std::vector<std::string> measured;
+  for (const Accuracy& a : r.layers) measured.push_back(a.name);
+  CHECK(std::find(measured.begin(), measured.end(), "a") == measured.end());
+  for (const char* name : {"s", "r", "b", "h"}) CHECK(std::find(measured.begin(), measured.end(), name) != measured.end());
+  // The loss is the pair's, against the pair's input.
+  const auto at_r = std::find_if(r.losses.begin(), r.losses.end(), [](const AccuracyLoss& l) { return l.tensor == "r"; });
+  REQUIRE(at_r != r.losses.end());
+  CHECK(at_r->op_type == "ElementWiseMultiply + Relu");
+  CHECK(at_r->op_name == "scale + relu");
+  CHECK(at_r->input == "s");
+  CHECK(at_r->loss_db() > 20);
+  for (const AccuracyLoss& l : r.losses) CHECK(l.tensor != "a");
+  // Without the shared encoding the two are separate ops, each measured.
+  Graph separate = q;
+  REQUIRE(separate.SetEncoding(*separate.FindTensor("a"), U16(-1, 3)).ok());
+  REQUIRE(Compare(f, separate, Ramps(4), true, &r).ok());
+  measured.clear();
+  for (const Accuracy& a : r.layers) measured.push_back(a.name);
+  CHECK(std::find(measured.begin(), measured.end(), "a") != measured.end());
 }
 
 TEST_CASE("compare feeds int64 samples to a quantized model whose inputs convert made int32", "[calib][compare]") {
