@@ -148,7 +148,7 @@ Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::v
 }
 
 
-// worst_half: the score is the worse of the even and odd samples' SQNR.
+// worst_half: the score is the worse of the two halves' SQNR (p.halves).
 Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,
                      bool worst_half) {
   std::optional<Graph> realized;
@@ -185,11 +185,16 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
     }
     return worst;
   };
-  std::vector<size_t> all(n), outs(outputs), even, odd;
-  for (size_t i = 0; i < n; ++i) all[i] = i, (i % 2 ? odd : even).push_back(i);
+  std::vector<size_t> all(n), outs(outputs);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
   for (size_t k = 0; k < outputs; ++k) outs[k] = k;
+  calib::Halves even_odd;
+  if (p.halves.fit.empty())
+    for (size_t i = 0; i < n; ++i) (i % 2 ? even_odd.held_out : even_odd.fit).push_back(i);
+  const calib::Halves& h = p.halves.fit.empty() ? even_odd : p.halves;
   Scores sc;
-  sc.sqnr = worst_half && n >= 2 ? std::min(subset(even, outs), subset(odd, outs)) : subset(all, outs);
+  sc.sqnr = worst_half && !h.fit.empty() && !h.held_out.empty() ? std::min(subset(h.fit, outs), subset(h.held_out, outs))
+                                                                 : subset(all, outs);
   sc.typical = subset(all, p.proxy_slot);
   return sc;
 }

@@ -30,6 +30,9 @@ struct Prepared {
   std::vector<std::string> proxies;  // appended outputs (not already graph outputs)
   std::vector<size_t> proxy_slot;     // per graph output: its ranking tensor's index in the results
   calib::SampleOutputs reference;
+  // Score's worst_half: the two halves of the scored samples (indices; the
+  // even and odd samples when not set).
+  calib::Halves halves;
   // The sample runs of one analysis follow each other: one arena for all
   // (each candidate's executor would otherwise touch a fresh one).
   std::shared_ptr<exec::Workspace> workspace = std::make_shared<exec::Workspace>();
@@ -73,7 +76,7 @@ struct Scores {
 };
 constexpr double kInfeasible = -1e9;
 
-// worst_half: the score is the worse of the even and odd samples' SQNR.
+// worst_half: the score is the worse of the two halves' SQNR (p.halves).
 Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,
                      bool worst_half = false);
 

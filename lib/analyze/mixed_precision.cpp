@@ -64,9 +64,9 @@ double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // The state every step of the mixed-precision search shares.
 //
-// The search is cross-validated: candidates are calibrated on the even
-// samples only and scored on all of them, the score being the worse of the
-// even half and the odd (held-out) half. Every decision then holds on data
+// The search is cross-validated: candidates are calibrated on one half of
+// the samples (calib::SplitInHalves) and scored on all of them, the score
+// being the worse of that half and the other (held-out) one. Every decision then holds on data
 // the ranges were not fitted to (on the 16-sample transformer the
 // calibration set's own SQNR was ~2 dB above held-out data's; scored on the
 // held-out half alone, a choice fitting its few hardest samples lost 8 dB on
@@ -143,7 +143,8 @@ struct MixedSearch {
 
 Status StartMixedSearch(const Graph& graph, const calib::SampleSource& samples, const Options& o, MixedSearch* m) {
   const bool split = samples.count >= 4;
-  m->fit = split ? calib::Interleaved(samples, 0) : samples;
+  calib::Halves halves = calib::SplitInHalves(samples.count);
+  m->fit = split ? calib::Subset(samples, halves.fit) : samples;
   m->calibrated = o;
   m->calibrated.calibration.bias_correction = false;
   m->bias_correction = o.calibration.bias_correction;
@@ -153,7 +154,8 @@ Status StartMixedSearch(const Graph& graph, const calib::SampleSource& samples, 
   if (m->progress) m->progress(0, 1, "calibration");
   if (Status s = Prepare(graph, m->fit, m->scoring, m->calibrated, &m->p, /*split_parts=*/true); !s.ok()) return s;
   m->sample_runs += static_cast<double>(m->fit.count + m->scoring.count);  // observation + float reference
-  m->held_out = split ? samples.count - m->fit.count : 0;
+  m->held_out = split ? halves.held_out.size() : 0;
+  m->p.halves = std::move(halves);
   auto base = m->Eval({});
   if (!base.ok()) return base.status();
   m->base = base.value();

@@ -193,11 +193,31 @@ SampleSource Slice(const SampleSource& s, size_t begin, size_t end) {
   return out;
 }
 
-SampleSource Interleaved(const SampleSource& s, size_t parity) {
+Halves SplitInHalves(size_t count) {
+  Halves h;
+  for (size_t pair = 0; 2 * pair < count; ++pair) {
+    const size_t a = 2 * pair, b = a + 1;
+    if (b >= count) {
+      h.fit.push_back(a);
+      break;
+    }
+    // splitmix64 of the pair's index: a fixed sequence of coins.
+    uint64_t z = (pair + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const bool swap = z >> 63;
+    h.fit.push_back(swap ? b : a);
+    h.held_out.push_back(swap ? a : b);
+  }
+  return h;
+}
+
+SampleSource Subset(const SampleSource& s, std::vector<size_t> indices) {
   SampleSource out;
-  out.count = s.count > parity ? (s.count - parity + 1) / 2 : 0;
+  out.count = indices.size();
   auto load = s.load;
-  out.load = [load, parity](size_t i) { return load(2 * i + parity); };
+  out.load = [load, indices = std::move(indices)](size_t i) { return load(indices[i]); };
   return out;
 }
 

@@ -43,7 +43,18 @@ Result<SampleSource> SyntheticSamples(const Graph& graph, size_t count, uint64_t
 
 // Samples [begin, end) of `s`.
 SampleSource Slice(const SampleSource& s, size_t begin, size_t end);
-// Every other sample of `s`, starting at `parity` (0: even, 1: odd).
-SampleSource Interleaved(const SampleSource& s, size_t parity);
+// A split of `count` samples into two halves for cross-validation: of each
+// consecutive pair, one sample (chosen by a fixed pseudo-random sequence)
+// goes to `fit` and the other to `held_out`; an odd last sample to `fit`.
+// Like the even/odd split it balances a list sorted by class (neighbours
+// are split), but it does not alias with a list whose kinds alternate (an
+// input list of upright and rotated text lines, one of each in turn: the
+// even half was all of one kind). Both halves ascending; deterministic.
+struct Halves {
+  std::vector<size_t> fit, held_out;
+};
+Halves SplitInHalves(size_t count);
+// The samples of `s` at `indices`, in that order.
+SampleSource Subset(const SampleSource& s, std::vector<size_t> indices);
 
 }  // namespace qairt::calib

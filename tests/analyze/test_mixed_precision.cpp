@@ -141,7 +141,7 @@ TEST_CASE("noise estimate: the loud layers' activations rank first, the total ne
 TEST_CASE("mixed precision meets its budget on held-out samples within its layer cap and work bound",
           "[analyze][mixed]") {
   const Graph g = Chain({3, 6});
-  const auto samples = calib::SyntheticSamples(g, 16, 7).value();
+  const auto samples = calib::SyntheticSamples(g, 48, 7).value();
   const auto held_out = calib::SyntheticSamples(g, 32, 1234).value();
 
   // The two extremes (percent mode simulates both).

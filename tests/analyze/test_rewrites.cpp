@@ -309,7 +309,7 @@ TEST_CASE("sensitivity ranks the layer with an outlier weight first; mixed preci
   h = fc("fc_c", h, 0);
   REQUIRE(g.MarkOutput(h).ok());
 
-  const auto samples = calib::SyntheticSamples(g, 16, 7).value();
+  const auto samples = calib::SyntheticSamples(g, 48, 7).value();
   analyze::Options o;  // W8A8 per-tensor vs W16A16
   analyze::SensitivityReport rep;
   REQUIRE(analyze::AnalyzeSensitivity(g, samples, o, &rep).ok());
