@@ -49,17 +49,24 @@ Graph PowerToLog() {
   return g;
 }
 
-SampleSource Powers(size_t n) {
+// n samples of one [1, 64] float input, x[k] = value(i, k) for sample i.
+SampleSource Samples64(size_t n, float (*value)(size_t i, size_t k)) {
   SampleSource s;
   s.count = n;
-  s.load = [](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+  s.load = [value](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
     std::vector<float> x(64);
-    for (size_t k = 0; k < x.size(); ++k) x[k] = std::pow(10.0f, -4.0f * static_cast<float>((k * 7 + i) % 64) / 64.0f);
+    for (size_t k = 0; k < x.size(); ++k) x[k] = value(i, k);
     std::vector<uint8_t> b(x.size() * 4);
     std::memcpy(b.data(), x.data(), b.size());
     return std::vector<std::vector<uint8_t>>{b};
   };
   return s;
+}
+
+SampleSource Powers(size_t n) {
+  return Samples64(n, [](size_t i, size_t k) {
+    return std::pow(10.0f, -4.0f * static_cast<float>((k * 7 + i) % 64) / 64.0f);
+  });
 }
 
 TEST_CASE("compare names the op that loses accuracy, not the ones that inherit or move it", "[calib][compare]") {
@@ -116,16 +123,7 @@ Graph FusedActivations() {
 }
 
 SampleSource Ramps(size_t n) {
-  SampleSource s;
-  s.count = n;
-  s.load = [](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
-    std::vector<float> x(64);
-    for (size_t k = 0; k < x.size(); ++k) x[k] = -1.0f + 2.0f * static_cast<float>((k * 5 + i) % 64) / 64.0f;
-    std::vector<uint8_t> b(x.size() * 4);
-    std::memcpy(b.data(), x.data(), b.size());
-    return std::vector<std::vector<uint8_t>>{b};
-  };
-  return s;
+  return Samples64(n, [](size_t i, size_t k) { return -1.0f + 2.0f * static_cast<float>((k * 5 + i) % 64) / 64.0f; });
 }
 
 TEST_CASE("compare measures a fused clamping activation's output, not its clamped input", "[calib][compare]") {
