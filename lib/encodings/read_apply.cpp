@@ -35,7 +35,7 @@ struct WindowOutcome {
   struct Previous {
     TensorId tensor;
     uint64_t entry_offset;
-    Encoding encoding;
+    Graph::EncodingExchange::Held held;
   };
   Diags diags;                    // the checks' against the tensors (warnings: an error ends streaming)
   std::vector<Entry> unmatched;   // entries naming no tensor of the graph, in file order
@@ -72,11 +72,20 @@ class StreamApplier final : public reader_internal::WindowSink {
       std::optional<Encoding> enc = apply_internal::Resolve(file_, e, std::move(e.encoding), *graph_, id, &out.diags);
       if (!enc) return false;  // an error: nothing may be applied
       // Recorded before the exchange (which cannot throw), so Undo finds
-      // every tensor changed even when memory runs out here.
+      // every tensor changed even when memory runs out here; a tensor is in
+      // `stored` only with its place in `previous`, where it needs one.
       out.stored.push_back(id);
-      if (graph_->tensor(id).encoding) out.previous.push_back({id, e.offset, Encoding{}});
-      std::optional<Encoding> previous = exchange_.Exchange(id, std::move(*enc));
-      if (previous) out.previous.back().encoding = std::move(*previous);
+      if (graph_->tensor(id).encoding) {
+        try {
+          out.previous.push_back({id, e.offset, {}});
+        } catch (...) {
+          out.stored.pop_back();
+          throw;
+        }
+        out.previous.back().held = exchange_.Exchange(id, std::move(*enc));
+      } else {
+        exchange_.Exchange(id, std::move(*enc));  // held nothing (a shape checked for no encoding is moot)
+      }
     }
     return true;
   }
@@ -87,8 +96,9 @@ class StreamApplier final : public reader_internal::WindowSink {
     for (WindowOutcome& out : outcomes_)
       for (TensorId id : out.stored) exchange_.Exchange(id, std::nullopt);
     for (WindowOutcome& out : outcomes_)
-      for (WindowOutcome::Previous& p : out.previous) exchange_.Exchange(p.tensor, std::move(p.encoding));
+      for (WindowOutcome::Previous& p : out.previous) exchange_.Restore(p.tensor, std::move(p.held));
     outcomes_.clear();
+    exchange_.RestoreVersion();
   }
 
   // The rest of ApplyEncodings after a streamed read of `file` (what is
@@ -118,7 +128,8 @@ class StreamApplier final : public reader_internal::WindowSink {
     std::vector<apply_internal::Replaced> replaced;
     for (const WindowOutcome& out : outcomes_)
       for (const WindowOutcome::Previous& p : out.previous)
-        if (!p.encoding.overridden) replaced.push_back({graph_->tensor(p.tensor).name, p.entry_offset, &p.encoding});
+        if (!p.held.encoding->overridden)
+          replaced.push_back({graph_->tensor(p.tensor).name, p.entry_offset, &*p.held.encoding});
     apply_internal::NoteReplaced(file, replaced, diags, &stats);
     return apply_internal::Finish(file, *graph_, options, errors_before, stats, diags);
   }

@@ -414,15 +414,26 @@ void Graph::StoreValidatedEncoding(TensorId tensor, Encoding&& encoding) {
   if (tensor < encoding_checked_for_.size()) encoding_checked_for_[tensor].reset();
 }
 
-Graph::EncodingExchange::EncodingExchange(Graph* graph) : graph_(graph) { graph_->Touched(); }
+Graph::EncodingExchange::EncodingExchange(Graph* graph) : graph_(graph), version_before_(graph->version_) {
+  graph_->Touched();
+}
 
-std::optional<Encoding> Graph::EncodingExchange::Exchange(TensorId tensor, std::optional<Encoding> encoding) {
-  std::optional<Encoding> previous = std::move(graph_->tensors_[tensor].encoding);
+Graph::EncodingExchange::Held Graph::EncodingExchange::Exchange(TensorId tensor, std::optional<Encoding> encoding) {
+  Held held;
+  held.encoding = std::move(graph_->tensors_[tensor].encoding);
   graph_->tensors_[tensor].encoding = std::move(encoding);
   // Validate() checks it again; never resized here (other threads exchange).
+  if (tensor < graph_->encoding_checked_for_.size()) held.checked_for = std::move(graph_->encoding_checked_for_[tensor]);
   if (tensor < graph_->encoding_checked_for_.size()) graph_->encoding_checked_for_[tensor].reset();
-  return previous;
+  return held;
 }
+
+void Graph::EncodingExchange::Restore(TensorId tensor, Held held) {
+  graph_->tensors_[tensor].encoding = std::move(held.encoding);
+  if (tensor < graph_->encoding_checked_for_.size()) graph_->encoding_checked_for_[tensor] = std::move(held.checked_for);
+}
+
+void Graph::EncodingExchange::RestoreVersion() { graph_->version_ = version_before_; }
 
 Status Graph::ClearEncoding(TensorId tensor) {
   Touched();

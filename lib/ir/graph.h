@@ -177,12 +177,24 @@ class Graph {
   class EncodingExchange {
    public:
     explicit EncodingExchange(Graph* graph);
+    // What a tensor held: its encoding, and the shape SetEncoding checked it
+    // against (Validate() skips it while the shape is that one).
+    struct Held {
+      std::optional<Encoding> encoding;
+      std::optional<Shape> checked_for;
+    };
     // Stores `encoding` (validated against the tensor by the caller; nullopt
     // clears it) into a valid tensor and returns what the tensor held.
-    std::optional<Encoding> Exchange(TensorId tensor, std::optional<Encoding> encoding);
+    Held Exchange(TensorId tensor, std::optional<Encoding> encoding);
+    // Puts back exactly what Exchange returned for the tensor.
+    void Restore(TensorId tensor, Held held);
+    // Once every exchanged tensor holds what it held (on one thread, after
+    // the others): the graph's version too, as nothing changed.
+    void RestoreVersion();
 
    private:
     Graph* graph_;
+    uint64_t version_before_;
   };
   // True when SetEncoding checked the tensor's current encoding against its
   // current shape (Validate() skips it then).

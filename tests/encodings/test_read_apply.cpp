@@ -296,6 +296,17 @@ TEST_CASE("read and apply in one pass replaces the model's encodings with the us
   // tensor (the windows before it replaced some of them).
   tmp.Write(Misfit(File(kEntries, false)));
   CHECK(CheckSame(tmp.path, graph) == 0);
+  // Exactly as they were: what SetEncoding checked stays checked, and the
+  // graph's version is the same (nothing changed).
+  Graph g = graph;
+  const uint64_t version = g.version();
+  ReadOptions ro;
+  ro.window_bytes = 64;
+  Diags d;
+  CHECK_FALSE(ReadAndApplyEncodingsFile(tmp.path, ro, &g, {}, &d).ok());
+  CHECK(g.version() == version);
+  for (int i = 0; i < kEntries; i += static_cast<int>(Kinds().size()))
+    CHECK(g.EncodingCheckedForShape(*g.FindTensor(Name(i))));
 }
 
 TEST_CASE("C API: qairt_encodings_apply_file is load then apply, with both options", "[encodings][capi]") {
