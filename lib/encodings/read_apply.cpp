@@ -149,38 +149,36 @@ Result<ApplyStats> ReadAndApplyEncodingsFile(const std::string& path, const Read
   Diags local;
   if (!diags) diags = &local;
   if (!graph) return InvalidArgument("ReadAndApplyEncodingsFile: graph is NULL");
+  auto apply = [&](Result<File> file) -> Result<ApplyStats> {
+    if (!file.ok()) return file.status();
+    return ApplyEncodings(std::move(file.value()), graph, apply_options, diags);
+  };
+  // The file as read whole (streaming declined it after taking some windows),
+  // or nothing (streamed: read again below unless it gave the result).
+  std::optional<Result<File>> whole;
   {
     StreamApplier applier(graph, path);
     Diags read_diags;
     bool streamed = false;
-    std::optional<Result<File>> read;
+    std::optional<Result<File>> file;
+    std::optional<Result<ApplyStats>> result;
     try {
-      read = reader_internal::ReadFile(path, read_options, &read_diags, &applier, &streamed);
-    } catch (...) {  // out of memory reading the skeleton: no partial apply left behind
+      file = reader_internal::ReadFile(path, read_options, &read_diags, &applier, &streamed);
+      if (streamed) result = applier.Finish(file->value(), apply_options, std::move(read_diags), diags);
+    } catch (...) {  // out of memory: no partial apply left behind
       applier.Undo();
       throw;
     }
-    Result<File>& file = *read;
-    if (streamed) {
-      std::optional<Result<ApplyStats>> result;
-      try {
-        result = applier.Finish(file.value(), apply_options, std::move(read_diags), diags);
-      } catch (...) {  // out of memory: no partial apply left behind
-        applier.Undo();
-        throw;
-      }
-      if (result) return std::move(*result);
-      applier.Undo();  // read and applied again below, for the usual diagnostics
-    } else {
-      applier.Undo();  // what it took before a window failed: the file was read whole after it
+    if (result) return std::move(*result);
+    // Windows taken before one failed, or a streamed file whose outcome could
+    // differ: put back, then read and applied the usual way.
+    applier.Undo();
+    if (!streamed) {
       for (Diag& d : read_diags) diags->push_back(std::move(d));
-      if (!file.ok()) return file.status();
-      return ApplyEncodings(std::move(file.value()), graph, apply_options, diags);
+      whole = std::move(file);
     }
   }
-  Result<File> file = ReadEncodingsFile(path, read_options, diags);
-  if (!file.ok()) return file.status();
-  return ApplyEncodings(std::move(file.value()), graph, apply_options, diags);
+  return apply(whole ? std::move(*whole) : ReadEncodingsFile(path, read_options, diags));
 }
 
 }  // namespace qairt::encodings

@@ -423,8 +423,10 @@ Graph::EncodingExchange::Held Graph::EncodingExchange::Exchange(TensorId tensor,
   held.encoding = std::move(graph_->tensors_[tensor].encoding);
   graph_->tensors_[tensor].encoding = std::move(encoding);
   // Validate() checks it again; never resized here (other threads exchange).
-  if (tensor < graph_->encoding_checked_for_.size()) held.checked_for = std::move(graph_->encoding_checked_for_[tensor]);
-  if (tensor < graph_->encoding_checked_for_.size()) graph_->encoding_checked_for_[tensor].reset();
+  if (tensor < graph_->encoding_checked_for_.size()) {
+    held.checked_for = std::move(graph_->encoding_checked_for_[tensor]);
+    graph_->encoding_checked_for_[tensor].reset();
+  }
   return held;
 }
 
