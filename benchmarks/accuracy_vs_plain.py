@@ -80,6 +80,11 @@ VARIANTS = {
     "all-mse": ("qairt, per-row + seqmse + adaptive rounding + bias correction + mse activation ranges",
                 ["--use_per_row_quantization", "--param_quantizer_calibration", "seqmse", "--adaptive_rounding",
                  "--bias_correction", "--act_quantizer_calibration", "mse"]),
+    "wide": ("qairt, per-row + 16-bit fixed ranges", ["--use_per_row_quantization", "--wide_fixed_ranges"]),
+    "act-mse-wide": ("qairt, per-row + mse activation ranges + 16-bit fixed ranges",
+                     ["--use_per_row_quantization", "--act_quantizer_calibration", "mse", "--wide_fixed_ranges"]),
+    # The techniques chosen by measurement on the calibration samples (convert's summary names them).
+    "auto": ("qairt, per-row + --auto_quant", ["--use_per_row_quantization", "--auto_quant"]),
     "mixed35-mse": ("qairt, per-row + mse activation ranges + --mixed_precision budget=35",
                     ["--use_per_row_quantization", "--act_quantizer_calibration", "mse", "--mixed_precision",
                      "budget=35"]),

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyze/auto_quant.h"
 #include "analyze/analysis_common.h"
 #include "analyze/sensitivity.h"
 #include "calib/calibrate.h"
@@ -29,6 +30,7 @@ struct qairt_analysis_report_t {
   qairt::analyze::SensitivityReport sensitivity;
   qairt::analyze::MixedReport mixed;
   std::shared_ptr<const qairt::analyze::MixedGains> gains;  // QAIRT_ANALYSIS_MIXED_GAINS
+  qairt::analyze::AutoQuantReport auto_quant;                // QAIRT_ANALYSIS_AUTO_QUANT
   std::vector<std::string> warnings;
 };
 
@@ -45,6 +47,9 @@ constexpr size_t kRewriteOptionsV1Size = offsetof(qairt_rewrite_options, num_ena
 // Frozen at the 1.5 layout (ends at mixed_value): a later field must not
 // reject callers compiled against it.
 constexpr size_t kAnalysisOptionsV1Size = offsetof(qairt_analysis_options, mixed_value) + sizeof(double);
+// qairt_calibration_options' first layout (ABI 1.3, ending at float_inputs).
+constexpr size_t kCalibrationOptionsMinSize =
+    offsetof(qairt_calibration_options, float_inputs) + sizeof(const char* const*);
 
 qairt::Result<calib::SampleSource> SamplesOf(const qairt::Graph& g, const char* input_list,
                                              std::shared_ptr<calib::InputList>* keep) {
@@ -341,6 +346,56 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
   QAIRT_CAPI_END
 }
 
+qairt_status_t* qairt_choose_calibration(const qairt_graph_t* float_graph, const char* input_list,
+                                         const qairt_analysis_options* options, qairt_calibration_options* chosen,
+                                         qairt_analysis_report_t** out_report) {
+  QAIRT_CAPI_BEGIN
+  if (!float_graph) return InvalidArg("float_graph must not be NULL");
+  if (!input_list) return InvalidArg("input_list must not be NULL");
+  if (chosen && chosen->struct_size < kCalibrationOptionsMinSize)
+    return InvalidArg("chosen->struct_size {} is below qairt_calibration_options' first layout ({})",
+                      chosen->struct_size, kCalibrationOptionsMinSize);
+  analyze::AutoQuantOptions a;
+  analyze::MixedMode mode;
+  double value;
+  if (auto* s = ToAnalysisOptions(options, &a.analysis, &mode, &value)) return s;
+  qairt_calibration_options given;
+  qairt_calibration_options_init(&given);
+  if (options && options->calibration) {  // its progress callback follows the configurations
+    std::memcpy(&given, options->calibration, std::min<size_t>(options->calibration->struct_size, sizeof given));
+    given.struct_size = sizeof given;
+    calib::Options unused;
+    if (auto* s = qairt::capi::ToCalibrationOptions(options->calibration, &unused, &a.progress)) return s;
+  }
+  const qairt_target_t* target = options ? options->target : nullptr;
+  if (auto t = qairt::capi::TargetOf(target)) a.fixed_ranges = qairt::capi::FixedOutputRangesOf(*t);
+  std::shared_ptr<calib::InputList> keep;
+  auto samples = SamplesOf(float_graph->graph, input_list, &keep);
+  if (!samples.ok()) return qairt::capi::FromStatus(samples.status());
+  auto report = std::make_unique<qairt_analysis_report_t>();
+  report->kind = QAIRT_ANALYSIS_AUTO_QUANT;
+  calib::Options best;
+  if (auto st = analyze::ChooseCalibration(float_graph->graph, samples.value(), a, &best, &report->auto_quant);
+      !st.ok())
+    return qairt::capi::FromStatus(st);
+  if (chosen) {
+    qairt_calibration_options c = given;
+    c.act_method = static_cast<qairt_calibration_method_t>(best.act_method);
+    c.param_method = static_cast<qairt_calibration_method_t>(best.param_method);
+    auto set = [&](uint32_t flag, bool on) { c.flags = on ? (c.flags | flag) : (c.flags & ~flag); };
+    set(QAIRT_CALIBRATION_BIAS_CORRECTION, best.bias_correction);
+    set(QAIRT_CALIBRATION_ADAPTIVE_ROUNDING, best.adaptive_rounding);
+    set(QAIRT_CALIBRATION_WIDE_FIXED_RANGES, !best.wide_fixed_ranges.empty());
+    if ((best.bias_correction || !best.wide_fixed_ranges.empty()) && !c.target) c.target = target;
+    const uint32_t size = chosen->struct_size;
+    std::memcpy(chosen, &c, std::min<size_t>(size, sizeof c));
+    chosen->struct_size = size;
+  }
+  if (out_report) *out_report = report.release();
+  return nullptr;
+  QAIRT_CAPI_END
+}
+
 void qairt_analysis_report_destroy(qairt_analysis_report_t* report) { delete report; }
 
 qairt_status_t* qairt_analysis_report_summary(const qairt_analysis_report_t* r, qairt_analysis_summary* out) {
@@ -362,6 +417,12 @@ qairt_status_t* qairt_analysis_report_summary(const qairt_analysis_report_t* r, 
   } else if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) {
     s.samples = r->gains->samples;
     s.units = r->gains->units.size();
+  } else if (r->kind == QAIRT_ANALYSIS_AUTO_QUANT) {
+    const auto& a = r->auto_quant;
+    s.samples = a.samples;
+    s.units = a.trials.size();
+    s.sqnr_base_db = a.trials.empty() ? NAN : a.trials.front().sqnr_db;
+    s.sqnr_chosen_db = a.trials.empty() ? NAN : a.trials[a.chosen].sqnr_db;
   } else {
     s.sqnr_base_db = r->mixed.sqnr_base;
     s.sqnr_high_db = r->mixed.sqnr_high;
@@ -379,6 +440,7 @@ size_t qairt_analysis_report_item_count(const qairt_analysis_report_t* r) {
   if (r->kind == QAIRT_ANALYSIS_REWRITES) return r->rewrites.rewrites.size();
   if (r->kind == QAIRT_ANALYSIS_SENSITIVITY) return r->sensitivity.units.size();
   if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) return r->gains->units.size();
+  if (r->kind == QAIRT_ANALYSIS_AUTO_QUANT) return r->auto_quant.trials.size();
   return r->mixed.promoted.size();
 }
 
@@ -409,6 +471,12 @@ qairt_status_t* qairt_analysis_report_item(const qairt_analysis_report_t* r, siz
   } else if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) {
     it.name = r->gains->units[i].c_str();
     it.value = r->gains->gains[i];
+  } else if (r->kind == QAIRT_ANALYSIS_AUTO_QUANT) {
+    const auto& t = r->auto_quant.trials[i];
+    it.name = t.label.c_str();
+    it.value = t.sqnr_db <= analyze::detail::kInfeasible ? NAN : t.sqnr_db;
+    it.value_high = t.seconds;
+    it.kept_off = i != r->auto_quant.chosen;
   } else {
     it.name = r->mixed.promoted[i].c_str();
   }
@@ -492,6 +560,9 @@ qairt_status_t* qairt_analysis_report_render(const qairt_analysis_report_t* r, q
   } else if (r->kind == QAIRT_ANALYSIS_MIXED_GAINS) {
     if (format == QAIRT_ANALYSIS_SVG) return InvalidArg("an SVG plot is rendered for sensitivity reports only");
     text = format == QAIRT_ANALYSIS_JSON ? analyze::MixedGainsJson(*r->gains) : analyze::MixedGainsText(*r->gains);
+  } else if (r->kind == QAIRT_ANALYSIS_AUTO_QUANT) {
+    if (format == QAIRT_ANALYSIS_SVG) return InvalidArg("an SVG plot is rendered for sensitivity reports only");
+    text = format == QAIRT_ANALYSIS_JSON ? analyze::AutoQuantJson(r->auto_quant) : analyze::AutoQuantText(r->auto_quant);
   } else {
     if (format == QAIRT_ANALYSIS_SVG) return InvalidArg("an SVG plot is rendered for sensitivity reports only");
     text = format == QAIRT_ANALYSIS_JSON ? analyze::MixedJson(r->mixed) : analyze::MixedText(r->mixed);

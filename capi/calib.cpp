@@ -54,7 +54,7 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   *progress = ToProgress(c.progress, c.progress_user_data);
   if (c.flags & ~(QAIRT_CALIBRATION_PER_CHANNEL | QAIRT_CALIBRATION_PER_ROW | QAIRT_CALIBRATION_LPBQ |
                   QAIRT_CALIBRATION_ADAPTIVE_ROUNDING | QAIRT_CALIBRATION_WIDE_NORM_SCALES |
-                  QAIRT_CALIBRATION_BIAS_CORRECTION))
+                  QAIRT_CALIBRATION_BIAS_CORRECTION | QAIRT_CALIBRATION_WIDE_FIXED_RANGES))
     return InvalidArg("qairt_calibration_options.flags: unknown bits {:#x}", c.flags);
   if (c.act_method > QAIRT_CALIBRATION_SEQMSE || c.param_method > QAIRT_CALIBRATION_SEQMSE)
     return InvalidArg("qairt_calibration_options: unknown calibration method");
@@ -76,7 +76,11 @@ qairt_status_t* ToOptions(const qairt_calibration_options* in, calib::Options* o
   if (c.target) {
     auto t = qairt::capi::TargetOf(c.target);
     if (!t) return InvalidArg("qairt_calibration_options.target is not a valid target handle");
+    if (c.flags & QAIRT_CALIBRATION_WIDE_FIXED_RANGES) o->wide_fixed_ranges = qairt::capi::FixedOutputRangesOf(*t);
     o->realize = qairt::capi::RealizeFor(std::move(t));
+  } else if (c.flags & QAIRT_CALIBRATION_WIDE_FIXED_RANGES) {
+    return InvalidArg("qairt_calibration_options.flags: QAIRT_CALIBRATION_WIDE_FIXED_RANGES needs "
+                      "qairt_calibration_options.target (its kernels say which outputs have a fixed range)");
   }
   o->block_size = c.block_size;
   o->histogram_bins = c.histogram_bins;

@@ -114,8 +114,13 @@ std::function<Result<Graph>(const Graph&)> RealizeFor(std::shared_ptr<const targ
 struct qairt_calibration_options;
 namespace qairt::calib {
 struct Options;
+struct FixedOutputRange;
 }  // namespace qairt::calib
 namespace qairt::capi {
+// The ops whose 8-bit output the target fixes to a range and that have a
+// 16-bit kernel (capi/realize.cpp): calib::Options::wide_fixed_ranges.
+std::vector<calib::FixedOutputRange> FixedOutputRangesOf(const target::Target& t);
+
 qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out);
 // The same, with the options' progress callback as a std::function (empty when unset).
 qairt_status_t* ToCalibrationOptions(const qairt_calibration_options* in, calib::Options* out,

@@ -174,7 +174,9 @@ bool Pipeline::Rewrite() {
 qairt_calibration_options Pipeline::CalibrationOptions() const {
   qairt_calibration_options c;
   qairt_calibration_options_init(&c);
-  if (o_.calibration) {
+  if (chosen_calibration_) {
+    c = *chosen_calibration_;
+  } else if (o_.calibration) {
     // Copied field by field up to the caller's struct_size (validated by the caller of Run).
     std::memcpy(&c, o_.calibration, std::min<size_t>(o_.calibration->struct_size, sizeof c));
     c.struct_size = sizeof c;
@@ -187,14 +189,36 @@ qairt_calibration_options Pipeline::CalibrationOptions() const {
   if (o_.target)
     if (auto t = qairt::capi::TargetOf(o_.target); t && (t->capabilities & qairt::target::kCapA16W16))
       c.flags |= QAIRT_CALIBRATION_WIDE_NORM_SCALES;
-  // Bias correction measures the model as this target will run it.
-  if ((c.flags & QAIRT_CALIBRATION_BIAS_CORRECTION) && !c.target) c.target = o_.target;
+  // Bias correction measures the model as this target will run it; the
+  // target's kernels say which outputs have a fixed range.
+  if ((c.flags & (QAIRT_CALIBRATION_BIAS_CORRECTION | QAIRT_CALIBRATION_WIDE_FIXED_RANGES)) && !c.target)
+    c.target = o_.target;
   return c;
+}
+
+bool Pipeline::ChooseCalibration() {
+  qairt_calibration_options given = CalibrationOptions();
+  qairt_analysis_options a;
+  qairt_analysis_options_init(&a);
+  a.calibration = &given;
+  a.target = o_.target;
+  a.num_threads = o_.num_threads;
+  qairt_calibration_options chosen;
+  qairt_calibration_options_init(&chosen);
+  qairt_analysis_report_t* ar = nullptr;
+  if (std::string e = Consume(qairt_choose_calibration(graph_, o_.input_list, &a, &chosen, &ar)); !e.empty())
+    return Fail("calibration", e);
+  r_->summary += Render(ar, QAIRT_ANALYSIS_TEXT);
+  detail_log_ += "======== AUTO QUANT ========\n" + Render(ar, QAIRT_ANALYSIS_TEXT);
+  qairt_analysis_report_destroy(ar);
+  chosen_calibration_ = chosen;
+  return true;
 }
 
 bool Pipeline::Calibrate() {
   if (o_.calibration_stats) return CalibrateFromStats();
   if (!o_.input_list) return (o_.flags & QAIRT_CONVERT_PARAMS_FROM_VALUES) ? CalibrateParams() : true;
+  if ((o_.flags & QAIRT_CONVERT_AUTO_QUANT) && !o_.stats_output && !ChooseCalibration()) return false;
   qairt_calibration_options c = CalibrationOptions();
   if (o_.stats_output) return CollectStats(c);
   if (o_.mixed_mode != QAIRT_MIXED_OFF) {
@@ -339,12 +363,14 @@ std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() con
         {"adaptive_rounding", flag(QAIRT_CALIBRATION_ADAPTIVE_ROUNDING)},
     };
     if (c.flags & QAIRT_CALIBRATION_BIAS_CORRECTION) out.emplace_back("bias_correction", "true");
+    if (c.flags & QAIRT_CALIBRATION_WIDE_FIXED_RANGES) out.emplace_back("wide_fixed_ranges", "true");
     if (c.act_method == QAIRT_CALIBRATION_PERCENTILE || c.param_method == QAIRT_CALIBRATION_PERCENTILE)
       out.emplace_back("percentile_calibration_value", std::to_string(c.percentile));
     for (size_t i = 0; i < c.num_float_inputs; ++i)
       out.emplace_back(std::string("input_encoding.") + c.float_inputs[i], "other");
     if (o_.mixed_mode == QAIRT_MIXED_BUDGET) out.emplace_back("mixed_precision", fmt::format("budget={}", o_.mixed_value));
     if (o_.mixed_mode == QAIRT_MIXED_PERCENT) out.emplace_back("mixed_precision", fmt::format("percent={}", o_.mixed_value));
+    if (o_.flags & QAIRT_CONVERT_AUTO_QUANT) out.emplace_back("auto_quant", "true");
   }
   std::string rewrites = (o_.flags & QAIRT_CONVERT_NO_REWRITES) ? "off" : "on";
   for (size_t i = 0; i < o_.num_disabled_rewrites; ++i)

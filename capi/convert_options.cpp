@@ -17,7 +17,8 @@ qairt_status_t* ReadConvertOptions(const qairt_convert_options* options, qairt_c
   constexpr uint32_t kKnownFlags = QAIRT_CONVERT_NO_REWRITES | QAIRT_CONVERT_VERIFY_REWRITES |
                                    QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
                                    QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES | QAIRT_CONVERT_QDQ_EXTERNAL_DATA |
-                                   QAIRT_CONVERT_PARAMS_FROM_VALUES | QAIRT_CONVERT_KEEP_REWRITES;
+                                   QAIRT_CONVERT_PARAMS_FROM_VALUES | QAIRT_CONVERT_KEEP_REWRITES |
+                                   QAIRT_CONVERT_AUTO_QUANT;
   if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
     if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path)
       return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings, log and report paths "
@@ -29,6 +30,9 @@ qairt_status_t* ReadConvertOptions(const qairt_convert_options* options, qairt_c
   if (!o->target) return InvalidArg("qairt_convert_options.target must not be NULL");
   if (o->flags & ~kKnownFlags) return InvalidArg("qairt_convert_options.flags: unknown bits {:#x}", o->flags & ~kKnownFlags);
   if (o->reserved || o->reserved2) return InvalidArg("qairt_convert_options.reserved fields must be 0");
+  if ((o->flags & QAIRT_CONVERT_AUTO_QUANT) && (!o->input_list || o->calibration_stats || o->stats_output))
+    return InvalidArg("qairt_convert_options.flags: AUTO_QUANT needs input_list (the samples it measures on) and "
+                      "neither calibration_stats nor stats_output");
   if (o->stats_output) {
     if (!o->input_list) return InvalidArg("qairt_convert_options.stats_output needs input_list (the samples to observe)");
     if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path ||

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -133,6 +134,8 @@ class Pipeline {
   void Evaluate();
   bool WriteReport();
   qairt_calibration_options CalibrationOptions() const;
+  // QAIRT_CONVERT_AUTO_QUANT: the techniques measured best, before calibrating.
+  bool ChooseCalibration();
 
   // Progress of one stage: the caller's callback sees "<stage>: <phase>".
   struct StageProgress {
@@ -151,6 +154,7 @@ class Pipeline {
   const qairt_convert_options& o_;
   qairt_convert_result_t* r_;
   qairt_graph_t* float_graph_ = nullptr;  // the accuracy reference
+  std::optional<qairt_calibration_options> chosen_calibration_;  // set by ChooseCalibration
   std::string detail_log_;                // rewrites / mixed precision, for the TRACE log
   qairt::encodings::File deferred_overrides_;  // overrides naming tensors the rewrites make
   std::vector<const char*> written_;      // outputs written so far: all or none

@@ -141,8 +141,8 @@ void WarnUnusedLevels(Session& s, const Op& op, const Tensor& t, const SlotChoic
   s.Warn("fixed-range-unused-levels",
          fmt::format("'{}': the target's {} kernel fixes this {}-bit output to [{:g}, {:g}] but its values span "
                      "[{:g}, {:g}]: about {:.1f} of its {} bits are unused. Fix: give it 16 bits "
-                     "(--mixed_precision, or a 16-bit encoding for it in --quantization_overrides) where the "
-                     "target has a 16-bit kernel",
+                     "(--wide_fixed_ranges, --mixed_precision, or a 16-bit encoding for it in "
+                     "--quantization_overrides) where the target has a 16-bit kernel",
                      t.name, op.type, bits, RealRange(*c.enc).first, RealRange(*c.enc).second, c.kept_lo,
                      c.kept_hi, unused, bits),
          op.name, t.name);

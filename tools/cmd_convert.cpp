@@ -87,7 +87,7 @@ constexpr const char* kCalibrationOnlyFlags[] = {
     "--act_quantizer_calibration", "--param_quantizer_calibration", "--act_quantizer_schema",
     "--param_quantizer_schema", "--act_quantizer", "--param_quantizer", "--percentile_calibration_value",
     "--use_per_channel_quantization", "--use_per_row_quantization", "--weights_block_size", "--use_lpbq",
-    "--adaptive_rounding", "--bias_correction", "--input_encoding"};
+    "--adaptive_rounding", "--bias_correction", "--wide_fixed_ranges", "--input_encoding"};
 
 std::string Joined(const std::vector<std::string>& flags) {
   std::string s;
@@ -128,6 +128,7 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
         {!p.rewrites, true, "--no_rewrites"},
         {p.verify_rewrites, true, "--verify_rewrites"},
         {p.keep_rewrites, false, "--keep_rewrites"},
+        {p.auto_quant, false, "--auto_quant"},
         {!p.disabled_rewrites.empty(), true, "--disable_rewrite"},
     };
     std::vector<std::string> unused;
@@ -415,6 +416,8 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   if (arg == "--use_lpbq") return p->lpbq = true, 1;
   if (arg == "--adaptive_rounding") return p->adaptive_rounding = true, 1;
   if (arg == "--bias_correction") return p->bias_correction = true, 1;
+  if (arg == "--wide_fixed_ranges") return p->wide_fixed_ranges = true, 1;
+  if (arg == "--auto_quant") return p->auto_quant = true, 1;
   if (arg == "--weights_block_size") {
     const char* v = value();
     if (!v) return -1;
@@ -539,7 +542,8 @@ qairt_calibration_options CalibrationOptions(const ProcessArgs& p, std::vector<c
   c.num_threads = p.num_threads;
   c.flags = (p.per_channel ? QAIRT_CALIBRATION_PER_CHANNEL : 0u) | (p.per_row ? QAIRT_CALIBRATION_PER_ROW : 0u) |
             (p.lpbq ? QAIRT_CALIBRATION_LPBQ : 0u) | (p.adaptive_rounding ? QAIRT_CALIBRATION_ADAPTIVE_ROUNDING : 0u) |
-            (p.bias_correction ? QAIRT_CALIBRATION_BIAS_CORRECTION : 0u);
+            (p.bias_correction ? QAIRT_CALIBRATION_BIAS_CORRECTION : 0u) |
+            (p.wide_fixed_ranges ? QAIRT_CALIBRATION_WIDE_FIXED_RANGES : 0u);
   for (const auto& f : p.float_inputs) floats->push_back(f.c_str());
   c.num_float_inputs = floats->size();
   c.float_inputs = floats->data();
@@ -648,6 +652,10 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     std::fprintf(stderr, "qairt convert: --mixed_precision needs --input_list (the samples it measures on)\n");
     return 2;
   }
+  if (p.auto_quant && p.input_list.empty()) {
+    std::fprintf(stderr, "qairt convert: --auto_quant needs --input_list (the samples it measures on)\n");
+    return 2;
+  }
   WarnUnusedFlags(p, FlagUse::kConvert);
   auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
   std::vector<const char*> floats, disabled;
@@ -657,7 +665,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   qairt_convert_options_init(&o);
   o.target = target;
   o.flags = (p.rewrites ? 0u : QAIRT_CONVERT_NO_REWRITES) | (p.verify_rewrites ? QAIRT_CONVERT_VERIFY_REWRITES : 0u) |
-            (p.keep_rewrites ? QAIRT_CONVERT_KEEP_REWRITES : 0u) |
+            (p.keep_rewrites ? QAIRT_CONVERT_KEEP_REWRITES : 0u) | (p.auto_quant ? QAIRT_CONVERT_AUTO_QUANT : 0u) |
             (p.quantized_io ? QAIRT_CONVERT_QUANTIZED_IO : 0u) |
             (p.bias_aware_weight_scales ? 0u : QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES);
   o.float_bitwidth = p.float_bitwidth;

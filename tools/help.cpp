@@ -129,6 +129,17 @@ const Option kBiasCorrection{"--bias_correction", "",
                              "samples is the float model's (the shift quantization causes; needs --input_list; runs "
                              "the samples once float and once per level of such ops)",
                              "off"};
+const Option kWideFixedRanges{"--wide_fixed_ranges", "",
+                              "with 8-bit activations, 16 bits for the output of an op whose range the target fixes "
+                              "(HTP Softmax, Sigmoid: [0, 1]) where its values span less than a quarter of that range "
+                              "(needs --input_list)",
+                              "off: 8 bits, as the vendor's converter"};
+const Option kAutoQuant{"--auto_quant", "",
+                        "choose the calibration techniques by measurement: bias correction, seqmse with adaptive "
+                        "rounding, both, mse activation ranges, all, then --wide_fixed_ranges, each calibrated on "
+                        "half the samples and scored on the other as the target runs it; the best is used (needs "
+                        "--input_list; costs about one calibration with each)",
+                        "off"};
 const Option kInputEncoding{"--input_encoding", "NAME other",
                             "leave input NAME unquantized (only 'other' is supported); repeatable",
                             "every input quantized"};
@@ -260,7 +271,7 @@ std::vector<CommandHelp> MakeTable() {
                   kNoBiasAwareWeightScales}},
                 {"quantization (calibration)",
                  {kInputList, kEvalInputList, kCalibrationStats, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
-                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kBiasCorrection, kInputEncoding,
+                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kBiasCorrection, kWideFixedRanges, kAutoQuant, kInputEncoding,
                   kMixedPrecision, kNumThreads, kNoProgress}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kKeepRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
@@ -324,7 +335,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"quantization (calibration)",
                  {{kInputList.flags, kInputList.arg, "the samples the sensitivity is measured on", "required"},
                   kActBitwidth, kWeightsBitwidth, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
-                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kBiasCorrection, kInputEncoding,
+                  kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kBiasCorrection, kWideFixedRanges, kAutoQuant, kInputEncoding,
                   kNumThreads}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kKeepRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",

@@ -136,6 +136,30 @@ QAIRT_API qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char
                                                 const qairt_analysis_options* options,
                                                 qairt_analysis_report_t** out_report);
 
+/* Since 1.18: which calibration techniques to use, by measurement. On top
+ * of options->calibration (techniques it turns on stay on in every
+ * configuration), tries bias correction, the weight searches (seqmse with
+ * adaptive rounding), both, mse activation ranges and all of them, then,
+ * with 8-bit activations and options->target fixing some op's output range,
+ * the best with QAIRT_CALIBRATION_WIDE_FIXED_RANGES. Each configuration is
+ * calibrated on one half of the samples (of each consecutive pair, one) and
+ * scored as options->target runs it (NULL: the calibrated graph as it is) on
+ * the worse of that half and the other: the output SQNR, or of the logits
+ * under a Softmax/LogSoftmax/Sigmoid head. The first within 0.05 dB of the
+ * best is chosen (they are listed cheapest first). `chosen` (may be NULL;
+ * its struct_size set by the caller) receives options->calibration with the
+ * chosen techniques (and its target set to options->target where they need
+ * one); the caller calibrates with it. The graph is not modified. The report
+ * (QAIRT_ANALYSIS_AUTO_QUANT) lists each configuration as an item: name its
+ * techniques, value its SQNR (NaN where the target has no kernels for it),
+ * value_high its seconds, kept_off 0 for the chosen one and 1 for the others;
+ * the summary's sqnr_base_db is the first (the options as given),
+ * sqnr_chosen_db the chosen one's, units the number of configurations. */
+QAIRT_API qairt_status_t* qairt_choose_calibration(const qairt_graph_t* float_graph, const char* input_list,
+                                                   const qairt_analysis_options* options,
+                                                   qairt_calibration_options* chosen,
+                                                   qairt_analysis_report_t** out_report);
+
 /* ---- reports ------------------------------------------------------------------ */
 
 typedef uint32_t qairt_analysis_kind_t;
@@ -143,7 +167,8 @@ enum qairt_analysis_kind {
   QAIRT_ANALYSIS_REWRITES = 1,
   QAIRT_ANALYSIS_SENSITIVITY = 2,
   QAIRT_ANALYSIS_MIXED = 3,
-  QAIRT_ANALYSIS_MIXED_GAINS = 4 /* since 1.11: a shard's (or merged) candidate gains */
+  QAIRT_ANALYSIS_MIXED_GAINS = 4, /* since 1.11: a shard's (or merged) candidate gains */
+  QAIRT_ANALYSIS_AUTO_QUANT = 5   /* since 1.18: qairt_choose_calibration's configurations */
 };
 
 typedef struct qairt_analysis_summary {

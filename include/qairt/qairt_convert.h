@@ -75,6 +75,11 @@ typedef struct qairt_convert_result_t qairt_convert_result_t;
  * quantized model scores no worse with it (qairt_rewrite_options.
  * quantized_judge); this flag skips that judgement and its cost. */
 #define QAIRT_CONVERT_KEEP_REWRITES 128u
+/* Since 1.18: choose the calibration techniques by measurement before
+ * calibrating (qairt_choose_calibration on input_list, scored as the target
+ * runs the model); the rest of the conversion (mixed precision included)
+ * uses the chosen ones, and the artifacts record them. Needs input_list. */
+#define QAIRT_CONVERT_AUTO_QUANT 256u
 
 typedef struct qairt_convert_options {
   uint32_t struct_size;          /* sizeof(qairt_convert_options) */

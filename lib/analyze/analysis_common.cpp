@@ -40,6 +40,8 @@ Result<Graph> WithProxies(const Graph& g, const std::vector<std::string>& proxie
   return out;
 }
 
+static Status PrepareUnits(const Graph& float_graph, Prepared* p, bool split_parts);
+
 Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const calib::SampleSource& scoring,
                const Options& o, Prepared* p, bool split_parts) {
   if (samples.count == 0 || scoring.count == 0) return InvalidArgument("the analysis needs at least one sample");
@@ -48,6 +50,11 @@ Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, con
   p->high = float_graph;
   calib::Report rep;
   if (Status s = calib::CalibrateBoth(&p->low, o.calibration, &p->high, high, samples, &rep); !s.ok()) return s;
+  QAIRT_RETURN_IF_ERROR(PrepareReference(float_graph, scoring, o, p));
+  return PrepareUnits(float_graph, p, split_parts);
+}
+
+Status PrepareReference(const Graph& float_graph, const calib::SampleSource& scoring, const Options& o, Prepared* p) {
   const std::vector<TensorId> ranking = RankingTensors(float_graph);
   for (size_t k = 0; k < ranking.size(); ++k) {
     const TensorId out = float_graph.outputs()[k], proxy = ranking[k];
@@ -63,6 +70,11 @@ Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, con
   auto ref = calib::RunSamples(with_proxies.value(), scoring, false, o.num_threads, p->workspace);
   if (!ref.ok()) return ref.status();
   p->reference = std::move(ref).value();
+  return Status::Ok();
+}
+
+// The units of Prepare: graph inputs, then ops in topological order.
+static Status PrepareUnits(const Graph& float_graph, Prepared* p, bool split_parts) {
 
   // Units: graph inputs, then ops in topological order. A tensor belongs to
   // the first unit that claims it (a weight shared by two ops).
@@ -154,17 +166,17 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   std::optional<Graph> realized;
   if (o.realize) {
     auto r = o.realize(g);
-    if (!r.ok()) return Scores{kInfeasible, kInfeasible};  // no kernels for it
+    if (!r.ok()) return Scores{kInfeasible, kInfeasible, kInfeasible};  // no kernels for it
     realized = std::move(r).value();
   }
   auto run_graph = WithProxies(realized ? *realized : g, p.proxies);
-  if (!run_graph.ok()) return Scores{kInfeasible, kInfeasible};
+  if (!run_graph.ok()) return Scores{kInfeasible, kInfeasible, kInfeasible};
   auto out = calib::RunSamples(run_graph.value(), samples, true, o.num_threads, p.workspace);
   if (!out.ok()) return out.status();
   const size_t n = samples.count, outputs = p.proxy_slot.size();
   for (size_t k = 0; k < p.reference.size(); ++k)
     if (k >= out.value().size() || out.value()[k].size() != p.reference[k].size())
-      return Scores{kInfeasible, kInfeasible};
+      return Scores{kInfeasible, kInfeasible, kInfeasible};
   // SQNR over samples `which` of the results `slots`: calib::Worst of those
   // samples' outputs concatenated, summed in the same order where they lie
   // (copies of a large output per candidate were a sixth of a search's time).
@@ -196,6 +208,9 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   sc.sqnr = worst_half && !h.fit.empty() && !h.held_out.empty() ? std::min(subset(h.fit, outs), subset(h.held_out, outs))
                                                                  : subset(all, outs);
   sc.typical = subset(all, p.proxy_slot);
+  sc.ranked = !h.fit.empty() && !h.held_out.empty()
+                  ? std::min(subset(h.fit, p.proxy_slot), subset(h.held_out, p.proxy_slot))
+                  : sc.typical;
   return sc;
 }
 

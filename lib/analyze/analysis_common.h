@@ -61,6 +61,10 @@ Result<Graph> WithProxies(const Graph& g, const std::vector<std::string>& proxie
 Status Prepare(const Graph& float_graph, const calib::SampleSource& samples, const calib::SampleSource& scoring,
                const Options& o, Prepared* p, bool split_parts = false);
 
+// Prepare's part that needs no calibration: the ranking tensors (proxies)
+// and the float reference on `scoring`.
+Status PrepareReference(const Graph& float_graph, const calib::SampleSource& scoring, const Options& o, Prepared* p);
+
 // `base` with the encodings of `tensors` taken from `from` (or cleared); a
 // static tensor also takes `from`'s values, and a weight its op's bias.
 Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::vector<TensorId>& tensors);
@@ -73,8 +77,12 @@ struct Scores {
   // aggregate picked a layer worth +20 dB on the calibration samples that
   // lost 3 dB on held-out ones).
   double typical = 0;
+  // The worse of the two halves' SQNR on the ranking tensors (the logits
+  // under a saturating head): where sqnr hinges on a few saturated samples,
+  // this falls smoothly with every real improvement.
+  double ranked = 0;
 };
-constexpr double kInfeasible = -1e9;
+constexpr double kInfeasible = -1e9;  // every field of an infeasible configuration's Scores
 
 // worst_half: the score is the worse of the two halves' SQNR (p.halves).
 Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,

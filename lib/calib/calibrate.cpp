@@ -137,6 +137,17 @@ ActStats Unseen() {
   return s;
 }
 
+// An 8-bit output of an op whose range the target fixes, spanning less
+// than a quarter of that range: 16 bits keep the levels the fixed range
+// would leave unused (Options::wide_fixed_ranges).
+bool WidenFixedRange(const Graph& g, const Tensor& t, const Options& o, float lo, float hi) {
+  if (o.act_bitwidth >= 16 || t.producer == kInvalidId) return false;
+  const std::string& type = g.op(t.producer).type;
+  for (const FixedOutputRange& f : o.wide_fixed_ranges)
+    if (f.op_type == type) return static_cast<double>(hi) - lo < (f.hi - f.lo) / 4;
+  return false;
+}
+
 DType ActDType(const Options& o) {
   const bool is_signed = o.act_schema == Symmetry::kSymmetric || o.act_schema == Symmetry::kStrictSymmetric;
   return *FixedPointDType(is_signed, o.act_bitwidth);
@@ -643,6 +654,11 @@ Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stat
   quant::EncodingRequest act_req;
   act_req.dtype = ActDType(o);
   act_req.symmetry = o.act_schema;
+  quant::EncodingRequest wide_req = act_req;
+  Options wide_o = o;
+  wide_o.act_bitwidth = 16;
+  wide_req.dtype = ActDType(wide_o);
+  size_t widened = 0;
   std::vector<std::string> masked;  // tensors holding mask sentinels
   for (size_t k = 0; k < acts.size(); ++k) {
     const Tensor& t = g.tensor(acts[k]);
@@ -659,8 +675,10 @@ Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stat
     auto [a, b] = SearchRange(o.act_method, o.act_method == Method::kMinMax ? kNoHistogram : stats[k].hist,
                               stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema, o.percentile);
     const float range[2] = {a, b};
-    auto enc = quant::ComputeEncoding(t.name, range, {2}, act_req);
+    const bool wide = WidenFixedRange(g, t, o, a, b);
+    auto enc = quant::ComputeEncoding(t.name, range, {2}, wide ? wide_req : act_req);
     if (!enc.ok()) return enc.status();
+    widened += wide;
     Encoding e = enc.value();
     e.overridden = false;
     QAIRT_RETURN_IF_ERROR(out.SetEncoding(acts[k], e));
@@ -668,6 +686,11 @@ Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stat
   }
   QAIRT_RETURN_IF_ERROR(EncodeParams(g, o, &out, report, &masked));
   WarnMasked(masked, report);
+  if (!o.wide_fixed_ranges.empty())
+    report->notes.push_back(fmt::format(
+        "wide fixed ranges: {} output{} of ops the target fixes to a range given 16 bits (their values span less "
+        "than a quarter of it)",
+        widened, widened == 1 ? "" : "s"));
   report->samples = st.samples;
   *graph = std::move(out);
   return Status::Ok();

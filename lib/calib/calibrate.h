@@ -32,6 +32,13 @@ bool ParseMethod(std::string_view s, Method* out);
 // spellings of --act_quantizer/--param_quantizer, which set the method too).
 bool ParseSchema(std::string_view s, Symmetry* out);
 
+// An op whose output the target fixes to [lo, hi] at the activation bit
+// width (HTP's Softmax and Sigmoid [0, 1]) and that has a 16-bit kernel.
+struct FixedOutputRange {
+  std::string op_type;
+  double lo = 0, hi = 0;
+};
+
 struct Options {
   Method act_method = Method::kMinMax;
   Method param_method = Method::kMinMax;
@@ -61,6 +68,12 @@ struct Options {
   // With 16-bit activations, normalization scales 16-bit (the target has
   // a16w16 normalization kernels; QAIRT_CALIBRATION_WIDE_NORM_SCALES).
   bool wide_norm_scales = false;
+  // With 8-bit activations: the outputs of these ops whose calibrated range
+  // spans less than a quarter of the target's fixed range (two of their
+  // bits unused once the target imposes it) get 16 bits
+  // (QAIRT_CALIBRATION_WIDE_FIXED_RANGES). Near-uniform attention over 32
+  // keys reaches 0.03: 8 levels of an 8-bit [0, 1] grid.
+  std::vector<FixedOutputRange> wide_fixed_ranges;
 };
 
 // Samples: count and a loader (one buffer per graph input, graph-input order).

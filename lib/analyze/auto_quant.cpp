@@ -1,0 +1,189 @@
+#include "analyze/auto_quant.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "analyze/analysis_common.h"
+#include "support/json_writer.h"
+
+namespace qairt::analyze {
+
+using namespace detail;  // NOLINT(build/namespaces): the analysis's shared pieces
+
+namespace {
+
+// The techniques a candidate adds to the user's calibration.
+struct Techniques {
+  bool bias_correction = false, seqmse = false, adaptive_rounding = false, act_mse = false, wide_fixed = false;
+};
+
+Techniques Union(Techniques a, const Techniques& b) {
+  a.bias_correction |= b.bias_correction;
+  a.seqmse |= b.seqmse;
+  a.adaptive_rounding |= b.adaptive_rounding;
+  a.act_mse |= b.act_mse;
+  a.wide_fixed |= b.wide_fixed;
+  return a;
+}
+
+std::string LabelOf(const Techniques& t) {
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (on) s += (s.empty() ? "" : " + ") + std::string(name);
+  };
+  add(t.seqmse, "seqmse");
+  add(t.adaptive_rounding, "adaptive rounding");
+  add(t.bias_correction, "bias correction");
+  add(t.act_mse, "mse activation ranges");
+  add(t.wide_fixed, "16-bit fixed ranges");
+  return s.empty() ? "none (the options as given)" : s;
+}
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+bool HasOpOfType(const Graph& g, const std::vector<calib::FixedOutputRange>& ranges) {
+  for (OpId id = 0; id < g.op_count(); ++id)
+    for (const calib::FixedOutputRange& f : ranges)
+      if (g.op(id).type == f.op_type) return true;
+  return false;
+}
+
+}  // namespace
+
+Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples, const AutoQuantOptions& options,
+                         calib::Options* chosen, AutoQuantReport* report) {
+  if (!chosen || !report) return InvalidArgument("auto quant: chosen and report must not be NULL");
+  *report = AutoQuantReport{};
+  if (samples.count == 0) return InvalidArgument("auto quant needs at least one sample");
+  const auto t0 = Clock::now();
+  const Options& o = options.analysis;
+  const calib::Options& user = o.calibration;
+
+  // What the user turned on stays on; a method the user chose other than the
+  // default (sqnr or percentile ranges, mse weights) is not replaced.
+  Techniques given;
+  given.bias_correction = user.bias_correction;
+  given.seqmse = user.param_method == calib::Method::kSeqMse;
+  given.adaptive_rounding = user.adaptive_rounding;
+  given.act_mse = user.act_method == calib::Method::kMse;
+  given.wide_fixed = !user.wide_fixed_ranges.empty();
+  const bool weights_free = user.param_method == calib::Method::kMinMax || given.seqmse;
+  const bool acts_free = user.act_method == calib::Method::kMinMax || given.act_mse;
+
+  auto options_of = [&](const Techniques& t) {
+    calib::Options c = user;
+    c.bias_correction = t.bias_correction;
+    if (t.seqmse) c.param_method = calib::Method::kSeqMse;
+    c.adaptive_rounding = t.adaptive_rounding;
+    if (t.act_mse) c.act_method = calib::Method::kMse;
+    if (t.wide_fixed && c.wide_fixed_ranges.empty()) c.wide_fixed_ranges = options.fixed_ranges;
+    if (!c.realize) c.realize = o.realize;  // bias correction measures what the target runs
+    c.num_threads = o.num_threads;
+    return c;
+  };
+
+  // Cross-validated like mixed precision: calibrated on one half, scored on
+  // the worse of both (calib::SplitInHalves).
+  const bool split = samples.count >= 4;
+  Prepared p;
+  p.halves = calib::SplitInHalves(samples.count);
+  const calib::SampleSource fit = split ? calib::Subset(samples, p.halves.fit) : samples;
+  if (!split) p.halves = calib::Halves{};
+  report->samples = samples.count;
+  report->held_out = split ? p.halves.held_out.size() : 0;
+  if (options.progress) options.progress(0, 1, "auto quant: float reference");
+  QAIRT_RETURN_IF_ERROR(PrepareReference(graph, samples, o, &p));
+
+  std::vector<Techniques> candidates;
+  {
+    Techniques bc, w, wbc, act, all;
+    bc.bias_correction = true;
+    w.seqmse = w.adaptive_rounding = weights_free;
+    wbc = w;
+    wbc.bias_correction = true;
+    act.act_mse = acts_free;
+    all = Union(wbc, act);
+    for (const Techniques& t : {Techniques{}, bc, w, wbc, act, all}) candidates.push_back(Union(t, given));
+  }
+  const bool wide_applies = user.act_bitwidth < 16 && !options.fixed_ranges.empty() &&
+                            HasOpOfType(graph, options.fixed_ranges) && !given.wide_fixed;
+  const size_t total = candidates.size() + (wide_applies ? 1 : 0);
+
+  auto run = [&](const Techniques& t) -> Status {
+    const std::string label = LabelOf(t);
+    for (const AutoQuantTrial& done : report->trials)
+      if (done.label == label) return Status::Ok();  // the user's options already hold it
+    if (options.progress) options.progress(report->trials.size(), total, "auto quant");
+    const auto c0 = Clock::now();
+    AutoQuantTrial trial;
+    trial.label = label;
+    trial.options = options_of(t);
+    Graph g = graph;
+    calib::Report rep;
+    QAIRT_RETURN_IF_ERROR(calib::Calibrate(&g, fit, trial.options, &rep));
+    auto sc = Score(g, samples, p, o, /*worst_half=*/true);
+    if (!sc.ok()) return sc.status();
+    trial.sqnr_db = sc.value().ranked;
+    trial.seconds = Since(c0);
+    report->trials.push_back(std::move(trial));
+    return Status::Ok();
+  };
+  // The first within 0.05 dB of the best: candidates are listed cheapest
+  // first, and a difference that small is noise on a dozen samples.
+  auto choose = [&] {
+    double best = kInfeasible;
+    for (const AutoQuantTrial& t : report->trials) best = std::max(best, t.sqnr_db);
+    for (size_t i = 0; i < report->trials.size(); ++i)
+      if (report->trials[i].sqnr_db >= best - 0.05) return i;
+    return size_t{0};
+  };
+  std::vector<Techniques> tried;
+  for (const Techniques& t : candidates) {
+    QAIRT_RETURN_IF_ERROR(run(t));
+    if (tried.size() < report->trials.size()) tried.push_back(t);
+  }
+  report->chosen = choose();
+  // The fixed ranges change which tensors are 16-bit, independent of how
+  // encodings are fitted: tried once, on top of the best so far.
+  if (wide_applies) {
+    Techniques w = tried[report->chosen];
+    w.wide_fixed = true;
+    QAIRT_RETURN_IF_ERROR(run(w));
+    report->chosen = choose();
+  }
+  *chosen = report->trials[report->chosen].options;
+  chosen->num_threads = user.num_threads;
+  report->seconds = Since(t0);
+  return Status::Ok();
+}
+
+std::string AutoQuantText(const AutoQuantReport& r) {
+  std::string s = fmt::format(
+      "auto quant: {} configurations, each calibrated on {} of {} samples and scored as the target runs it (output "
+      "SQNR, the worse of the calibrated and the {} held-out samples):\n",
+      r.trials.size(), r.samples - r.held_out, r.samples, r.held_out);
+  size_t width = 0;
+  for (const AutoQuantTrial& t : r.trials) width = std::max(width, t.label.size());
+  for (size_t i = 0; i < r.trials.size(); ++i) {
+    const AutoQuantTrial& t = r.trials[i];
+    const std::string db = t.sqnr_db <= kInfeasible ? "no kernels" : fmt::format("{:.2f} dB", t.sqnr_db);
+    s += fmt::format("  {:<{}}  {:>10}  {:6.2f} s{}\n", t.label, width, db, t.seconds, i == r.chosen ? "  <- chosen" : "");
+  }
+  s += fmt::format("  cost: {:.2f} s\n", r.seconds);
+  return s;
+}
+
+std::string AutoQuantJson(const AutoQuantReport& r) {
+  std::string s = fmt::format("{{\"samples\":{},\"held_out\":{},\"chosen\":{},\"seconds\":{},\"trials\":[", r.samples,
+                              r.held_out, r.chosen, Db(r.seconds));
+  for (size_t i = 0; i < r.trials.size(); ++i)
+    s += fmt::format("{}{{\"label\":{},\"sqnr_db\":{},\"seconds\":{}}}", i ? "," : "", JsonQuoted(r.trials[i].label),
+                     Db(r.trials[i].sqnr_db <= kInfeasible ? NAN : r.trials[i].sqnr_db), Db(r.trials[i].seconds));
+  return s + "]}";
+}
+
+}  // namespace qairt::analyze
