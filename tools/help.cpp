@@ -130,9 +130,9 @@ const Option kBiasCorrection{"--bias_correction", "",
                              "the samples once float and once per level of such ops)",
                              "off"};
 const Option kWideFixedRanges{"--wide_fixed_ranges", "",
-                              "with 8-bit activations, 16 bits for the output of an op whose range the target fixes "
-                              "(HTP Softmax, Sigmoid: [0, 1]) where its values span less than a quarter of that range "
-                              "(needs --input_list)",
+                              "with 8-bit activations, 16 bits for the outputs of ops whose range the target fixes "
+                              "(HTP Softmax, Sigmoid: [0, 1], where 8 bits keep few levels for small probabilities; "
+                              "needs --input_list)",
                               "off: 8 bits, as the vendor's converter"};
 const Option kAutoQuant{"--auto_quant", "",
                         "choose the calibration techniques by measurement: bias correction, seqmse with adaptive "

@@ -79,10 +79,10 @@ enum qairt_calibration_method {
 #define QAIRT_CALIBRATION_BIAS_CORRECTION 32u
 /* since 1.18: with 8-bit activations, the output of an op whose 8-bit range
  * the target fixes (HTP's Softmax and Sigmoid: [0, 1]) and that has a 16-bit
- * kernel gets 16 bits where its calibrated range spans less than a quarter
- * of the fixed one (two or more of its 8 bits would go unused: near-uniform
- * attention over 32 keys reaches 0.03, 8 levels of an 8-bit [0, 1] grid).
- * Needs options.target (whose kernels say which ops). */
+ * kernel gets 16 bits. An 8-bit [0, 1] grid has steps of 0.004: attention
+ * probabilities near 0.03-0.06 keep a few levels (about 21 dB on a causal
+ * decoder's, whose first row reaches 1). Needs options.target (whose kernels
+ * say which ops). */
 #define QAIRT_CALIBRATION_WIDE_FIXED_RANGES 64u
 
 /* Progress of a long call: `phase` ("ranges", then "histograms" for the

@@ -137,14 +137,13 @@ ActStats Unseen() {
   return s;
 }
 
-// An 8-bit output of an op whose range the target fixes, spanning less
-// than a quarter of that range: 16 bits keep the levels the fixed range
-// would leave unused (Options::wide_fixed_ranges).
-bool WidenFixedRange(const Graph& g, const Tensor& t, const Options& o, float lo, float hi) {
+// An 8-bit output of an op whose range the target fixes
+// (Options::wide_fixed_ranges): 16 bits.
+bool WidenFixedRange(const Graph& g, const Tensor& t, const Options& o) {
   if (o.act_bitwidth >= 16 || t.producer == kInvalidId) return false;
   const std::string& type = g.op(t.producer).type;
   for (const FixedOutputRange& f : o.wide_fixed_ranges)
-    if (f.op_type == type) return static_cast<double>(hi) - lo < (f.hi - f.lo) / 4;
+    if (f.op_type == type) return true;
   return false;
 }
 
@@ -614,6 +613,28 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
 }
 
 // The warning for activations and constants that hold mask sentinels.
+// A lookup (Gather) in a static table outputs values of the table: where
+// calibration encoded both here, the output takes the table's encoding. The
+// two are one chain of a data-movement op to the target, so an output
+// encoding of its own became a Convert after it: a second rounding of every
+// value looked up (the token embeddings of a decoder at W8A8: 0.3 dB of its
+// output). The table's range holds every row, seen in calibration or not.
+Status LookupsTakeTableEncodings(const Graph& g, Graph* out) {
+  for (OpId id = 0; id < g.op_count(); ++id) {
+    const Op& op = g.op(id);
+    if (op.type != "Gather" && op.type != "GatherElements" && op.type != "GatherNd") continue;
+    if (op.inputs.empty() || op.outputs.size() != 1 || op.inputs[0] == kInvalidId) continue;
+    const TensorId table = op.inputs[0], result = op.outputs[0];
+    if (g.tensor(table).kind != TensorKind::kStatic || g.tensor(table).encoding || g.tensor(result).encoding) continue;
+    const auto& te = out->tensor(table).encoding;
+    const auto& re = out->tensor(result).encoding;
+    if (!te || !re || te->kind != EncodingKind::kPerTensor || te->effective_bitwidth() != re->effective_bitwidth())
+      continue;
+    QAIRT_RETURN_IF_ERROR(out->SetEncoding(result, *te));
+  }
+  return Status::Ok();
+}
+
 void WarnMasked(const std::vector<std::string>& masked, Report* report) {
   if (!masked.empty())
     report->warnings.push_back(fmt::format(
@@ -675,7 +696,7 @@ Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stat
     auto [a, b] = SearchRange(o.act_method, o.act_method == Method::kMinMax ? kNoHistogram : stats[k].hist,
                               stats[k].min, stats[k].max, o.act_bitwidth, o.act_schema, o.percentile);
     const float range[2] = {a, b};
-    const bool wide = WidenFixedRange(g, t, o, a, b);
+    const bool wide = WidenFixedRange(g, t, o);
     auto enc = quant::ComputeEncoding(t.name, range, {2}, wide ? wide_req : act_req);
     if (!enc.ok()) return enc.status();
     widened += wide;
@@ -685,11 +706,11 @@ Status CalibrateFromStatsOf(Graph* graph, uint64_t model_fingerprint, const Stat
     report->activations.push_back(t.name);
   }
   QAIRT_RETURN_IF_ERROR(EncodeParams(g, o, &out, report, &masked));
+  QAIRT_RETURN_IF_ERROR(LookupsTakeTableEncodings(g, &out));
   WarnMasked(masked, report);
   if (!o.wide_fixed_ranges.empty())
     report->notes.push_back(fmt::format(
-        "wide fixed ranges: {} output{} of ops the target fixes to a range given 16 bits (their values span less "
-        "than a quarter of it)",
+        "wide fixed ranges: {} output{} of ops the target fixes to a range given 16 bits",
         widened, widened == 1 ? "" : "s"));
   report->samples = st.samples;
   *graph = std::move(out);

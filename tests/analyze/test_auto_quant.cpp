@@ -105,7 +105,7 @@ uint32_t BitsOf(const Graph& g, const char* tensor) {
 
 }  // namespace
 
-TEST_CASE("wide fixed ranges: 16 bits only for a fixed-range op's output whose values span little of the range",
+TEST_CASE("wide fixed ranges: 16 bits for the outputs of fixed-range ops only, with 8-bit activations",
           "[calib][auto_quant]") {
   const calib::FixedOutputRange softmax{"Softmax", 0.0, 1.0};
   auto calibrate = [&](const Graph& model, bool wide, uint32_t act_bits) {
@@ -121,15 +121,41 @@ TEST_CASE("wide fixed ranges: 16 bits only for a fixed-range op's output whose v
     return g;
   };
   const Graph uniform = Attention(0.05f), peaked = Attention(20.f);
-  // Near-uniform attention: its 8-bit [0, 1] grid would keep a few levels.
   const Graph widened = calibrate(uniform, true, 8);
   CHECK(BitsOf(widened, "p") == 16);
   CHECK(BitsOf(widened, "s") == 8);  // only the fixed-range output
   CHECK(BitsOf(calibrate(uniform, false, 8), "p") == 8);
-  // Peaked probabilities use the range: 8 bits stay.
-  CHECK(BitsOf(calibrate(peaked, true, 8), "p") == 8);
+  // Peaked probabilities too (most of them are still small).
+  CHECK(BitsOf(calibrate(peaked, true, 8), "p") == 16);
   // 16-bit activations: nothing to widen.
   CHECK(BitsOf(calibrate(uniform, true, 16), "p") == 16);
+}
+
+TEST_CASE("wide fixed ranges as the target runs them: the 16-bit Softmax kept, its output far more accurate",
+          "[calib][auto_quant]") {
+  const Graph g = Attention(0.05f);
+  const calib::SampleSource samples = calib::SyntheticSamples(g, 8, 2).value();
+  const auto realize = capi::RealizeFor(testing::Builtin("htp_v73"));
+  auto run = [&](bool wide) {
+    Graph q = g;
+    calib::Options o;
+    if (wide) o.wide_fixed_ranges = {{"Softmax", 0.0, 1.0}};
+    calib::Report rep;
+    REQUIRE(calib::Calibrate(&q, samples, o, &rep).ok());
+    auto r = realize(q);
+    REQUIRE(r.ok());
+    return std::move(r).value();
+  };
+  const Graph narrow = run(false), wide = run(true);
+  auto softmax_bits = [](const Graph& q) {
+    for (OpId id = 0; id < q.op_count(); ++id)
+      if (q.op(id).type == "Softmax") return DTypeBits(q.tensor(q.op(id).outputs[0]).dtype);
+    return 0u;
+  };
+  CHECK(softmax_bits(wide) == 16);
+  CHECK(softmax_bits(narrow) == 8);
+  // Probabilities near 1/32 on the target's 8-bit [0, 1] grid keep about 8 levels.
+  CHECK(Sqnr(g, wide, samples) > Sqnr(g, narrow, samples) + 20);
 }
 
 TEST_CASE("wide fixed ranges through the C API: the target's fixed-range ops, a target required",
