@@ -86,17 +86,30 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
     return c;
   };
 
-  // Cross-validated like mixed precision: calibrated on one half, scored on
-  // the worse of both (calib::SplitInHalves).
-  const bool split = samples.count >= 4;
-  Prepared p;
-  p.halves = calib::SplitInHalves(samples.count);
-  const calib::SampleSource fit = split ? calib::Subset(samples, p.halves.fit) : samples;
-  if (!split) p.halves = calib::Halves{};
+  // Two-fold cross-validation: calibrated on one half (calib::SplitInHalves)
+  // and scored on the other, then the other way round. Every sample is held
+  // out once, and a technique that fits its calibration samples (bias
+  // correction, adaptive rounding) is judged only where it was not fitted.
+  struct Fold {
+    calib::SampleSource fit, held_out;
+    Prepared p;  // the float reference on held_out
+  };
+  std::vector<Fold> folds;
+  if (samples.count >= 4) {
+    const calib::Halves h = calib::SplitInHalves(samples.count);
+    const calib::SampleSource a = calib::Subset(samples, h.fit), b = calib::Subset(samples, h.held_out);
+    folds.resize(2);
+    folds[0].fit = folds[1].held_out = a;
+    folds[0].held_out = folds[1].fit = b;
+    report->held_out = samples.count;
+  } else {
+    folds.resize(1);  // too few to split: scored where calibrated
+    folds[0].fit = folds[0].held_out = samples;
+  }
   report->samples = samples.count;
-  report->held_out = split ? p.halves.held_out.size() : 0;
+  report->folds = folds.size();
   if (options.progress) options.progress(0, 1, "auto quant: float reference");
-  QAIRT_RETURN_IF_ERROR(PrepareReference(graph, samples, o, &p));
+  for (Fold& f : folds) QAIRT_RETURN_IF_ERROR(PrepareReference(graph, f.held_out, o, &f.p));
 
   std::vector<Techniques> candidates;
   {
@@ -122,12 +135,20 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
     AutoQuantTrial trial;
     trial.label = label;
     trial.options = options_of(t);
-    Graph g = graph;
-    calib::Report rep;
-    QAIRT_RETURN_IF_ERROR(calib::Calibrate(&g, fit, trial.options, &rep));
-    auto sc = Score(g, samples, p, o, /*worst_half=*/true);
-    if (!sc.ok()) return sc.status();
-    trial.sqnr_db = sc.value().ranked;
+    double sum = 0;
+    for (const Fold& f : folds) {
+      Graph g = graph;
+      calib::Report rep;
+      QAIRT_RETURN_IF_ERROR(calib::Calibrate(&g, f.fit, trial.options, &rep));
+      auto sc = Score(g, f.held_out, f.p, o);
+      if (!sc.ok()) return sc.status();
+      if (sc.value().typical <= kInfeasible) {
+        sum = kInfeasible;
+        break;
+      }
+      sum += sc.value().typical / static_cast<double>(folds.size());
+    }
+    trial.sqnr_db = sum;
     trial.seconds = Since(c0);
     report->trials.push_back(std::move(trial));
     return Status::Ok();
@@ -163,9 +184,12 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
 
 std::string AutoQuantText(const AutoQuantReport& r) {
   std::string s = fmt::format(
-      "auto quant: {} configurations, each calibrated on {} of {} samples and scored as the target runs it (output "
-      "SQNR, the worse of the calibrated and the {} held-out samples):\n",
-      r.trials.size(), r.samples - r.held_out, r.samples, r.held_out);
+      "auto quant: {} configurations, each scored as the target runs it on samples it was not calibrated on ({}; "
+      "output SQNR, of the logits under a softmax head):\n",
+      r.trials.size(),
+      r.folds > 1 ? fmt::format("calibrated on one half of the {} samples and scored on the other, both ways: the "
+                                "mean", r.samples)
+                  : fmt::format("too few to split: calibrated and scored on the same {}", r.samples));
   size_t width = 0;
   for (const AutoQuantTrial& t : r.trials) width = std::max(width, t.label.size());
   for (size_t i = 0; i < r.trials.size(); ++i) {
@@ -178,8 +202,8 @@ std::string AutoQuantText(const AutoQuantReport& r) {
 }
 
 std::string AutoQuantJson(const AutoQuantReport& r) {
-  std::string s = fmt::format("{{\"samples\":{},\"held_out\":{},\"chosen\":{},\"seconds\":{},\"trials\":[", r.samples,
-                              r.held_out, r.chosen, Db(r.seconds));
+  std::string s = fmt::format("{{\"samples\":{},\"folds\":{},\"chosen\":{},\"seconds\":{},\"trials\":[",
+                              r.samples, r.folds, r.chosen, Db(r.seconds));
   for (size_t i = 0; i < r.trials.size(); ++i)
     s += fmt::format("{}{{\"label\":{},\"sqnr_db\":{},\"seconds\":{}}}", i ? "," : "", JsonQuoted(r.trials[i].label),
                      Db(r.trials[i].sqnr_db <= kInfeasible ? NAN : r.trials[i].sqnr_db), Db(r.trials[i].seconds));

@@ -4,8 +4,8 @@
 // outputs pay differs per model and precision, and sometimes a technique
 // costs accuracy (on the PaddleOCR classifier at W8A16 bias correction on
 // top of adaptive rounding loses 7 dB). Each candidate is calibrated on one
-// half of the samples and scored, as the target will run it, on the worse
-// of that half and the held-out one; the best is chosen. The graph itself is
+// half of the samples and scored, as the target will run it, on the other,
+// and the other way round; the best mean is chosen. The graph itself is
 // not calibrated here: the caller calibrates it with the chosen options on
 // every sample.
 #pragma once
@@ -33,12 +33,16 @@ struct AutoQuantOptions {
 struct AutoQuantTrial {
   std::string label;  // "min-max", "bias correction", "seqmse + adaptive rounding", ...
   calib::Options options;
-  double sqnr_db = 0;  // worse half, ranking tensors; analyze::detail::kInfeasible when the target refused it
+  // Held-out output SQNR (of the logits under a softmax head), the mean over
+  // the folds; analyze::detail::kInfeasible when the target refused it.
+  double sqnr_db = 0;
   double seconds = 0;  // calibrating and scoring it
 };
 
 struct AutoQuantReport {
-  size_t samples = 0, held_out = 0;
+  size_t samples = 0;
+  size_t held_out = 0;  // samples scored where not calibrated (all of them with two folds)
+  size_t folds = 0;     // 2: calibrated on each half, scored on the other; 1: too few samples to split
   std::vector<AutoQuantTrial> trials;  // in the order tried; trials[0] is the user's options as given
   size_t chosen = 0;
   double seconds = 0;

@@ -31,6 +31,7 @@ METHODS = {"min-max": 0, "sqnr": 1, "mse": 2, "percentile": 3, "seqmse": 4}
 SCHEMAS = {"asymmetric": 0, "symmetric": 1, "unsignedsymmetric": 3}
 PER_CHANNEL, PER_ROW, LPBQ, ADAPTIVE_ROUNDING = 1, 2, 4, 8
 BIAS_CORRECTION = 32
+WIDE_FIXED_RANGES = 64  # QAIRT_CALIBRATION_WIDE_FIXED_RANGES (1.18; needs a target)
 COMPARE_PER_LAYER = 1
 
 

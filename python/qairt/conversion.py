@@ -52,6 +52,7 @@ NO_BIAS_AWARE_WEIGHT_SCALES = 16  # QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES (1
 QDQ_EXTERNAL_DATA = 32  # QAIRT_CONVERT_QDQ_EXTERNAL_DATA (1.10)
 PARAMS_FROM_VALUES = 64  # QAIRT_CONVERT_PARAMS_FROM_VALUES (1.11)
 KEEP_REWRITES = 128  # QAIRT_CONVERT_KEEP_REWRITES (1.14)
+AUTO_QUANT = 256  # QAIRT_CONVERT_AUTO_QUANT (1.18)
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
 MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
@@ -266,7 +267,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             report: Optional[PathLike] = None, calibration_stats: Optional[PathLike] = None,
             stats_output: Optional[PathLike] = None, stats_ranges: Optional[PathLike] = None,
             adaptive_rounding: bool = False, bias_correction: bool = False,
-            shard: Optional[Tuple[int, int]] = None, float_fallback: bool = False) -> ConvertResult:
+            shard: Optional[Tuple[int, int]] = None, float_fallback: bool = False,
+            auto_quant: bool = False, wide_fixed_ranges: bool = False) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
@@ -307,6 +309,11 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     weights without an encoding are encoded from their values with the
     weight settings (per_channel, per_row, ...); activations without one
     stay float.
+    auto_quant (--auto_quant; ABI 1.18): the calibration techniques chosen
+    by measurement on input_list before calibrating (the summary lists each
+    configuration tried and its score); wide_fixed_ranges
+    (--wide_fixed_ranges; ABI 1.18): with 8-bit activations, 16-bit outputs
+    for the ops whose range the target fixes (HTP Softmax, Sigmoid).
 
     Raises InvalidArgumentError for bad options (nothing written); errors of
     the conversion itself are in the result (``ok`` is False, no outputs).
@@ -346,7 +353,12 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
         (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0) | \
         (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES) | \
         (QDQ_EXTERNAL_DATA if qdq_external_data else 0) | (PARAMS_FROM_VALUES if float_fallback else 0) | \
-        (KEEP_REWRITES if keep_rewrites else 0)
+        (KEEP_REWRITES if keep_rewrites else 0) | (AUTO_QUANT if auto_quant else 0)
+    if (auto_quant or wide_fixed_ranges) and (_ffi.qairt_abi_version() & 0xFFFF) < 18:
+        raise errors.UnsupportedError("convert(auto_quant=..., wide_fixed_ranges=...) needs libqairt ABI 1.18; %s is "
+                                      "older" % _ffi.library_path, code=errors.UNSUPPORTED)
+    if wide_fixed_ranges:
+        cal.flags |= calib.WIDE_FIXED_RANGES
     if float_fallback and input_list is not None:
         raise errors.InvalidArgumentError("float_fallback cannot be used with input_list (calibration encodes every "
                                           "tensor)", code=errors.INVALID_ARGUMENT)

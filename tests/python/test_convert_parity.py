@@ -138,6 +138,32 @@ class ConvertParityTest(unittest.TestCase):
             self.assertGreater(os.path.getsize(pa), 0, pa)
             self.assertTrue(read(pa) == read(pb), "%s differs between %s and %s" % (name, a, b))
 
+    def test_auto_quant_cli_and_python_agree(self):
+        """--auto_quant / auto_quant=True: the configurations tried are in the summary, the chosen techniques
+        calibrate the model, both front ends write the same files and record the option."""
+        cli_out, py_out = self.folder("auto_cli"), self.folder("auto_py")
+        cli = self.run_cli(cli_out, "--auto_quant", "--wide_fixed_ranges")
+        self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
+        r = self.run_python(self.model, py_out, auto_quant=True, wide_fixed_ranges=True)
+        self.assertTrue(r.ok, r.errors)
+        self.assertIn("auto quant: ", r.summary)
+        self.assertEqual(r.summary.count("<- chosen"), 1, r.summary)
+        summary = cli.stdout[:cli.stdout.rindex("time:")]
+        self.assertEqual(without_times(r.summary), without_times(summary))
+        self.assert_same_outputs(cli_out, py_out)
+        from qairt.container import Container
+        opts = Container.load(os.path.join(py_out, "m.qairt")).options_dict
+        self.assertEqual(opts["auto_quant"], "true")
+        self.assertEqual(opts["wide_fixed_ranges"], "true")
+        # Without samples there is nothing to measure on: refused before any work.
+        bad = subprocess.run([CLI, "convert", "-i", self.model, "--target", "htp_v73", "--auto_quant", "-o",
+                              os.path.join(self.tmp, "none.qairt")], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn("--auto_quant needs --input_list", bad.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "none.qairt")))
+        with self.assertRaises(qairt.InvalidArgumentError):
+            qairt.convert(self.model, "htp_v73", os.path.join(self.tmp, "none.qairt"), auto_quant=True)
+
     def test_options_init(self):
         o = conversion.ConvertOptions()
         conversion._functions()["qairt_convert_options_init"](ctypes.byref(o))
