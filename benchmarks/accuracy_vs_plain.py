@@ -92,6 +92,8 @@ VARIANTS = {
     # the layers promoted and the search's time against one calibration pass, from convert's summary.
     "mixed25": ("qairt, per-row + --mixed_precision budget=25",
                 ["--use_per_row_quantization", "--mixed_precision", "budget=25"]),
+    "mixed25-auto": ("qairt, per-row + --mixed_precision budget=25 --auto_quant",
+                     ["--use_per_row_quantization", "--mixed_precision", "budget=25", "--auto_quant"]),
     "mixed25-bc-ar": ("qairt, per-row + --mixed_precision budget=25 --bias_correction --adaptive_rounding",
                       ["--use_per_row_quantization", "--mixed_precision", "budget=25", "--bias_correction",
                        "--adaptive_rounding"]),

@@ -12,6 +12,8 @@
     open("sensitivity.svg", "w").write(s.svg)
     m = analyze.mixed_precision(g, "calib/list.txt", budget_db=30, target="htp_v73")
     m.promoted          # the units given the high precision; g is calibrated in place
+    a = analyze.choose_calibration(g, "calib/list.txt", act_bitwidth=8, target="htp_v73")
+    a.trials, a.chosen  # each configuration's held-out SQNR; the chosen techniques (keywords of qairt.convert)
 """
 import ctypes
 from ctypes import POINTER, c_char_p, c_double, c_size_t, c_uint32, c_uint64, c_void_p
@@ -91,10 +93,23 @@ _DECLS_1_11 = [
     ("qairt_analysis_report_read_json", _ffi.StatusP, [c_char_p, c_size_t, _P(ReportP)]),
     ("qairt_analysis_report_merge", _ffi.StatusP, [_P(ReportP), c_size_t, _P(ReportP)]),
 ]
+# Since ABI 1.18 (calibration techniques by measurement), resolved on first use.
+_DECLS_1_18 = [
+    ("qairt_choose_calibration", _ffi.StatusP,
+     [_ffi.GraphP, c_char_p, _P(AnalysisOptions), _P(calib.CalibrationOptions), _P(ReportP)]),
+]
 # Functions of qairt_analyze.h declared here (tests compare them with the
 # header and capi/analyze.exports).
-DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_11)
+DECLARED = tuple(d[0] for d in _DECLS + _DECLS_1_11 + _DECLS_1_18)
 _fn_1_11 = {}
+_fn_1_18 = {}
+
+
+def _functions_1_18():
+    if not _fn_1_18:
+        _fn_1_18.update(_ffi._declare_header(_DECLS_1_18, "calibration techniques by measurement", "qairt_analyze.h",
+                                             18))
+    return _fn_1_18
 
 
 def _functions_1_11():
@@ -155,6 +170,10 @@ class Report:
     text: str = ""
     json: str = ""
     svg: str = ""
+    # choose_calibration: (techniques, held-out SQNR dB (NaN: no kernels), seconds) of each configuration tried,
+    # and the chosen techniques as keywords of qairt.convert / calib.calibrate.
+    trials: List[Tuple[str, float, float]] = field(default_factory=list)
+    chosen: dict = field(default_factory=dict)
 
 
 def _render(r, fmt):
@@ -182,6 +201,8 @@ def _collect(r, kind):
                 out.units.append(Unit(_dec(it.name), _dec(it.op_type), it.count, it.value, it.value_high))
             elif kind == "mixed_gains":
                 out.gains.append((_dec(it.name), it.value))
+            elif kind == "auto_quant":
+                out.trials.append((_dec(it.name), it.value, it.value_high))
             else:
                 out.promoted.append(_dec(it.name))
         out.warnings = [_dec(_fn["qairt_analysis_report_warning"](r, i))
@@ -335,3 +356,33 @@ def merge_sensitivity(parts: Sequence[str]) -> Report:
     (any order); refused when a shard is missing or twice or a part is of
     another model, samples or precision."""
     return _collect(_merged_handle(parts), "sensitivity")
+
+
+def choose_calibration(graph, input_list: str, act_bitwidth: int = 8, weights_bitwidth: int = 8,
+                       per_channel: bool = False, per_row: bool = False, block_size: int = 0, lpbq: bool = False,
+                       target=None, num_threads: int = 1) -> Report:
+    """Which calibration techniques to use, by measurement (``qairt convert --auto_quant``; ABI 1.18).
+
+    Bias correction, seqmse with adaptive rounding, both, mse activation ranges and all of them (then, with 8-bit
+    activations and a target that fixes some outputs' range, the best with those outputs at 16 bits), each
+    calibrated on one half of the samples and scored as `target` runs it on the other, both ways. ``trials``:
+    (techniques, held-out SQNR, seconds) of each; ``chosen``: the best as keywords of qairt.convert (act_method,
+    param_method, adaptive_rounding, bias_correction, wide_fixed_ranges). `graph` is not modified."""
+    fn = _functions_1_18()
+    keep = []
+    c = _calibration(act_bitwidth, weights_bitwidth, per_channel)
+    c.flags |= (calib.PER_ROW if per_row else 0) | (calib.LPBQ if lpbq else 0)
+    c.block_size = block_size
+    a = _analysis_options(c, 16, 16, target, MIXED_OFF, 0.0, num_threads, keep)
+    chosen = _ffi.new_struct(calib.CalibrationOptions)
+    calib._fn["qairt_calibration_options_init"](ctypes.byref(chosen))
+    r = ReportP()
+    fn["qairt_choose_calibration"](graph.handle, _ffi.encode(input_list), ctypes.byref(a), ctypes.byref(chosen),
+                                   ctypes.byref(r))
+    out = _collect(r, "auto_quant")
+    methods = {v: k for k, v in calib.METHODS.items()}
+    out.chosen = {"act_method": methods[chosen.act_method], "param_method": methods[chosen.param_method],
+                  "adaptive_rounding": bool(chosen.flags & calib.ADAPTIVE_ROUNDING),
+                  "bias_correction": bool(chosen.flags & calib.BIAS_CORRECTION),
+                  "wide_fixed_ranges": bool(chosen.flags & calib.WIDE_FIXED_RANGES)}
+    return out

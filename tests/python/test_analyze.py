@@ -10,7 +10,7 @@ import abi_check
 import numpy as np
 
 import qairt
-from qairt import analyze
+from qairt import analyze, calib
 
 
 def affine_fc():
@@ -68,6 +68,31 @@ class AnalyzeTest(unittest.TestCase):
         with self.assertRaises(qairt.QairtError) as e:
             analyze.rewrite(affine_fc(), disabled=["fuse-everything"])
         self.assertIn("fuse-everything", str(e.exception))
+
+    def test_choose_calibration(self):
+        """The configurations tried, each with a held-out score, one chosen, returned as convert's keywords."""
+        with tempfile.TemporaryDirectory() as d:
+            path = write_list(d, 8)
+            g = affine_fc()
+            before = g.clone()
+            a = analyze.choose_calibration(g, path, per_channel=True, target="htp_v73")
+            self.assertEqual(a.samples, 8)
+            self.assertGreaterEqual(len(a.trials), 6)
+            self.assertEqual(a.trials[0][0], "none (the options as given)")
+            self.assertEqual(len({t[0] for t in a.trials}), len(a.trials))
+            self.assertEqual(a.text.count("<- chosen"), 1)
+            chosen_label = a.text.split("<- chosen")[0].splitlines()[-1].strip()
+            self.assertTrue(any(chosen_label.startswith(t[0]) for t in a.trials), chosen_label)
+            self.assertEqual(set(a.chosen), {"act_method", "param_method", "adaptive_rounding", "bias_correction",
+                                             "wide_fixed_ranges"})
+            self.assertEqual(a.chosen["bias_correction"], "bias correction" in chosen_label)
+            self.assertEqual(a.chosen["param_method"] == "seqmse", "seqmse" in chosen_label)
+            self.assertAlmostEqual(a.sqnr_chosen_db, max(t[1] for t in a.trials), delta=0.05)
+            self.assertEqual(g, before)  # the graph is not calibrated
+            calibrated = g.clone()
+            calib.calibrate(calibrated, input_list=path)
+            self.assertNotEqual(calibrated, before)  # (which the comparison would see)
+            self.assertIn('"trials":[', a.json)
 
     def test_sensitivity_and_mixed_precision(self):
         with tempfile.TemporaryDirectory() as d:
