@@ -428,6 +428,13 @@ Status SelectKernels(Session& s) {
       s.AddReason(t, kReasonOpAdaptation);
       if (c.rescaled) {
         s.tensor_record(t).computed = true;
+        // A computed encoding (calibration's, not the user's) gives way to
+        // the kernel's: its consumers read the output on the kernel's grid.
+        // Converting it back to the calibrated grid of the same width would
+        // round every value a second time for nothing (each SiLU's Sigmoid
+        // in a decoder's MLP at W8A8).
+        auto& requested = s.tensor_record(t).requested_encoding;
+        if (requested && !requested->overridden) requested = c.enc;
         s.Trace("[WARN: COMP. ENC.] {} {} (rescaled to the kernel's output constraint)", g.tensor(t).name,
                 EncodingTraceText(c.enc));
         WarnUnusedLevels(s, op, g.tensor(t), c);

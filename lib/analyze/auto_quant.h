@@ -33,8 +33,8 @@ struct AutoQuantOptions {
 struct AutoQuantTrial {
   std::string label;  // "min-max", "bias correction", "seqmse + adaptive rounding", ...
   calib::Options options;
-  // Held-out output SQNR (of the logits under a softmax head), the mean over
-  // the folds; analyze::detail::kInfeasible when the target refused it.
+  // Held-out SQNR of the worst output, the mean over the folds;
+  // analyze::detail::kInfeasible when the target refused it.
   double sqnr_db = 0;
   double seconds = 0;  // calibrating and scoring it
 };
