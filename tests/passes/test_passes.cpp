@@ -468,3 +468,27 @@ TEST_CASE("a kernel's fixed output range that leaves most of an 8-bit grid unuse
   CHECK(Contains(text, "about 5.1 of its 8 bits are unused"));
   CHECK_FALSE(HasWarning(run(0.9f), "fixed-range-unused-levels"));
 }
+
+TEST_CASE("a fixed-range output with a computed encoding is read on the kernel's grid; an overridden one is converted",
+          "[passes]") {
+  // x -> Sigmoid -> s -> Mul(x, s) -> y (SiLU) at 8 bits: HTP fixes Sigmoid's output to [0, 1].
+  auto run = [](bool overridden) {
+    Graph g;
+    const TensorId x = g.AddInput("x", DType::kFloat32, Shape{1, 32}).value();
+    const TensorId s = g.op(g.AddOp("Sigmoid", "sig", {x}, {"s"}).value()).outputs[0];
+    const TensorId y = g.op(g.AddOp("ElementWiseMultiply", "mul", {x, s}, {"y"}).value()).outputs[0];
+    REQUIRE(g.MarkOutput(y).ok());
+    REQUIRE(g.SetEncoding(x, PerTensor(DType::kUFixed8, 0.05f, -128)).ok());
+    REQUIRE(g.SetEncoding(s, PerTensor(DType::kUFixed8, 0.99f / 255, 0, overridden)).ok());
+    REQUIRE(g.SetEncoding(y, PerTensor(DType::kUFixed8, 0.04f, -20)).ok());
+    auto r = RunProcess(&g, Builtin("htp_v73"));
+    for (const auto& e : r.errors) UNSCOPED_INFO(e);
+    CHECK(r.errors.empty());
+    CHECK(g.tensor(s).encoding->scales[0] == Approx(1.0f / 255));  // the kernel's range
+    size_t converts_of_s = 0;
+    for (const Use& u : g.tensor(s).consumers) converts_of_s += g.op(u.op).type == "Convert";
+    return converts_of_s;
+  };
+  CHECK(run(false) == 0);  // calibration's encoding: the Mul reads the kernel's grid
+  CHECK(run(true) == 1);   // the user's: converted to it
+}
