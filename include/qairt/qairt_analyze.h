@@ -144,8 +144,8 @@ QAIRT_API qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char
  * the best with QAIRT_CALIBRATION_WIDE_FIXED_RANGES. Each configuration is
  * calibrated on one half of the samples (of each consecutive pair, one) and
  * scored as options->target runs it (NULL: the calibrated graph as it is) on
- * the other, then the other way round: the mean of the two held-out SQNRs of
- * the worst output (with fewer than 4 samples, calibrated and scored on
+ * the other, then the other way round: the worse of the two held-out SQNRs
+ * of the worst output (with fewer than 4 samples, calibrated and scored on
  * all). The first within 0.05 dB of the
  * best is chosen (they are listed cheapest first). `chosen` (may be NULL;
  * its struct_size set by the caller) receives options->calibration with the

@@ -91,6 +91,7 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
   // and scored on the other, then the other way round. Every sample is held
   // out once, and a technique that fits its calibration samples (bias
   // correction, adaptive rounding) is judged only where it was not fitted.
+  // The score is the worse of the two folds.
   struct Fold {
     calib::SampleSource fit, held_out;
     Prepared p;  // the float reference on held_out
@@ -150,11 +151,14 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
     return sc.value().sqnr;
   };
   std::vector<Techniques> tried;  // per trial
-  // One fold's held-out score into a trial's mean; a fold the target has no
-  // kernels for makes the trial infeasible.
-  auto add = [&](double* mean, double db) {
-    if (*mean <= kInfeasible || db <= kInfeasible) *mean = kInfeasible;
-    else *mean += db / static_cast<double>(folds.size());
+  // A configuration's score is its worse fold: one that gains on one half
+  // of the samples and loses on the other is a guess, not a gain (on the
+  // classifier's 24 lines, single folds of one configuration differ by up to
+  // 20 dB, where a few lines near its decision boundary set the SQNR). A
+  // fold the target has no kernels for (kInfeasible) makes it infeasible.
+  auto add = [&](AutoQuantTrial* t, double db) {
+    t->sqnr_db = t->fold_db.empty() ? db : std::min(t->sqnr_db, db);
+    t->fold_db.push_back(db);
   };
   auto run_group = [&](const Group& grp) -> Status {
     Techniques plain = Union(grp.base, given), corrected = plain;
@@ -177,7 +181,7 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
       if (want_plain) {
         auto db = score(g, f);
         if (!db.ok()) return db.status();
-        add(&p_trial.sqnr_db, db.value());
+        add(&p_trial, db.value());
       }
       p_trial.seconds += Since(c0);
       if (!want_corrected) continue;
@@ -186,7 +190,7 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
       QAIRT_RETURN_IF_ERROR(calib::CorrectBiases(&g, graph, f.fit, o.num_threads, c_trial.options.realize, &bc));
       auto db = score(g, f);
       if (!db.ok()) return db.status();
-      add(&c_trial.sqnr_db, db.value());
+      add(&c_trial, db.value());
       c_trial.seconds += Since(c0);
     }
     if (want_plain) {
@@ -226,7 +230,7 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
       QAIRT_RETURN_IF_ERROR(calib::Calibrate(&g, f.fit, trial.options, &rep));
       auto db = score(g, f);
       if (!db.ok()) return db.status();
-      add(&trial.sqnr_db, db.value());
+      add(&trial, db.value());
     }
     trial.seconds = Since(c0);
     report->trials.push_back(std::move(trial));
@@ -245,14 +249,18 @@ std::string AutoQuantText(const AutoQuantReport& r) {
       "the worst output's SQNR):\n",
       r.trials.size(),
       r.folds > 1 ? fmt::format("calibrated on one half of the {} samples and scored on the other, both ways: the "
-                                "mean", r.samples)
+                                "worse fold, then each fold", r.samples)
                   : fmt::format("too few to split: calibrated and scored on the same {}", r.samples));
   size_t width = 0;
   for (const AutoQuantTrial& t : r.trials) width = std::max(width, t.label.size());
   for (size_t i = 0; i < r.trials.size(); ++i) {
     const AutoQuantTrial& t = r.trials[i];
-    const std::string db = t.sqnr_db <= kInfeasible ? "no kernels" : fmt::format("{:.2f} dB", t.sqnr_db);
-    s += fmt::format("  {:<{}}  {:>10}  {:6.2f} s{}\n", t.label, width, db, t.seconds, i == r.chosen ? "  <- chosen" : "");
+    std::string db = "no kernels";
+    if (t.sqnr_db > kInfeasible) {
+      db = fmt::format("{:.2f} dB", t.sqnr_db);
+      if (t.fold_db.size() > 1) db += fmt::format(" ({:.2f}, {:.2f})", t.fold_db[0], t.fold_db[1]);
+    }
+    s += fmt::format("  {:<{}}  {:>26}  {:6.2f} s{}\n", t.label, width, db, t.seconds, i == r.chosen ? "  <- chosen" : "");
   }
   s += fmt::format("  cost: {:.2f} s\n", r.seconds);
   return s;

@@ -5,7 +5,7 @@
 // costs accuracy (on the PaddleOCR classifier at W8A16 bias correction on
 // top of adaptive rounding loses 7 dB). Each candidate is calibrated on one
 // half of the samples and scored, as the target will run it, on the other,
-// and the other way round; the best mean is chosen. The graph itself is
+// and the other way round; the best worse fold is chosen. The graph itself is
 // not calibrated here: the caller calibrates it with the chosen options on
 // every sample.
 #pragma once
@@ -33,9 +33,10 @@ struct AutoQuantOptions {
 struct AutoQuantTrial {
   std::string label;  // "min-max", "bias correction", "seqmse + adaptive rounding", ...
   calib::Options options;
-  // Held-out SQNR of the worst output, the mean over the folds;
+  // Held-out SQNR of the worst output, the worse of the folds;
   // analyze::detail::kInfeasible when the target refused it.
   double sqnr_db = 0;
+  std::vector<double> fold_db;  // each fold's held-out SQNR
   double seconds = 0;  // calibrating and scoring it
 };
 
