@@ -218,7 +218,8 @@ bool Pipeline::ChooseCalibration() {
 bool Pipeline::Calibrate() {
   if (o_.calibration_stats) return CalibrateFromStats();
   if (!o_.input_list) return (o_.flags & QAIRT_CONVERT_PARAMS_FROM_VALUES) ? CalibrateParams() : true;
-  if ((o_.flags & QAIRT_CONVERT_AUTO_QUANT) && !o_.stats_output && !ChooseCalibration()) return false;
+  // (ReadConvertOptions refuses AUTO_QUANT with stats_output.)
+  if ((o_.flags & QAIRT_CONVERT_AUTO_QUANT) && !ChooseCalibration()) return false;
   qairt_calibration_options c = CalibrationOptions();
   if (o_.stats_output) return CollectStats(c);
   if (o_.mixed_mode != QAIRT_MIXED_OFF) {

@@ -73,11 +73,9 @@ Status PrepareReference(const Graph& float_graph, const calib::SampleSource& sco
   return Status::Ok();
 }
 
-// The units of Prepare: graph inputs, then ops in topological order.
+// The units of Prepare: graph inputs, then ops in topological order. A
+// tensor belongs to the first unit that claims it (a weight shared by two ops).
 static Status PrepareUnits(const Graph& float_graph, Prepared* p, bool split_parts) {
-
-  // Units: graph inputs, then ops in topological order. A tensor belongs to
-  // the first unit that claims it (a weight shared by two ops).
   std::set<TensorId> claimed;
   auto differs = [&](TensorId t) {
     return p->low.tensor(t).encoding && p->low.tensor(t).encoding != p->high.tensor(t).encoding;
@@ -166,17 +164,17 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   std::optional<Graph> realized;
   if (o.realize) {
     auto r = o.realize(g);
-    if (!r.ok()) return Scores{kInfeasible, kInfeasible, kInfeasible};  // no kernels for it
+    if (!r.ok()) return Scores{kInfeasible, kInfeasible};  // no kernels for it
     realized = std::move(r).value();
   }
   auto run_graph = WithProxies(realized ? *realized : g, p.proxies);
-  if (!run_graph.ok()) return Scores{kInfeasible, kInfeasible, kInfeasible};
+  if (!run_graph.ok()) return Scores{kInfeasible, kInfeasible};
   auto out = calib::RunSamples(run_graph.value(), samples, true, o.num_threads, p.workspace);
   if (!out.ok()) return out.status();
   const size_t n = samples.count, outputs = p.proxy_slot.size();
   for (size_t k = 0; k < p.reference.size(); ++k)
     if (k >= out.value().size() || out.value()[k].size() != p.reference[k].size())
-      return Scores{kInfeasible, kInfeasible, kInfeasible};
+      return Scores{kInfeasible, kInfeasible};
   // SQNR over samples `which` of the results `slots`: calib::Worst of those
   // samples' outputs concatenated, summed in the same order where they lie
   // (copies of a large output per candidate were a sixth of a search's time).
@@ -208,9 +206,6 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   sc.sqnr = worst_half && !h.fit.empty() && !h.held_out.empty() ? std::min(subset(h.fit, outs), subset(h.held_out, outs))
                                                                  : subset(all, outs);
   sc.typical = subset(all, p.proxy_slot);
-  sc.ranked = !h.fit.empty() && !h.held_out.empty()
-                  ? std::min(subset(h.fit, p.proxy_slot), subset(h.held_out, p.proxy_slot))
-                  : sc.typical;
   return sc;
 }
 

@@ -77,12 +77,8 @@ struct Scores {
   // aggregate picked a layer worth +20 dB on the calibration samples that
   // lost 3 dB on held-out ones).
   double typical = 0;
-  // The worse of the two halves' SQNR on the ranking tensors (the logits
-  // under a saturating head): where sqnr hinges on a few saturated samples,
-  // this falls smoothly with every real improvement.
-  double ranked = 0;
 };
-constexpr double kInfeasible = -1e9;  // every field of an infeasible configuration's Scores
+constexpr double kInfeasible = -1e9;
 
 // worst_half: the score is the worse of the two halves' SQNR (p.halves).
 Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,

@@ -612,7 +612,6 @@ Status EncodeParams(const Graph& g, const Options& o, Graph* out_graph, Report* 
   return Status::Ok();
 }
 
-// The warning for activations and constants that hold mask sentinels.
 // A lookup (Gather) in a static table outputs values of the table: where
 // calibration encoded both here, the output takes the table's encoding. The
 // two are one chain of a data-movement op to the target, so an output
@@ -635,6 +634,7 @@ Status LookupsTakeTableEncodings(const Graph& g, Graph* out) {
   return Status::Ok();
 }
 
+// The warning for activations and constants that hold mask sentinels.
 void WarnMasked(const std::vector<std::string>& masked, Report* report) {
   if (!masked.empty())
     report->warnings.push_back(fmt::format(
