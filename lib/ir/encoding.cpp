@@ -280,6 +280,11 @@ void EncodingChecker::Check(const Encoding& e, const Shape& shape, const std::st
     Fail(prefix, "bitwidth", "is {} but the dtype {} holds only {} bits", e.bitwidth, DTypeName(e.dtype), bits);
     return;
   }
+  if (e.effective_bitwidth() > 32) {  // the grids' arithmetic (offsets, int32 accumulators) stops at 32 bits
+    Fail(prefix, "bitwidth", "is {} ({}) but a quantized encoding holds at most 32 bits", e.effective_bitwidth(),
+         DTypeName(e.dtype));
+    return;
+  }
   if (e.symmetry == Symmetry::kUnsignedSymmetric && IsSigned(e.dtype))
     Fail(prefix, "symmetry", "unsigned_symmetric needs an unsigned dtype, got {}", DTypeName(e.dtype));
 

@@ -251,6 +251,18 @@ TEST_CASE("invalid encodings are rejected with tensor and field named", "[encodi
     e.bitwidth = 16;
     ExpectRejected(e, Shape{4}, "bitwidth");
   }
+  SECTION("more bits than a quantized grid holds") {
+    // A 64-bit integer dtype fits its bitwidth but no grid here holds more
+    // than 32 bits (a centred unsigned offset would be -2^63).
+    Encoding e = PerTensor();
+    e.dtype = DType::kUInt64;
+    e.offsets = {0};
+    ExpectRejected(e, Shape{4}, "bitwidth");
+    e.bitwidth = 64;
+    ExpectRejected(e, Shape{4}, "bitwidth");
+    e.dtype = DType::kInt64;
+    ExpectRejected(e, Shape{4}, "bitwidth");
+  }
   SECTION("float encoding with a fixed-point dtype") {
     Encoding e = Float16();
     e.dtype = DType::kSFixed8;
