@@ -245,12 +245,12 @@ Status ChooseCalibration(const Graph& graph, const calib::SampleSource& samples,
 
 std::string AutoQuantText(const AutoQuantReport& r) {
   std::string s = fmt::format(
-      "auto quant: {} configurations, each scored as the target runs it on samples it was not calibrated on ({}; "
-      "the worst output's SQNR):\n",
+      "auto quant: {} configurations, each scored as the target runs it {} (the worst output's SQNR):\n",
       r.trials.size(),
-      r.folds > 1 ? fmt::format("calibrated on one half of the {} samples and scored on the other, both ways: the "
-                                "worse fold, then each fold", r.samples)
-                  : fmt::format("too few to split: calibrated and scored on the same {}", r.samples));
+      r.folds > 1 ? fmt::format("on samples it was not calibrated on (calibrated on one half of the {} samples and "
+                                "scored on the other, both ways: the worse fold, then each fold)", r.samples)
+                  : fmt::format("on the samples it was calibrated on (only {}: four or more are split in halves, "
+                                "so that no technique is judged on the samples it fitted)", r.samples));
   size_t width = 0;
   for (const AutoQuantTrial& t : r.trials) width = std::max(width, t.label.size());
   for (size_t i = 0; i < r.trials.size(); ++i) {
