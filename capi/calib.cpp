@@ -123,6 +123,8 @@ qairt_status_t* FillAccuracy(const calib::Accuracy& a, qairt_accuracy* out) {
   full.cosine = a.cosine;
   full.max_abs = a.max_abs;
   full.argmax_agree = a.argmax_agree;
+  full.argmax_positions = a.positions;
+  full.argmax_positions_agree = a.positions_agree;
   return qairt::capi::WriteVersionedStruct(full, QAIRT_STRUCT_V1_SIZE(qairt_accuracy, argmax_agree), "qairt_accuracy", out);
 }
 

@@ -23,7 +23,7 @@ namespace {
 #define QAIRT_LAYOUT(type, field, offset) static_assert(offsetof(type, field) == (offset), #type "." #field)
 
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu  // LP64 layouts
-static_assert(sizeof(qairt_accuracy) == 48);
+static_assert(sizeof(qairt_accuracy) == 64);
 QAIRT_LAYOUT(qairt_accuracy, struct_size, 0);
 QAIRT_LAYOUT(qairt_accuracy, reserved, 4);
 QAIRT_LAYOUT(qairt_accuracy, name, 8);
@@ -31,6 +31,8 @@ QAIRT_LAYOUT(qairt_accuracy, sqnr_db, 16);
 QAIRT_LAYOUT(qairt_accuracy, cosine, 24);
 QAIRT_LAYOUT(qairt_accuracy, max_abs, 32);
 QAIRT_LAYOUT(qairt_accuracy, argmax_agree, 40);
+QAIRT_LAYOUT(qairt_accuracy, argmax_positions, 48);
+QAIRT_LAYOUT(qairt_accuracy, argmax_positions_agree, 56);
 
 static_assert(sizeof(qairt_analysis_item) == 72);
 QAIRT_LAYOUT(qairt_analysis_item, struct_size, 0);

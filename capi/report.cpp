@@ -76,7 +76,7 @@ qairt_status_t* FromAccuracy(const qairt_compare_report_t* r, report::ReportData
     qairt_accuracy a{};
     a.struct_size = sizeof a;
     if (qairt_status_t* s = qairt_compare_report_output(r, i, &a)) return s;
-    d->outputs.push_back({Str(a.name), read(a), a.argmax_agree});
+    d->outputs.push_back({Str(a.name), read(a), a.argmax_agree, a.argmax_positions, a.argmax_positions_agree});
   }
   for (size_t i = 0; i < qairt_compare_report_layer_count(r); ++i) {
     qairt_accuracy a{};

@@ -225,7 +225,13 @@ typedef struct qairt_accuracy {
   double sqnr_db;         /* +inf when identical */
   double cosine;
   double max_abs;
-  uint64_t argmax_agree;  /* samples whose argmax matches */
+  uint64_t argmax_agree;  /* samples whose argmax over the whole output matches */
+  /* Since 1.19 (outputs; 0 where the shape is unknown): the argmax along the
+   * last axis at every position of the leading axes, over all samples (a
+   * sequence's steps, an LLM's tokens); for a [1, classes] output one
+   * position per sample. */
+  uint64_t argmax_positions;
+  uint64_t argmax_positions_agree;
 } qairt_accuracy;
 
 /* Runs both graphs on the samples of `input_list` (inputs of the float

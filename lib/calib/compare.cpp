@@ -18,10 +18,27 @@ namespace qairt::calib {
 
 namespace {
 
+// First index of the largest value.
+size_t ArgMax(const float* v, size_t n) {
+  size_t k = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (v[i] > v[k]) k = i;
+  return k;
+}
+
 struct Acc {
   double dot = 0, ref2 = 0, q2 = 0, err2 = 0, max_abs = 0;
-  size_t argmax_agree = 0;
-  void Add(const float* r, const float* q, size_t n) {
+  size_t argmax_agree = 0, positions = 0, positions_agree = 0, samples = 0;
+  // `last`: the length of the output's last axis (0: unknown), whose argmax
+  // is taken at every position of the leading axes (not for a last axis of
+  // one value, where it cannot differ).
+  void Add(const float* r, const float* q, size_t n, size_t last = 0) {
+    ++samples;
+    if (last > 1 && n % last == 0)
+      for (size_t row = 0; row < n; row += last) {
+        ++positions;
+        if (ArgMax(r + row, last) == ArgMax(q + row, last)) ++positions_agree;
+      }
     size_t ar = 0, aq = 0;
     for (size_t i = 0; i < n; ++i) {
       const double a = r[i], b = q[i];
@@ -42,14 +59,19 @@ struct Acc {
     x.sqnr_db = err2 > 0 ? 10.0 * std::log10(std::max(ref2, 1e-300) / err2) : INFINITY;
     x.max_abs = max_abs;
     x.argmax_agree = argmax_agree;
+    x.positions = positions;
+    x.positions_agree = positions_agree;
+    x.samples = samples;
     return x;
   }
 };
 
 // Runs `g` on a sample; calls `keep(name, data, count)` for every float
 // tensor (per_layer) and returns outputs by name.
+// `last_dims` (may be null) gets each output's last axis length.
 Result<std::map<std::string, std::vector<float>>> RunOne(exec::Executor& ex, const Graph& g,
-                                                         const std::vector<std::vector<uint8_t>>& bufs, bool all) {
+                                                         const std::vector<std::vector<uint8_t>>& bufs, bool all,
+                                                         std::map<std::string, size_t>* last_dims = nullptr) {
   std::map<std::string, std::vector<float>> values;
   exec::Observer obs = [&](const exec::ObservedTensor& t) -> Status {
     if (t.storage_dtype == DType::kFloat32) {
@@ -64,7 +86,9 @@ Result<std::map<std::string, std::vector<float>>> RunOne(exec::Executor& ex, con
     const exec::HostTensor& h = out.value()[i];
     if (h.dtype != DType::kFloat32) continue;
     const float* p = reinterpret_cast<const float*>(h.bytes.data());
-    values[g.tensor(g.outputs()[i]).name].assign(p, p + h.bytes.size() / 4);
+    const std::string& name = g.tensor(g.outputs()[i]).name;
+    values[name].assign(p, p + h.bytes.size() / 4);
+    if (last_dims && !h.dims.empty() && h.dims.back() > 0) (*last_dims)[name] = static_cast<size_t>(h.dims.back());
   }
   return values;
 }
@@ -186,7 +210,8 @@ Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSou
   for (size_t i = 0; i < samples.count; ++i) {
     auto s = samples.load(i);
     if (!s.ok()) return s.status();
-    auto f = RunOne(*fex.value(), float_graph, s.value(), per_layer);
+    std::map<std::string, size_t> last_dims;
+    auto f = RunOne(*fex.value(), float_graph, s.value(), per_layer, &last_dims);
     if (!f.ok()) return Status(f.status().code(), "float run: " + f.status().message());
     auto qin = ForQuantized(float_graph, quantized, s.value());
     if (!qin.ok()) return qin.status();
@@ -195,7 +220,9 @@ Status Compare(const Graph& float_graph, const Graph& quantized, const SampleSou
     for (const auto& n : outputs) {
       auto a = f.value().find(n), b = q.value().find(n);
       if (a == f.value().end() || b == q.value().end() || a->second.size() != b->second.size()) continue;
-      out_acc[n].Add(a->second.data(), b->second.data(), a->second.size());
+      const auto last = last_dims.find(n);
+      out_acc[n].Add(a->second.data(), b->second.data(), a->second.size(),
+                     last == last_dims.end() ? 0 : last->second);
     }
     if (per_layer)
       for (const auto& [n, v] : f.value()) {
@@ -227,11 +254,17 @@ double AccuracyLoss::loss_db() const {
   return in - out;
 }
 
+std::string ArgmaxText(const Accuracy& a, size_t samples) {
+  if (!a.per_position()) return fmt::format("argmax {}/{}", a.argmax_agree, samples);
+  return fmt::format("argmax {}/{} positions ({:.1f}%, last axis)", a.positions_agree, a.positions,
+                     100.0 * static_cast<double>(a.positions_agree) / static_cast<double>(a.positions));
+}
+
 std::string CompareSummaryLine(const CompareReport& r) {
   std::string s = fmt::format("accuracy on {} sample{}:", r.samples, r.samples == 1 ? "" : "s");
   for (const auto& o : r.outputs)
-    s += fmt::format(" {} SQNR {:.1f} dB, cosine {:.5f}, max abs {:.4g}, argmax {}/{};", o.name, o.sqnr_db, o.cosine,
-                     o.max_abs, o.argmax_agree, r.samples);
+    s += fmt::format(" {} SQNR {:.1f} dB, cosine {:.5f}, max abs {:.4g}, {};", o.name, o.sqnr_db, o.cosine,
+                     o.max_abs, ArgmaxText(o, r.samples));
   if (!s.empty() && s.back() == ';') s.pop_back();
   return s;
 }
@@ -239,8 +272,8 @@ std::string CompareSummaryLine(const CompareReport& r) {
 std::string CompareText(const CompareReport& r, size_t max_layers) {
   std::string s = fmt::format("samples: {}\noutputs:\n", r.samples);
   for (const auto& o : r.outputs)
-    s += fmt::format("  {:<32} SQNR {:7.2f} dB  cosine {:.6f}  max abs {:.4g}  argmax {}/{}\n", o.name, o.sqnr_db,
-                     o.cosine, o.max_abs, o.argmax_agree, r.samples);
+    s += fmt::format("  {:<32} SQNR {:7.2f} dB  cosine {:.6f}  max abs {:.4g}  {}\n", o.name, o.sqnr_db,
+                     o.cosine, o.max_abs, ArgmaxText(o, r.samples));
   if (!r.layers.empty()) {
     s += fmt::format("layers (worst SQNR first, {} of {}):\n", std::min(max_layers, r.layers.size()), r.layers.size());
     for (size_t i = 0; i < r.layers.size() && i < max_layers; ++i)
@@ -269,6 +302,10 @@ std::string CompareJson(const CompareReport& r) {
     w.Key("cosine").Double(a.cosine);
     w.Key("max_abs").Double(a.max_abs);
     w.Key("argmax_agree").UInt(a.argmax_agree);
+    if (a.positions) {
+      w.Key("argmax_positions").UInt(a.positions);
+      w.Key("argmax_positions_agree").UInt(a.positions_agree);
+    }
     w.EndObject();
   };
   w.BeginObject();

@@ -19,7 +19,15 @@ struct Accuracy {
   double cosine = 1;      // over all samples, flattened
   double sqnr_db = 0;     // 10 log10(sum ref^2 / sum (ref - q)^2); +inf when identical
   double max_abs = 0;
-  size_t argmax_agree = 0;  // samples whose argmax matches (outputs)
+  size_t argmax_agree = 0;  // samples whose argmax over the whole output matches (outputs)
+  // Outputs: the argmax along the last axis at every position of the leading
+  // axes, over all samples (a sequence's steps, an LLM's tokens). Where an
+  // output has several positions per sample this is the agreement to read: a
+  // whole-output argmax of a [1, T, C] output compares one of T x C values,
+  // where saturated probabilities tie. 0 when the output's shape is unknown.
+  size_t positions = 0, positions_agree = 0;
+  size_t samples = 0;
+  bool per_position() const { return positions > samples; }
 };
 
 // Where accuracy is lost: an op whose output is much less accurate than its
@@ -52,5 +60,7 @@ std::string CompareText(const CompareReport& r, size_t max_layers = 20);
 std::string CompareJson(const CompareReport& r);
 // "accuracy on 32 samples: softmax_0.tmp_0 SQNR 31.2 dB, cosine 0.99962, max abs 0.0123, argmax 32/32"
 std::string CompareSummaryLine(const CompareReport& r);
+// "argmax 24/24" (per sample) or "argmax 1412/1440 positions (98.1%, last axis)".
+std::string ArgmaxText(const Accuracy& a, size_t samples);
 
 }  // namespace qairt::calib

@@ -367,9 +367,12 @@ void WriteSections(std::string* h, const Graph& g, const ReportData& d) {
     if (!d.outputs.empty()) {
       *h += "<table><tr><th>output</th><th>SQNR</th><th>cosine</th><th>max abs</th><th>argmax agree</th></tr>";
       for (const OutputAccuracy& o : d.outputs)
-        *h += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.6f}</td><td>{:.4g}</td><td>{}/{}</td></tr>",
+        *h += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.6f}</td><td>{:.4g}</td><td>{}</td></tr>",
                           Escaped(o.name), FormatDb(o.accuracy.sqnr_db), o.accuracy.cosine, o.accuracy.max_abs,
-                          o.argmax_agree, d.samples);
+                          // Per position where an output has several per sample (a sequence's steps).
+                          o.argmax_positions > d.samples
+                              ? fmt::format("{}/{} positions", o.argmax_positions_agree, o.argmax_positions)
+                              : fmt::format("{}/{}", o.argmax_agree, d.samples));
       *h += "</table>";
     }
     if (!d.layers.empty()) {

@@ -44,7 +44,8 @@ struct Accuracy {
 struct OutputAccuracy {
   std::string name;
   Accuracy accuracy;
-  uint64_t argmax_agree = 0;
+  uint64_t argmax_agree = 0;                              // samples
+  uint64_t argmax_positions = 0, argmax_positions_agree = 0;  // along the last axis (0: unknown)
 };
 
 struct ReportData {

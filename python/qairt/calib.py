@@ -61,6 +61,8 @@ class Accuracy(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32), ("reserved", c_uint32), ("name", c_char_p), ("sqnr_db", c_double),
         ("cosine", c_double), ("max_abs", c_double), ("argmax_agree", c_uint64),
+        # ABI 1.19; an older library leaves them 0 (it writes its own struct size).
+        ("argmax_positions", c_uint64), ("argmax_positions_agree", c_uint64),
     ]
 
 
@@ -135,7 +137,12 @@ class AccuracyEntry:
     sqnr_db: float
     cosine: float
     max_abs: float
-    argmax_agree: int
+    argmax_agree: int  # samples whose argmax over the whole output matches
+    # Outputs: positions of the leading axes (a sequence's steps, an LLM's
+    # tokens) over all samples, and those whose argmax along the last axis
+    # matches; 0 where the shape is unknown.
+    argmax_positions: int = 0
+    argmax_positions_agree: int = 0
 
 
 def _samples(h):
@@ -274,7 +281,8 @@ def _entries(h, count_fn, get_fn):
         a = Accuracy()
         a.struct_size = ctypes.sizeof(Accuracy)
         _fn[get_fn](h, i, ctypes.byref(a))
-        out.append(AccuracyEntry(_dec(a.name), a.sqnr_db, a.cosine, a.max_abs, int(a.argmax_agree)))
+        out.append(AccuracyEntry(_dec(a.name), a.sqnr_db, a.cosine, a.max_abs, int(a.argmax_agree),
+                                 int(a.argmax_positions), int(a.argmax_positions_agree)))
     return out
 
 

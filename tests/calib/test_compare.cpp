@@ -195,5 +195,63 @@ TEST_CASE("compare feeds int64 samples to a quantized model whose inputs convert
   CHECK_THAT(wide.message(), Catch::Contains("input 'ids': value 1099511627776 at index 3 does not fit"));
 }
 
+// x -> y = x * 1 in the given shape (64 values).
+Graph Scaled(Shape shape) {
+  Graph g("scaled");
+  const TensorId x = g.AddInput("x", DType::kFloat32, std::move(shape)).value();
+  const float one = 1.0f;
+  const TensorId c = g.AddConstant("one", DType::kFloat32, Shape{1}, StaticData::Copy(&one, 4)).value();
+  auto id = g.AddOp("ElementWiseMultiply", "scale", {x, c}, {"y"});
+  REQUIRE(id.ok());
+  REQUIRE(g.MarkOutput(g.op(id.value()).outputs[0]).ok());
+  g.InferShapes();
+  return g;
+}
+
+// Four rows of 16 scores per sample. Rows 0, 1 and 3 have one clear best
+// class at 0.9984 + 0.0002 * row (all 255 on an 8-bit [0, 1] grid, so the
+// quantized whole-output maximum ties and falls on row 0, the float one on
+// row 3); row 2 has a near tie, 0.5005 at class 1 and 0.5010 at class 9,
+// that the grid rounds to one value (the quantized argmax becomes class 1).
+float Rows(size_t i, size_t k) {
+  const size_t row = k / 16, col = k % 16;
+  if (row == 2) return col == 1 ? 0.5005f : col == 9 ? 0.5010f : 0.1f;
+  return col == (row * 3 + i) % 16 ? 0.9984f + 0.0002f * static_cast<float>(row) : 0.1f;
+}
+
+TEST_CASE("compare counts argmax agreement at every position of a sequence output", "[calib][compare]") {
+  Encoding u8;
+  u8.kind = EncodingKind::kPerTensor;
+  u8.dtype = DType::kUFixed8;
+  u8.symmetry = Symmetry::kAsymmetric;
+  u8.scales = {1.0f / 255.0f};
+  u8.offsets = {0};
+  Graph f = Scaled(Shape{1, 4, 16});
+  Graph q = f;
+  REQUIRE(q.SetEncoding(*q.FindTensor("y"), u8).ok());
+  CompareReport r;
+  REQUIRE(Compare(f, q, Samples64(4, Rows), false, &r).ok());
+  REQUIRE(r.outputs.size() == 1);
+  const Accuracy& a = r.outputs[0];
+  CHECK(a.argmax_agree == 0);  // the whole output's maximum: a tie in every quantized sample
+  CHECK(a.positions == 16);
+  CHECK(a.positions_agree == 12);  // the near tie of row 2 is lost, the clear rows are not
+  CHECK(a.per_position());
+  CHECK_THAT(CompareSummaryLine(r), Catch::Contains("argmax 12/16 positions (75.0%, last axis)"));
+  CHECK_THAT(CompareText(r), Catch::Contains("argmax 12/16 positions"));
+  CHECK_THAT(CompareJson(r), Catch::Contains("\"argmax_positions\":16,\"argmax_positions_agree\":12"));
+
+  // One position per sample (a classifier's [1, classes]): per sample, as before.
+  Graph f1 = Scaled(Shape{1, 64});
+  Graph q1 = f1;
+  REQUIRE(q1.SetEncoding(*q1.FindTensor("y"), u8).ok());
+  CompareReport one;
+  REQUIRE(Compare(f1, q1, Samples64(4, Rows), false, &one).ok());
+  CHECK(one.outputs[0].positions == 4);
+  CHECK(one.outputs[0].positions_agree == one.outputs[0].argmax_agree);
+  CHECK_FALSE(one.outputs[0].per_position());
+  CHECK_THAT(CompareSummaryLine(one), Catch::Contains("argmax 0/4") && !Catch::Contains("positions"));
+}
+
 }  // namespace
 }  // namespace qairt::calib

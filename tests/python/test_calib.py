@@ -50,6 +50,9 @@ class CalibTest(unittest.TestCase):
             self.assertEqual(len(c.outputs), 1)
             self.assertGreater(c.outputs[0].sqnr_db, 40)  # 16-bit activations
             self.assertTrue(c.summary.startswith("accuracy on 3 samples: y SQNR"))
+            # y is [1, 8]: one argmax position per sample (ABI 1.19's fields).
+            self.assertEqual(c.outputs[0].argmax_positions, 3)
+            self.assertEqual(c.outputs[0].argmax_positions_agree, c.outputs[0].argmax_agree)
             g2 = mlp()
             r2 = calib.calibrate(g2, input_list=os.path.join(d, "list.txt"), act_method="mse")
             self.assertEqual(r2.samples, 3)
