@@ -131,7 +131,13 @@ TEST_CASE("report: per-op accuracy badges and the accuracy tables", "[report]") 
   CHECK(Contains(h, "<span class=\"acc good\">exact</span>"));
   CHECK(Contains(h, "Accuracy against float (4 samples)"));
   CHECK(Contains(h, "<td>out</td><td>41.0 dB</td>"));
+  CHECK(Contains(h, "<td>4/4</td>"));  // one position per sample: per sample
   CHECK(Contains(h, "data-tensor=\"y16\""));
+  // A sequence output (several positions per sample): per position.
+  SmallGraph seq;
+  seq.data.outputs[0].argmax_positions = 40;
+  seq.data.outputs[0].argmax_positions_agree = 37;
+  CHECK(Contains(report::RenderHtml(seq.g, seq.data).value(), "<td>37/40 positions</td>"));
 
   SmallGraph bare;
   bare.data = {};
