@@ -39,7 +39,7 @@ struct Acc {
         ++positions;
         if (ArgMax(r + row, last) == ArgMax(q + row, last)) ++positions_agree;
       }
-    size_t ar = 0, aq = 0;
+    if (n && ArgMax(r, n) == ArgMax(q, n)) ++argmax_agree;
     for (size_t i = 0; i < n; ++i) {
       const double a = r[i], b = q[i];
       dot += a * b;
@@ -47,10 +47,7 @@ struct Acc {
       q2 += b * b;
       err2 += (a - b) * (a - b);
       max_abs = std::max(max_abs, std::fabs(a - b));
-      if (r[i] > r[ar]) ar = i;
-      if (q[i] > q[aq]) aq = i;
     }
-    if (n && ar == aq) ++argmax_agree;
   }
   Accuracy Get(const std::string& name) const {
     Accuracy x;

@@ -26,7 +26,7 @@ struct Accuracy {
   // whole-output argmax of a [1, T, C] output compares one of T x C values,
   // where saturated probabilities tie. 0 when the output's shape is unknown.
   size_t positions = 0, positions_agree = 0;
-  size_t samples = 0;
+  size_t samples = 0;  // the samples measured (positions > samples: several per sample)
   bool per_position() const { return positions > samples; }
 };
 

@@ -61,7 +61,7 @@ class Accuracy(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32), ("reserved", c_uint32), ("name", c_char_p), ("sqnr_db", c_double),
         ("cosine", c_double), ("max_abs", c_double), ("argmax_agree", c_uint64),
-        # ABI 1.19; an older library leaves them 0 (it writes its own struct size).
+        # ABI 1.19; an older library leaves them 0 (it writes no more than its own struct).
         ("argmax_positions", c_uint64), ("argmax_positions_agree", c_uint64),
     ]
 
