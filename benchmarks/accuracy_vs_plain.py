@@ -92,6 +92,9 @@ VARIANTS = {
     # the layers promoted and the search's time against one calibration pass, from convert's summary.
     "mixed25": ("qairt, per-row + --mixed_precision budget=25",
                 ["--use_per_row_quantization", "--mixed_precision", "budget=25"]),
+    "mixed25-promo": ("qairt, per-row + --mixed_precision budget=25 --mixed_precision_promotions_only",
+                      ["--use_per_row_quantization", "--mixed_precision", "budget=25",
+                       "--mixed_precision_promotions_only"]),
     "mixed25-auto": ("qairt, per-row + --mixed_precision budget=25 --auto_quant",
                      ["--use_per_row_quantization", "--mixed_precision", "budget=25", "--auto_quant"]),
     "mixed25-bc-ar": ("qairt, per-row + --mixed_precision budget=25 --bias_correction --adaptive_rounding",
@@ -206,12 +209,14 @@ def qairt_qdq(qairt, model, input_name, shape, calib, bits, weights, extra, out_
 
 
 def mixed_summary(stdout):
-    """'N layers, X.Yx calib.' from convert's mixed-precision summary, or ''."""
+    """'N layers, X.Yx calib.' (and the techniques of a raised base) from convert's mixed-precision summary, or ''."""
     m = re.search(r"mixed precision: (\d+) of (\d+) layers", stdout)
     c = re.search(r"cost: [\d.]+ s, ([\d.]+)x one calibration pass", stdout)
+    r = re.search(r"searched again from \S+ with (.+?): the result above", stdout)
     if not m:
         return ""
-    return " (%s/%s layers%s)" % (m.group(1), m.group(2), ", %sx calib." % c.group(1) if c else "")
+    return " (%s/%s layers%s%s)" % (m.group(1), m.group(2), ", %sx calib." % c.group(1) if c else "",
+                                    "; base raised: " + r.group(1) if r else "")
 
 
 def main():

@@ -121,7 +121,8 @@ struct QuantizedJudge {
 };
 
 qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Options* o, analyze::MixedMode* mode,
-                                  double* value, std::shared_ptr<const analyze::MixedGains>* gains = nullptr) {
+                                  double* value, std::shared_ptr<const analyze::MixedGains>* gains = nullptr,
+                                  uint32_t* mixed_flags = nullptr) {
   qairt_analysis_options a;
   qairt_analysis_options_init(&a);
   if (in)
@@ -173,6 +174,11 @@ qairt_status_t* ToAnalysisOptions(const qairt_analysis_options* in, analyze::Opt
                       a.shard_count);
   o->shard_index = a.shard_count > 1 ? a.shard_index : 0;
   o->shard_count = a.shard_count > 1 ? a.shard_count : 1;
+  if (a.mixed_flags & ~QAIRT_MIXED_PROMOTIONS_ONLY)
+    return InvalidArg("qairt_analysis_options.mixed_flags {:#x} has unknown bits (known: QAIRT_MIXED_PROMOTIONS_ONLY)",
+                      a.mixed_flags);
+  if (a.reserved2 != 0) return InvalidArg("qairt_analysis_options.reserved2 must be 0");
+  if (mixed_flags) *mixed_flags = a.mixed_flags;
   *mode = static_cast<analyze::MixedMode>(a.mixed_mode);
   *value = a.mixed_value;
   return nullptr;
@@ -302,7 +308,11 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
   if (!graph) return InvalidArg("graph must not be NULL");
   if (!input_list) return InvalidArg("input_list must not be NULL");
   analyze::MixedOptions m;
-  if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value, &m.gains)) return s;
+  uint32_t mixed_flags = 0;
+  if (auto* s = ToAnalysisOptions(options, &m.analysis, &m.mode, &m.value, &m.gains, &mixed_flags)) return s;
+  m.raise_base = !(mixed_flags & QAIRT_MIXED_PROMOTIONS_ONLY);
+  if (auto t = qairt::capi::TargetOf(options ? options->target : nullptr))
+    m.fixed_ranges = qairt::capi::FixedOutputRangesOf(*t);
   if (options && options->calibration) {  // its progress callback follows the search's phases
     calib::Options unused;
     if (auto* s = qairt::capi::ToCalibrationOptions(options->calibration, &unused, &m.progress)) return s;
@@ -329,8 +339,8 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
     // calibration does not correct biases or round adaptively yet), more
     // promotions than the budget's cap, or a lower budget.
     const uint32_t flags = options && options->calibration ? options->calibration->flags : 0u;
-    const bool base_searches =
-        (flags & QAIRT_CALIBRATION_BIAS_CORRECTION) && (flags & QAIRT_CALIBRATION_ADAPTIVE_ROUNDING);
+    const bool base_searches = report->mixed.techniques_measured || ((flags & QAIRT_CALIBRATION_BIAS_CORRECTION) &&
+                                                                     (flags & QAIRT_CALIBRATION_ADAPTIVE_ROUNDING));
     report->warnings.push_back(fmt::format(
         "mixed precision: the budget of {:.2f} dB is not met even with {} of {} units promoted ({:.2f} dB; a budget "
         "promotes at most {:g}% of the units). Fix: {}promote a fixed share instead (--mixed_precision percent=P), "

@@ -230,9 +230,22 @@ bool Pipeline::Calibrate() {
     a.mixed_mode = o_.mixed_mode;
     a.mixed_value = o_.mixed_value;
     a.num_threads = o_.num_threads;
+    // With AUTO_QUANT the base is the measured best already.
+    if (o_.flags & (QAIRT_CONVERT_MIXED_PROMOTIONS_ONLY | QAIRT_CONVERT_AUTO_QUANT))
+      a.mixed_flags |= QAIRT_MIXED_PROMOTIONS_ONLY;
     qairt_analysis_report_t* mr = nullptr;
     if (std::string e = Consume(qairt_mixed_precision(graph_, o_.input_list, &a, &mr)); !e.empty())
       return Fail("calibration", e);
+    {
+      // The techniques a raised base calibrated with, for the artifacts'
+      // record (the report's JSON names them; labels hold no quotes).
+      const std::string json = Render(mr, QAIRT_ANALYSIS_JSON);
+      const std::string key = "\"base_techniques\":\"";
+      if (const size_t at = json.find(key); at != std::string::npos) {
+        const size_t from = at + key.size();
+        mixed_base_techniques_ = json.substr(from, json.find('"', from) - from);
+      }
+    }
     r_->summary += Render(mr, QAIRT_ANALYSIS_TEXT);
     for (size_t i = 0; i < qairt_analysis_report_warning_count(mr); ++i)
       r_->AddWarning("mixed precision", qairt_analysis_report_warning(mr, i));
@@ -372,6 +385,8 @@ std::vector<std::pair<std::string, std::string>> Pipeline::RecordedOptions() con
     if (o_.mixed_mode == QAIRT_MIXED_BUDGET) out.emplace_back("mixed_precision", fmt::format("budget={}", o_.mixed_value));
     if (o_.mixed_mode == QAIRT_MIXED_PERCENT) out.emplace_back("mixed_precision", fmt::format("percent={}", o_.mixed_value));
     if (o_.flags & QAIRT_CONVERT_AUTO_QUANT) out.emplace_back("auto_quant", "true");
+    if (o_.flags & QAIRT_CONVERT_MIXED_PROMOTIONS_ONLY) out.emplace_back("mixed_precision_promotions_only", "true");
+    if (!mixed_base_techniques_.empty()) out.emplace_back("mixed_precision_base_techniques", mixed_base_techniques_);
   }
   std::string rewrites = (o_.flags & QAIRT_CONVERT_NO_REWRITES) ? "off" : "on";
   for (size_t i = 0; i < o_.num_disabled_rewrites; ++i)

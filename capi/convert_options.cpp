@@ -18,7 +18,7 @@ qairt_status_t* ReadConvertOptions(const qairt_convert_options* options, qairt_c
                                    QAIRT_CONVERT_QUANTIZED_IO | QAIRT_CONVERT_CHECK_ONLY |
                                    QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES | QAIRT_CONVERT_QDQ_EXTERNAL_DATA |
                                    QAIRT_CONVERT_PARAMS_FROM_VALUES | QAIRT_CONVERT_KEEP_REWRITES |
-                                   QAIRT_CONVERT_AUTO_QUANT;
+                                   QAIRT_CONVERT_AUTO_QUANT | QAIRT_CONVERT_MIXED_PROMOTIONS_ONLY;
   if (o->flags & QAIRT_CONVERT_CHECK_ONLY) {
     if (o->output_path || o->qdq_onnx_path || o->encodings_path || o->quantizer_log_path || o->report_path)
       return InvalidArg("qairt_convert_options: CHECK_ONLY writes nothing; output, Q-DQ, encodings, log and report paths "

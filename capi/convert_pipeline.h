@@ -155,6 +155,7 @@ class Pipeline {
   qairt_convert_result_t* r_;
   qairt_graph_t* float_graph_ = nullptr;  // the accuracy reference
   std::optional<qairt_calibration_options> chosen_calibration_;  // set by ChooseCalibration
+  std::string mixed_base_techniques_;  // mixed precision searched from a raised base: its techniques
   std::string detail_log_;                // rewrites / mixed precision, for the TRACE log
   qairt::encodings::File deferred_overrides_;  // overrides naming tensors the rewrites make
   std::vector<const char*> written_;      // outputs written so far: all or none

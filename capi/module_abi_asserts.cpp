@@ -46,7 +46,7 @@ QAIRT_LAYOUT(qairt_analysis_item, quantized_without_db, 48);
 QAIRT_LAYOUT(qairt_analysis_item, quantized_with_db, 56);
 QAIRT_LAYOUT(qairt_analysis_item, kept_off, 64);
 
-static_assert(sizeof(qairt_analysis_options) == 64);
+static_assert(sizeof(qairt_analysis_options) == 72);
 QAIRT_LAYOUT(qairt_analysis_options, struct_size, 0);
 QAIRT_LAYOUT(qairt_analysis_options, num_threads, 4);
 QAIRT_LAYOUT(qairt_analysis_options, calibration, 8);
@@ -59,6 +59,8 @@ QAIRT_LAYOUT(qairt_analysis_options, mixed_value, 40);
 QAIRT_LAYOUT(qairt_analysis_options, shard_index, 48);
 QAIRT_LAYOUT(qairt_analysis_options, shard_count, 52);
 QAIRT_LAYOUT(qairt_analysis_options, mixed_gains, 56);
+QAIRT_LAYOUT(qairt_analysis_options, mixed_flags, 64);
+QAIRT_LAYOUT(qairt_analysis_options, reserved2, 68);
 
 static_assert(sizeof(qairt_analysis_summary) == 88);
 QAIRT_LAYOUT(qairt_analysis_summary, struct_size, 0);

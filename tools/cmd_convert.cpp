@@ -129,6 +129,7 @@ void WarnUnusedFlags(const ProcessArgs& p, FlagUse use, bool output_given) {
         {p.verify_rewrites, true, "--verify_rewrites"},
         {p.keep_rewrites, false, "--keep_rewrites"},
         {p.auto_quant, false, "--auto_quant"},
+        {p.mixed_promotions_only, false, "--mixed_precision_promotions_only"},
         {!p.disabled_rewrites.empty(), true, "--disable_rewrite"},
     };
     std::vector<std::string> unused;
@@ -418,6 +419,7 @@ int ParseProcessArg(int argc, char** argv, int* i, ProcessArgs* p) {
   if (arg == "--bias_correction") return p->bias_correction = true, 1;
   if (arg == "--wide_fixed_ranges") return p->wide_fixed_ranges = true, 1;
   if (arg == "--auto_quant") return p->auto_quant = true, 1;
+  if (arg == "--mixed_precision_promotions_only") return p->mixed_promotions_only = true, 1;
   if (arg == "--weights_block_size") {
     const char* v = value();
     if (!v) return -1;
@@ -652,6 +654,10 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
     std::fprintf(stderr, "qairt convert: --mixed_precision needs --input_list (the samples it measures on)\n");
     return 2;
   }
+  if (p.mixed_promotions_only && p.mixed_mode != QAIRT_MIXED_BUDGET) {
+    std::fprintf(stderr, "qairt convert: --mixed_precision_promotions_only applies to --mixed_precision budget=DB\n");
+    return 2;
+  }
   if (p.auto_quant && p.input_list.empty()) {
     std::fprintf(stderr, "qairt convert: --auto_quant needs --input_list (the samples it measures on)\n");
     return 2;
@@ -667,6 +673,7 @@ int ProcessAndWrite(const ProcessArgs& p, qairt_graph_t* graph, const qairt_targ
   o.flags = (p.rewrites ? 0u : QAIRT_CONVERT_NO_REWRITES) | (p.verify_rewrites ? QAIRT_CONVERT_VERIFY_REWRITES : 0u) |
             (p.keep_rewrites ? QAIRT_CONVERT_KEEP_REWRITES : 0u) | (p.auto_quant ? QAIRT_CONVERT_AUTO_QUANT : 0u) |
             (p.quantized_io ? QAIRT_CONVERT_QUANTIZED_IO : 0u) |
+            (p.mixed_promotions_only ? QAIRT_CONVERT_MIXED_PROMOTIONS_ONLY : 0u) |
             (p.bias_aware_weight_scales ? 0u : QAIRT_CONVERT_NO_BIAS_AWARE_WEIGHT_SCALES);
   o.float_bitwidth = p.float_bitwidth;
   o.act_bitwidth = p.act_bitwidth;

@@ -45,7 +45,8 @@ struct ProcessArgs {
   uint32_t act_schema = 0, param_schema = 1;  // qairt_symmetry
   double percentile = 99.99;
   bool per_channel = false, per_row = false, lpbq = false, adaptive_rounding = false, bias_correction = false,
-       wide_fixed_ranges = false, auto_quant = false;
+       wide_fixed_ranges = false, auto_quant = false,
+       mixed_promotions_only = false;
   uint32_t block_size = 0, num_threads = 0;  // 0: every core (the C options default to 1)
   bool progress = true;  // --no_progress turns the calibration/accuracy progress off
   std::vector<std::string> float_inputs;

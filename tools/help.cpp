@@ -147,6 +147,11 @@ const Option kMixedPrecision{"--mixed_precision", "off|budget=DB|percent=P",
                              "per unit, keep the higher precision to meet an output SQNR budget or for P% of the units "
                              "(needs --input_list)",
                              "off"};
+const Option kMixedPromotionsOnly{"--mixed_precision_promotions_only", "",
+                                  "with --mixed_precision budget=DB: promote only, from the calibration as given (by "
+                                  "default a budget that 20% of the layers at the high precision miss makes it measure "
+                                  "the calibration techniques, as --auto_quant does, and search again from the best)",
+                                  "off"};
 const Option kNumThreads{"--num_threads", "N", "threads for weight quantization, rewrites, calibration and accuracy; 0 uses every core", "0 (every core)"};
 const Option kNoProgress{"--no_progress", "", "no calibration/accuracy progress on stderr", "off; progress shown"};
 const Option kNoRewrites{"--no_rewrites", "", "skip the accuracy rewrites that run before calibration",
@@ -272,7 +277,7 @@ std::vector<CommandHelp> MakeTable() {
                 {"quantization (calibration)",
                  {kInputList, kEvalInputList, kCalibrationStats, kActCalibration, kParamCalibration, kActSchema, kParamSchema,
                   kActQuantizer, kParamQuantizer, kPercentile, kPerChannel, kPerRow, kBlockSize, kLpbq, kAdaptiveRounding, kBiasCorrection, kWideFixedRanges, kAutoQuant, kInputEncoding,
-                  kMixedPrecision, kNumThreads, kNoProgress}},
+                  kMixedPrecision, kMixedPromotionsOnly, kNumThreads, kNoProgress}},
                 {"rewrites", {kNoRewrites, kVerifyRewrites, kKeepRewrites, kDisableRewrite, kListRewrites}},
                 {"outputs",
                  {kOutputPath, kDryRun, kJsonDryRun, kExportEncodings, kEncodingsFormat, kExportQdq, kQdqOpset, kQdqExternalData,
@@ -358,6 +363,7 @@ std::vector<CommandHelp> MakeTable() {
                    "--ignore_encodings, which analyze honours)", "DLC_DEFAULT"},
                   {kEvalInputList.flags, kEvalInputList.arg, "convert's accuracy samples", "none"},
                   {kMixedPrecision.flags, kMixedPrecision.arg, "convert's mixed precision", "off"},
+                  {kMixedPromotionsOnly.flags, "", "convert's mixed precision", "off"},
                   {kNoProgress.flags, "", "analyze shows no progress", "off"},
                   {kExportEncodings.flags, kExportEncodings.arg, "convert's encodings export", "none"},
                   {kEncodingsFormat.flags, kEncodingsFormat.arg, "convert's encodings format", "2.0.0"},

@@ -63,7 +63,7 @@
 #include <stdint.h>
 
 #define QAIRT_ABI_MAJOR 1
-#define QAIRT_ABI_MINOR 19
+#define QAIRT_ABI_MINOR 20
 #define QAIRT_ABI_VERSION ((QAIRT_ABI_MAJOR << 16) | QAIRT_ABI_MINOR)
 
 #if defined(_WIN32)

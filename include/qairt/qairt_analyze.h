@@ -123,7 +123,19 @@ typedef struct qairt_analysis_options {
    * choice is then the unsharded one). Gains of another model, samples or
    * precision are refused. NULL: computed here. */
   const qairt_analysis_report_t* mixed_gains;
+  /* since 1.20; qairt_mixed_precision in budget mode: QAIRT_MIXED_* flags.
+   * By default, when promotions up to the cap (20% of the layers) miss the
+   * budget, the calibration techniques qairt_choose_calibration measures
+   * (bias correction, the weight searches, activation ranges by error; none
+   * costs anything when the model runs) are measured and the search runs
+   * again from the best of them, keeping the better result (the report's
+   * text and JSON list the measurement). QAIRT_MIXED_PROMOTIONS_ONLY keeps
+   * to promotions from the base as given. */
+  uint32_t mixed_flags;
+  uint32_t reserved2; /* 0 */
 } qairt_analysis_options;
+
+#define QAIRT_MIXED_PROMOTIONS_ONLY 1u
 
 QAIRT_API void qairt_analysis_options_init(qairt_analysis_options* options);
 /* The float graph is not modified. */

@@ -80,6 +80,12 @@ typedef struct qairt_convert_result_t qairt_convert_result_t;
  * runs the model); the rest of the conversion (mixed precision included)
  * uses the chosen ones, and the artifacts record them. Needs input_list. */
 #define QAIRT_CONVERT_AUTO_QUANT 256u
+/* Since 1.20: mixed precision in budget mode promotes only, from the
+ * calibration as given (qairt_analysis_options.mixed_flags'
+ * QAIRT_MIXED_PROMOTIONS_ONLY). By default a budget the promotions miss
+ * makes it measure the calibration techniques and search again from the
+ * best; with AUTO_QUANT they were measured already and it promotes only. */
+#define QAIRT_CONVERT_MIXED_PROMOTIONS_ONLY 512u
 
 typedef struct qairt_convert_options {
   uint32_t struct_size;          /* sizeof(qairt_convert_options) */

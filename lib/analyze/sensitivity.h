@@ -121,6 +121,17 @@ struct MixedOptions {
   // null: computed here. Gains of another model, samples or precision are
   // refused.
   std::shared_ptr<const MixedGains> gains;
+  // Budget mode: when promotions up to the cap miss the budget, measure the
+  // calibration techniques that cost nothing when the model runs (bias
+  // correction, the weight searches, activation ranges by error: auto_quant.h)
+  // and search again from the best of them. A budget is a goal: on a network
+  // whose error is spread over every layer (the PaddleOCR recognizer at
+  // W8A8), no 20% of the layers reaches it, while the same promotions from a
+  // corrected base do. false: promotions only.
+  bool raise_base = true;
+  // The target's fixed-range ops, for that measurement's 16-bit fixed-range
+  // candidate (empty: none).
+  std::vector<calib::FixedOutputRange> fixed_ranges;
 };
 
 struct MixedReport {
@@ -131,6 +142,9 @@ struct MixedReport {
   std::vector<std::string> promoted_tensors;
   size_t boundaries = 0;  // edges between a promoted and a base unit: converts target processing will add
   double sqnr_base = 0, sqnr_high = 0, sqnr_chosen = 0;  // on the search samples
+  // The model as returned (calibrated on every sample), scored like the
+  // search's configurations (those were calibrated on half the samples).
+  double returned_sqnr = 0;
   bool high_estimated = false;  // sqnr_high predicted by the noise estimate, not simulated (a budget search)
   bool met = false;  // the budget was reached (budget mode)
   size_t evaluations = 0;
@@ -149,6 +163,14 @@ struct MixedReport {
   double sample_runs = 0;
   size_t samples = 0;
   std::string base_label, high_label;
+  // MixedOptions::raise_base: the promotions alone missed the budget and the
+  // techniques were measured (techniques_text: their table). base_raised:
+  // the result is the search from the chosen techniques (base_techniques);
+  // promotions_only_sqnr is what the promotions alone reached.
+  bool techniques_measured = false, base_raised = false;
+  std::string base_techniques, techniques_text, techniques_json;
+  double promotions_only_sqnr = 0, promotions_only_returned = 0;
+  size_t promotions_only_layers = 0;
 };
 
 // Calibrates `graph` in place with the chosen per-unit precisions (encodings

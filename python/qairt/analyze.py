@@ -20,7 +20,7 @@ from ctypes import POINTER, c_char_p, c_double, c_size_t, c_uint32, c_uint64, c_
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
-from . import _ffi, calib
+from . import _ffi, calib, errors
 
 _P = POINTER
 MIXED_OFF, MIXED_BUDGET, MIXED_PERCENT = 0, 1, 2
@@ -45,7 +45,11 @@ class AnalysisOptions(ctypes.Structure):
         ("high_act_bitwidth", c_uint32), ("high_weights_bitwidth", c_uint32), ("target", c_void_p),
         ("mixed_mode", c_uint32), ("reserved", c_uint32), ("mixed_value", c_double),
         ("shard_index", c_uint32), ("shard_count", c_uint32), ("mixed_gains", c_void_p),  # since 1.11
+        ("mixed_flags", c_uint32), ("reserved2", c_uint32),  # since 1.20
     ]
+
+
+MIXED_PROMOTIONS_ONLY = 1  # QAIRT_MIXED_PROMOTIONS_ONLY (1.20)
 
 
 class Summary(ctypes.Structure):
@@ -296,8 +300,13 @@ def mixed_precision(graph, input_list: str, budget_db: Optional[float] = None, p
                     act_bitwidth: int = 8, weights_bitwidth: int = 8, per_channel: bool = False,
                     high_act_bitwidth: int = 16, high_weights_bitwidth: int = 16, target=None,
                     num_threads: int = 1, shard: Optional[Tuple[int, int]] = None,
-                    gains: Optional[Sequence[str]] = None) -> Report:
+                    gains: Optional[Sequence[str]] = None, promotions_only: bool = False) -> Report:
     """Calibrates `graph` in place with per-unit precisions meeting `budget_db` (or promoting `percent`%).
+
+    A budget the promotions (at most 20% of the layers) miss makes the search
+    measure the calibration techniques (as choose_calibration does) and run
+    again from the best (ABI 1.20; the report's text and json say so);
+    promotions_only=True keeps to promotions from the given calibration.
 
     Sharded (qairt.distributed.mixed_precision does this on Dask):
     shard=(k, n) computes only the gains of candidates k, k+n, ... (the
@@ -312,6 +321,11 @@ def mixed_precision(graph, input_list: str, budget_db: Optional[float] = None, p
     keep = []
     a = _analysis_options(_calibration(act_bitwidth, weights_bitwidth, per_channel), high_act_bitwidth,
                           high_weights_bitwidth, target, mode, float(value), num_threads, keep)
+    if promotions_only:
+        if (_ffi.qairt_abi_version() & 0xFFFF) < 20:
+            raise errors.UnsupportedError("mixed_precision(promotions_only=True) needs libqairt ABI 1.20; %s is older"
+                                          % _ffi.library_path, code=errors.UNSUPPORTED)
+        a.mixed_flags = MIXED_PROMOTIONS_ONLY
     merged = None
     if shard is not None:
         k, n = (int(v) for v in shard)

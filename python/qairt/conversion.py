@@ -53,6 +53,7 @@ QDQ_EXTERNAL_DATA = 32  # QAIRT_CONVERT_QDQ_EXTERNAL_DATA (1.10)
 PARAMS_FROM_VALUES = 64  # QAIRT_CONVERT_PARAMS_FROM_VALUES (1.11)
 KEEP_REWRITES = 128  # QAIRT_CONVERT_KEEP_REWRITES (1.14)
 AUTO_QUANT = 256  # QAIRT_CONVERT_AUTO_QUANT (1.18)
+MIXED_PROMOTIONS_ONLY = 512  # QAIRT_CONVERT_MIXED_PROMOTIONS_ONLY (1.20)
 
 LOG_LEVELS = {"NONE": 0, "INFO": 1, "TRACE": 2}                   # qairt_quantizer_log_level
 MIXED_MODES = {"off": 0, "budget": 1, "percent": 2}                # qairt_mixed_mode
@@ -268,7 +269,8 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
             stats_output: Optional[PathLike] = None, stats_ranges: Optional[PathLike] = None,
             adaptive_rounding: bool = False, bias_correction: bool = False,
             shard: Optional[Tuple[int, int]] = None, float_fallback: bool = False,
-            auto_quant: bool = False, wide_fixed_ranges: bool = False) -> ConvertResult:
+            auto_quant: bool = False, wide_fixed_ranges: bool = False,
+            mixed_promotions_only: bool = False) -> ConvertResult:
     """Converts `model` for `target` as ``qairt convert`` does; returns a ConvertResult.
 
     model: a path (.tflite: TFLite, otherwise ONNX; imported with the CLI's
@@ -314,6 +316,10 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
     configuration tried and its score); wide_fixed_ranges
     (--wide_fixed_ranges; ABI 1.18): with 8-bit activations, 16-bit outputs
     for the ops whose range the target fixes (HTP Softmax, Sigmoid).
+    mixed_promotions_only (--mixed_precision_promotions_only; ABI 1.20):
+    a budget mixed_precision promotes only, from the calibration as given
+    (by default, a budget the promotions miss makes it measure the
+    calibration techniques and search again from the best).
 
     Raises InvalidArgumentError for bad options (nothing written); errors of
     the conversion itself are in the result (``ok`` is False, no outputs).
@@ -353,7 +359,11 @@ def convert(model: Union[PathLike, Graph], target: Union[str, "os.PathLike[str]"
         (QUANTIZED_IO if quantized_io else 0) | (CHECK_ONLY if check_only else 0) | \
         (0 if bias_aware_weight_scales else NO_BIAS_AWARE_WEIGHT_SCALES) | \
         (QDQ_EXTERNAL_DATA if qdq_external_data else 0) | (PARAMS_FROM_VALUES if float_fallback else 0) | \
-        (KEEP_REWRITES if keep_rewrites else 0) | (AUTO_QUANT if auto_quant else 0)
+        (KEEP_REWRITES if keep_rewrites else 0) | (AUTO_QUANT if auto_quant else 0) | \
+        (MIXED_PROMOTIONS_ONLY if mixed_promotions_only else 0)
+    if mixed_promotions_only and (_ffi.qairt_abi_version() & 0xFFFF) < 20:
+        raise errors.UnsupportedError("convert(mixed_promotions_only=True) needs libqairt ABI 1.20; %s is older"
+                                      % _ffi.library_path, code=errors.UNSUPPORTED)
     if (auto_quant or wide_fixed_ranges) and (_ffi.qairt_abi_version() & 0xFFFF) < 18:
         raise errors.UnsupportedError("convert(auto_quant=..., wide_fixed_ranges=...) needs libqairt ABI 1.18; %s is "
                                       "older" % _ffi.library_path, code=errors.UNSUPPORTED)

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "analyze/analysis_common.h"
 #include "analyze/auto_quant.h"
@@ -323,4 +326,71 @@ TEST_CASE("qairt_choose_calibration: arguments checked, the chosen options writt
   CHECK(std::string(text).find("\"trials\":[") != std::string::npos);
   qairt_analysis_report_destroy(r);
   qairt_graph_destroy(graph);
+}
+
+TEST_CASE("qairt_mixed_precision: mixed_flags checked; a budget the promotions miss measures the techniques unless "
+          "PROMOTIONS_ONLY",
+          "[analyze][mixed][capi]") {
+  hostile::Sandbox box;
+  std::string list;
+  const calib::SampleSource samples = CorrelatedSamples(12, 7);
+  for (size_t i = 0; i < samples.count; ++i) {
+    const auto bytes = samples.load(i).value()[0];
+    const std::string name = "s" + std::to_string(i) + ".raw";
+    std::FILE* f = std::fopen(box.In(name).c_str(), "wb");
+    REQUIRE(f);
+    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+    std::fclose(f);
+    list += name + "\n";
+  }
+  std::FILE* f = std::fopen(box.In("list.txt").c_str(), "w");
+  REQUIRE(f);
+  std::fputs(list.c_str(), f);
+  std::fclose(f);
+  qairt_calibration_options given;
+  qairt_calibration_options_init(&given);
+  given.weights_bitwidth = 4;
+  qairt_analysis_options a;
+  qairt_analysis_options_init(&a);
+  CHECK(a.mixed_flags == 0);
+  a.calibration = &given;
+  a.mixed_mode = QAIRT_MIXED_BUDGET;
+  a.mixed_value = 400;  // out of reach
+  auto run = [&](std::string* text) -> std::string {
+    auto* graph = new qairt_graph_t("g");
+    graph->graph = Correlated();
+    qairt_analysis_report_t* r = nullptr;
+    qairt_status_t* s = qairt_mixed_precision(graph, box.In("list.txt").c_str(), &a, &r);
+    qairt_graph_destroy(graph);
+    if (s) {
+      std::string m = qairt_status_message(s);
+      qairt_status_free(s);
+      return m;
+    }
+    std::vector<char> buf(1 << 16);
+    size_t len = 0;
+    REQUIRE(qairt_analysis_report_render(r, QAIRT_ANALYSIS_TEXT, buf.data(), buf.size(), &len) == nullptr);
+    *text = buf.data();
+    qairt_analysis_report_destroy(r);
+    return "";
+  };
+  std::string text;
+  a.mixed_flags = 2;
+  CHECK(run(&text).find("mixed_flags") != std::string::npos);
+  a.mixed_flags = 0;
+  a.reserved2 = 1;
+  CHECK(run(&text).find("reserved2") != std::string::npos);
+  a.reserved2 = 0;
+  REQUIRE(run(&text).empty());
+  CHECK(text.find("the promotions alone:") != std::string::npos);
+  CHECK(text.find("auto quant:") != std::string::npos);
+  a.mixed_flags = QAIRT_MIXED_PROMOTIONS_ONLY;
+  REQUIRE(run(&text).empty());
+  CHECK(text.find("budget NOT met") != std::string::npos);
+  CHECK(text.find("the promotions alone:") == std::string::npos);
+  // A caller built against 1.19 (no mixed_flags): the default.
+  a.mixed_flags = 0;
+  a.struct_size = offsetof(qairt_analysis_options, mixed_flags);
+  REQUIRE(run(&text).empty());
+  CHECK(text.find("the promotions alone:") != std::string::npos);
 }

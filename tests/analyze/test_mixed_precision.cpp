@@ -188,6 +188,7 @@ TEST_CASE("mixed precision meets its budget on held-out samples within its layer
   // found within it kept, still at most 20% of the layers.
   analyze::MixedOptions far = m;
   far.value = pr.sqnr_high + 20;
+  far.raise_base = false;  // promotions only (the test below raises the base)
   Graph fg = g;
   analyze::MixedReport fr;
   REQUIRE(analyze::ChooseMixedPrecision(&fg, samples, far, &fr).ok());
@@ -230,6 +231,7 @@ TEST_CASE("mixed precision with bias correction corrects each configuration as a
   m.mode = analyze::MixedMode::kBudget;
   m.analysis.calibration.bias_correction = true;
   m.value = 1000;  // out of reach: the best configuration within the cap
+  m.raise_base = false;
   Graph mg = g;
   analyze::MixedReport mr;
   REQUIRE(analyze::ChooseMixedPrecision(&mg, samples, m, &mr).ok());
@@ -255,4 +257,113 @@ TEST_CASE("mixed precision with bias correction corrects each configuration as a
   calib::Report rep;
   REQUIRE(calib::Calibrate(&base, samples, o, &rep).ok());
   CHECK(HeldOutSqnr(g, mg, held_out) > HeldOutSqnr(g, base, held_out));
+}
+
+namespace {
+
+// Ten FullyConnected layers of width 24 whose inputs are one random
+// direction plus small noise, with 4-bit weights: every layer's rounding
+// adds a like share of the output error along that direction, so no few
+// promotions remove it, while adaptive rounding and bias correction take
+// most of it out of every layer at once.
+Graph SpreadChain() {
+  Graph g("spread");
+  TensorId h = g.AddInput("x", DType::kFloat32, Shape{1, 24}).value();
+  std::mt19937 rng(17);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (int k = 0; k < 10; ++k) {
+    std::vector<float> w(24 * 24), b(24);
+    // Near-orthogonal layers (identity plus a little noise) keep the signal's scale.
+    for (int i = 0; i < 24; ++i)
+      for (int j = 0; j < 24; ++j) w[i * 24 + j] = (i == j ? 1.f : 0.f) + 0.3f * nd(rng) / std::sqrt(24.f);
+    for (float& v : b) v = 0.5f * nd(rng);
+    const std::string n = "fc" + std::to_string(k);
+    const TensorId wt = g.AddConstant(n + "_w", DType::kFloat32, Shape{24, 24}, FloatData(w)).value();
+    const TensorId bt = g.AddConstant(n + "_b", DType::kFloat32, Shape{24}, FloatData(b)).value();
+    h = g.op(g.AddOp("FullyConnected", n, {h, wt, bt}, {n + "_out"}).value()).outputs[0];
+  }
+  REQUIRE(g.MarkOutput(h).ok());
+  return g;
+}
+
+calib::SampleSource DirectionSamples(size_t count, uint32_t seed) {
+  auto data = std::make_shared<std::vector<std::vector<float>>>();
+  std::mt19937 rng(seed), fixed(5);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> dir(24);
+  for (float& v : dir) v = nd(fixed);
+  for (size_t i = 0; i < count; ++i) {
+    const float a = std::uniform_real_distribution<float>(-2.f, 2.f)(rng);
+    std::vector<float> x(24);
+    for (size_t j = 0; j < x.size(); ++j) x[j] = a * dir[j] + 0.05f * nd(rng);
+    data->push_back(std::move(x));
+  }
+  calib::SampleSource s;
+  s.count = count;
+  s.load = [data](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
+    const auto& x = (*data)[i];
+    std::vector<uint8_t> bytes(x.size() * sizeof(float));
+    std::memcpy(bytes.data(), x.data(), bytes.size());
+    return std::vector<std::vector<uint8_t>>{std::move(bytes)};
+  };
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a budget the promotions miss raises the base by measurement and is met on held-out samples",
+          "[analyze][mixed]") {
+  const Graph g = SpreadChain();
+  const auto samples = DirectionSamples(32, 1), held_out = DirectionSamples(32, 99);
+  analyze::MixedOptions m;
+  m.mode = analyze::MixedMode::kBudget;
+  m.analysis.calibration.weights_bitwidth = 4;
+  m.analysis.calibration.per_row = true;
+  // The promotions alone: the best within the cap, short of a budget 6 dB
+  // above the base.
+  m.raise_base = false;
+  Graph base_graph = g;
+  analyze::MixedReport probe;
+  m.value = 1000;
+  REQUIRE(analyze::ChooseMixedPrecision(&base_graph, samples, m, &probe).ok());
+  m.value = probe.sqnr_base + 6;
+  Graph pg = g;
+  analyze::MixedReport pr;
+  REQUIRE(analyze::ChooseMixedPrecision(&pg, samples, m, &pr).ok());
+  INFO(analyze::MixedText(pr));
+  REQUIRE_FALSE(pr.met);
+  CHECK_FALSE(pr.techniques_measured);
+  CHECK(pr.promoted_layers <= 4);  // 20% of 11 layers (the input and ten FullyConnected), at least one
+  // The same budget, the base raised (the default).
+  m.raise_base = true;
+  Graph mg = g;
+  analyze::MixedReport mr;
+  REQUIRE(analyze::ChooseMixedPrecision(&mg, samples, m, &mr).ok());
+  INFO(analyze::MixedText(mr));
+  CHECK(mr.techniques_measured);
+  CHECK(mr.base_raised);
+  CHECK(mr.met);
+  CHECK(mr.sqnr_chosen >= m.value);
+  CHECK(mr.promoted_layers <= 2);
+  CHECK(mr.promotions_only_sqnr == pr.sqnr_chosen);
+  CHECK(mr.base_techniques.find("adaptive rounding") != std::string::npos);
+  const std::string text = analyze::MixedText(mr), json = analyze::MixedJson(mr);
+  CHECK(text.find("the promotions alone:") != std::string::npos);
+  CHECK(text.find("searched again from W4A8 with " + mr.base_techniques) != std::string::npos);
+  CHECK(json.find("\"base_raised\":true") != std::string::npos);
+  CHECK(json.find("\"techniques\":{") != std::string::npos);
+  // On samples neither search saw, the raised base's result beats the
+  // promotions alone by most of the margin.
+  const double raised = HeldOutSqnr(g, mg, held_out), promotions = HeldOutSqnr(g, pg, held_out);
+  INFO("held out: raised " << raised << " dB, promotions only " << promotions << " dB, budget " << m.value);
+  CHECK(raised > promotions + 3);
+  CHECK(raised >= m.value - 1);
+  // A budget the promotions meet measures nothing.
+  analyze::MixedOptions easy = m;
+  easy.value = probe.sqnr_base - 1;
+  Graph eg = g;
+  analyze::MixedReport er;
+  REQUIRE(analyze::ChooseMixedPrecision(&eg, samples, easy, &er).ok());
+  CHECK(er.met);
+  CHECK_FALSE(er.techniques_measured);
 }

@@ -109,12 +109,21 @@ class AnalyzeTest(unittest.TestCase):
             self.assertIn("mixed precision:", m.text)
             with self.assertRaises(ValueError):
                 analyze.mixed_precision(g, path)
-            # A budget out of reach: the warning says so and what can still meet it.
-            far = analyze.mixed_precision(affine_fc(), path, budget_db=400)
+            # A budget out of reach, promotions only: the warning says so and what can still meet it.
+            far = analyze.mixed_precision(affine_fc(), path, budget_db=400, promotions_only=True)
             (warning,) = [w for w in far.warnings if "is not met" in w]
             self.assertIn("the budget of 400.00 dB is not met", warning)
             self.assertIn("at most 20% of the units", warning)
             self.assertIn("Fix: raise the base it promotes from (--bias_correction --adaptive_rounding", warning)
+            self.assertIn("--mixed_precision percent=P", warning)
+            self.assertNotIn("the promotions alone:", far.text)
+            # By default the techniques are measured first; the base to raise is then not suggested.
+            raised = analyze.mixed_precision(affine_fc(), path, budget_db=400)
+            self.assertIn("the promotions alone:", raised.text)
+            self.assertIn("auto quant:", raised.text)
+            self.assertIn('"techniques":{', raised.json)
+            (warning,) = [w for w in raised.warnings if "is not met" in w]
+            self.assertNotIn("raise the base", warning)
             self.assertIn("--mixed_precision percent=P", warning)
 
 
