@@ -455,6 +455,7 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
   report->techniques_json = AutoQuantJson(aq);
   report->promotions_only_sqnr = report->sqnr_chosen;
   report->promotions_only_layers = report->promoted_layers;
+  report->promotions_only_returned = report->returned_sqnr;
   if (aq.chosen != 0) {  // 0: the options as given are the best base
     MixedOptions again = options;
     again.analysis.calibration = chosen;
@@ -478,7 +479,7 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
       r.techniques_json = std::move(report->techniques_json);
       r.promotions_only_sqnr = report->promotions_only_sqnr;
       r.promotions_only_layers = report->promotions_only_layers;
-      r.promotions_only_returned = report->returned_sqnr;
+      r.promotions_only_returned = report->promotions_only_returned;
       r.base_raised = true;
       r.base_techniques = aq.trials[aq.chosen].label;
       *report = std::move(r);

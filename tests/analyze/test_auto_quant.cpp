@@ -21,6 +21,7 @@
 #include "qairt/qairt_target.h"
 #include "../hostile/hostile_util.h"
 #include "../passes/pass_test_util.h"
+#include "direction_samples.h"
 
 using namespace qairt;
 
@@ -68,28 +69,24 @@ Graph Correlated() {
   return g;
 }
 
-calib::SampleSource CorrelatedSamples(size_t count, uint32_t seed) {
-  auto data = std::make_shared<std::vector<std::vector<float>>>();
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::vector<float> dir(24);
-  std::mt19937 fixed(5);
-  for (float& v : dir) v = nd(fixed);
-  for (size_t i = 0; i < count; ++i) {
-    const float a = std::uniform_real_distribution<float>(-2.f, 2.f)(rng);
-    std::vector<float> x(24);
-    for (size_t j = 0; j < x.size(); ++j) x[j] = a * dir[j] + 0.05f * nd(rng);
-    data->push_back(std::move(x));
+calib::SampleSource CorrelatedSamples(size_t count, uint32_t seed) { return testing::DirectionSamples(count, seed); }
+
+// Writes each sample as a raw file in `box` and `name` listing them.
+void WriteSampleList(hostile::Sandbox& box, const calib::SampleSource& samples, const std::string& name) {
+  std::string list;
+  for (size_t i = 0; i < samples.count; ++i) {
+    const auto bytes = samples.load(i).value()[0];
+    const std::string file = "s" + std::to_string(i) + ".raw";
+    std::FILE* f = std::fopen(box.In(file).c_str(), "wb");
+    REQUIRE(f);
+    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+    std::fclose(f);
+    list += file + "\n";
   }
-  calib::SampleSource s;
-  s.count = count;
-  s.load = [data](size_t i) -> Result<std::vector<std::vector<uint8_t>>> {
-    const auto& x = (*data)[i];
-    std::vector<uint8_t> bytes(x.size() * sizeof(float));
-    std::memcpy(bytes.data(), x.data(), bytes.size());
-    return std::vector<std::vector<uint8_t>>{std::move(bytes)};
-  };
-  return s;
+  std::FILE* f = std::fopen(box.In(name).c_str(), "w");
+  REQUIRE(f);
+  std::fputs(list.c_str(), f);
+  std::fclose(f);
 }
 
 double Sqnr(const Graph& float_graph, const Graph& quantized, const calib::SampleSource& samples) {
@@ -268,21 +265,7 @@ TEST_CASE("qairt_choose_calibration: arguments checked, the chosen options writt
   qairt_status_free(s);
   // A good call: the chosen options are the user's with the chosen techniques.
   hostile::Sandbox box;
-  std::string list;
-  const calib::SampleSource samples = CorrelatedSamples(12, 7);
-  for (size_t i = 0; i < samples.count; ++i) {
-    const auto bytes = samples.load(i).value()[0];
-    const std::string name = "s" + std::to_string(i) + ".raw";
-    std::FILE* f = std::fopen(box.In(name).c_str(), "wb");
-    REQUIRE(f);
-    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
-    std::fclose(f);
-    list += name + "\n";
-  }
-  std::FILE* f = std::fopen(box.In("list.txt").c_str(), "w");
-  REQUIRE(f);
-  std::fputs(list.c_str(), f);
-  std::fclose(f);
+  WriteSampleList(box, CorrelatedSamples(12, 7), "list.txt");
   qairt_calibration_options given, chosen;
   qairt_calibration_options_init(&given);
   given.flags = QAIRT_CALIBRATION_PER_ROW;
@@ -332,21 +315,7 @@ TEST_CASE("qairt_mixed_precision: mixed_flags checked; a budget the promotions m
           "PROMOTIONS_ONLY",
           "[analyze][mixed][capi]") {
   hostile::Sandbox box;
-  std::string list;
-  const calib::SampleSource samples = CorrelatedSamples(12, 7);
-  for (size_t i = 0; i < samples.count; ++i) {
-    const auto bytes = samples.load(i).value()[0];
-    const std::string name = "s" + std::to_string(i) + ".raw";
-    std::FILE* f = std::fopen(box.In(name).c_str(), "wb");
-    REQUIRE(f);
-    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
-    std::fclose(f);
-    list += name + "\n";
-  }
-  std::FILE* f = std::fopen(box.In("list.txt").c_str(), "w");
-  REQUIRE(f);
-  std::fputs(list.c_str(), f);
-  std::fclose(f);
+  WriteSampleList(box, CorrelatedSamples(12, 7), "list.txt");
   qairt_calibration_options given;
   qairt_calibration_options_init(&given);
   given.weights_bitwidth = 4;
