@@ -471,9 +471,12 @@ Status ChooseMixedPrecision(Graph* graph, const calib::SampleSource& samples, co
     // base's scored 15.3 dB against 17.0 for the promotions alone; as
     // returned they score 14.0 against 11.8, and on 24 lines neither search
     // saw 26.9 against 14.7 dB, with 22 strings of 24 against 21).
+    // The work of both searches counts, whichever is kept.
+    const double runs = r.sample_runs + report->sample_runs;
+    const size_t evaluations = r.evaluations + report->evaluations;
+    report->sample_runs = r.sample_runs = runs;
+    report->evaluations = r.evaluations = evaluations;
     if (r.met || r.returned_sqnr > report->returned_sqnr) {
-      r.sample_runs += report->sample_runs;
-      r.evaluations += report->evaluations;
       r.techniques_measured = true;
       r.techniques_text = std::move(report->techniques_text);
       r.techniques_json = std::move(report->techniques_json);

@@ -166,7 +166,8 @@ struct MixedReport {
   // MixedOptions::raise_base: the promotions alone missed the budget and the
   // techniques were measured (techniques_text: their table). base_raised:
   // the result is the search from the chosen techniques (base_techniques);
-  // promotions_only_sqnr is what the promotions alone reached.
+  // promotions_only_sqnr is what the promotions alone reached. sample_runs
+  // and evaluations then count both searches, seconds the measurement too.
   bool techniques_measured = false, base_raised = false;
   std::string base_techniques, techniques_text, techniques_json;
   double promotions_only_sqnr = 0, promotions_only_returned = 0;
