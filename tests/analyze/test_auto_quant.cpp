@@ -21,7 +21,7 @@
 #include "qairt/qairt_target.h"
 #include "../hostile/hostile_util.h"
 #include "../passes/pass_test_util.h"
-#include "direction_samples.h"
+#include "analysis_test_util.h"
 
 using namespace qairt;
 
@@ -51,23 +51,7 @@ Graph Attention(float gain) {
 // sample is one random direction plus small noise) and whose biases are
 // large: the weights' rounding adds up along that direction and shifts the
 // output mean, what adaptive rounding and bias correction remove.
-Graph Correlated() {
-  Graph g("correlated");
-  TensorId h = g.AddInput("x", DType::kFloat32, Shape{1, 24}).value();
-  std::mt19937 rng(17);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int k = 0; k < 2; ++k) {
-    std::vector<float> w(24 * 24), b(24);
-    for (float& v : w) v = nd(rng) / std::sqrt(24.f);
-    for (float& v : b) v = 0.5f * nd(rng);
-    const std::string n = "fc" + std::to_string(k);
-    const TensorId wt = g.AddConstant(n + "_w", DType::kFloat32, Shape{24, 24}, FloatData(w)).value();
-    const TensorId bt = g.AddConstant(n + "_b", DType::kFloat32, Shape{24}, FloatData(b)).value();
-    h = g.op(g.AddOp("FullyConnected", n, {h, wt, bt}, {n + "_out"}).value()).outputs[0];
-  }
-  REQUIRE(g.MarkOutput(h).ok());
-  return g;
-}
+Graph Correlated() { return testing::FullyConnectedChain("correlated", 2, 0.f, 1.f); }
 
 calib::SampleSource CorrelatedSamples(size_t count, uint32_t seed) { return testing::DirectionSamples(count, seed); }
 

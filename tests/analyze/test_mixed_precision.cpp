@@ -17,7 +17,7 @@
 #include "calib/calibrate.h"
 #include "calib/sample_eval.h"
 #include "../passes/pass_test_util.h"
-#include "direction_samples.h"
+#include "analysis_test_util.h"
 
 using namespace qairt;
 
@@ -266,27 +266,9 @@ namespace {
 // direction plus small noise, with 4-bit weights: every layer's rounding
 // adds a like share of the output error along that direction, so no few
 // promotions remove it, while adaptive rounding and bias correction take
-// most of it out of every layer at once.
-Graph SpreadChain() {
-  Graph g("spread");
-  TensorId h = g.AddInput("x", DType::kFloat32, Shape{1, 24}).value();
-  std::mt19937 rng(17);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int k = 0; k < 10; ++k) {
-    std::vector<float> w(24 * 24), b(24);
-    // Near-orthogonal layers (identity plus a little noise) keep the signal's scale.
-    for (int i = 0; i < 24; ++i)
-      for (int j = 0; j < 24; ++j) w[i * 24 + j] = (i == j ? 1.f : 0.f) + 0.3f * nd(rng) / std::sqrt(24.f);
-    for (float& v : b) v = 0.5f * nd(rng);
-    const std::string n = "fc" + std::to_string(k);
-    const TensorId wt = g.AddConstant(n + "_w", DType::kFloat32, Shape{24, 24}, FloatData(w)).value();
-    const TensorId bt = g.AddConstant(n + "_b", DType::kFloat32, Shape{24}, FloatData(b)).value();
-    h = g.op(g.AddOp("FullyConnected", n, {h, wt, bt}, {n + "_out"}).value()).outputs[0];
-  }
-  REQUIRE(g.MarkOutput(h).ok());
-  return g;
-}
-
+// most of it out of every layer at once. Near-orthogonal layers (identity
+// plus a little noise) keep the signal's scale.
+Graph SpreadChain() { return testing::FullyConnectedChain("spread", 10, 1.f, 0.3f); }
 
 }  // namespace
 
