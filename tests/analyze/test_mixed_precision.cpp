@@ -283,23 +283,24 @@ TEST_CASE("a budget the promotions miss raises the base by measurement and is me
   // The promotions alone: the best within the cap, short of a budget 6 dB
   // above the base.
   m.raise_base = false;
-  Graph base_graph = g;
-  analyze::MixedReport probe;
+  // One search of g: the graph it returns and its report.
+  auto search = [&](const analyze::MixedOptions& o, Graph* out, analyze::MixedReport* r) {
+    *out = g;
+    REQUIRE(analyze::ChooseMixedPrecision(out, samples, o, r).ok());
+  };
+  Graph base_graph, pg, mg, fg, eg;
+  analyze::MixedReport probe, pr, mr, fr, er;
   m.value = 1000;
-  REQUIRE(analyze::ChooseMixedPrecision(&base_graph, samples, m, &probe).ok());
+  search(m, &base_graph, &probe);
   m.value = probe.sqnr_base + 6;
-  Graph pg = g;
-  analyze::MixedReport pr;
-  REQUIRE(analyze::ChooseMixedPrecision(&pg, samples, m, &pr).ok());
+  search(m, &pg, &pr);
   INFO(analyze::MixedText(pr));
   REQUIRE_FALSE(pr.met);
   CHECK_FALSE(pr.techniques_measured);
   CHECK(pr.promoted_layers <= 4);  // 20% of 11 layers (the input and ten FullyConnected), at least one
   // The same budget, the base raised (the default).
   m.raise_base = true;
-  Graph mg = g;
-  analyze::MixedReport mr;
-  REQUIRE(analyze::ChooseMixedPrecision(&mg, samples, m, &mr).ok());
+  search(m, &mg, &mr);
   INFO(analyze::MixedText(mr));
   CHECK(mr.techniques_measured);
   CHECK(mr.base_raised);
@@ -322,9 +323,7 @@ TEST_CASE("a budget the promotions miss raises the base by measurement and is me
   // A budget out of reach either way: the better model as returned is kept.
   analyze::MixedOptions far = m;
   far.value = 1000;
-  Graph fg = g;
-  analyze::MixedReport fr;
-  REQUIRE(analyze::ChooseMixedPrecision(&fg, samples, far, &fr).ok());
+  search(far, &fg, &fr);
   INFO(analyze::MixedText(fr));
   CHECK_FALSE(fr.met);
   CHECK(fr.techniques_measured);
@@ -334,9 +333,7 @@ TEST_CASE("a budget the promotions miss raises the base by measurement and is me
   // A budget the promotions meet measures nothing.
   analyze::MixedOptions easy = m;
   easy.value = probe.sqnr_base - 1;
-  Graph eg = g;
-  analyze::MixedReport er;
-  REQUIRE(analyze::ChooseMixedPrecision(&eg, samples, easy, &er).ok());
+  search(easy, &eg, &er);
   CHECK(er.met);
   CHECK_FALSE(er.techniques_measured);
 }
