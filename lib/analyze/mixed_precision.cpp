@@ -97,7 +97,7 @@ struct MixedSearch {
     if (!g.ok() || !bias_correction) return g;
     calib::BiasCorrectionReport bc;
     QAIRT_RETURN_IF_ERROR(calib::CorrectBiases(&g.value(), *float_graph, samples, o->num_threads, o->realize, &bc));
-    sample_runs += static_cast<double>(samples.count * (bc.levels + 1));
+    sample_runs += bc.sample_runs;
     return g;
   }
 

@@ -144,6 +144,7 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
   }
 
   std::vector<uint8_t> scratch;
+  LevelResume resume;
   for (size_t level = 1; level <= report->levels; ++level) {
     std::vector<size_t> mine;
     for (size_t i = 0; i < targets.size(); ++i)
@@ -176,8 +177,25 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
     std::vector<exec::InputGram> grams;
     std::unordered_map<TensorId, std::vector<size_t>> of_input;
     QAIRT_RETURN_IF_ERROR(gather(run, present, run_ops, &grams, &of_input, &index));
-    QAIRT_RETURN_IF_ERROR(
-        ObserveLevel(run, samples, num_threads, /*quantized=*/true, "bias correction", &grams, of_input, step));
+    // What the corrections below change in the next level's run: the static
+    // inputs of every op reading a bias corrected here (a bias may be
+    // shared). An op processing renamed cannot be found: the next level
+    // then runs from the inputs.
+    std::vector<TensorId> changing;
+    bool found_all = true;
+    for (size_t i : present)
+      for (const Use& u : work.tensor(targets[i].bias).consumers) {
+        const std::optional<OpId> id = realized ? run.FindOp(work.op(u.op).name) : u.op;
+        if (!id) {
+          found_all = false;
+          continue;
+        }
+        for (TensorId in : run.op(*id).inputs)
+          if (in != kInvalidId && run.tensor(in).kind == TensorKind::kStatic) changing.push_back(in);
+      }
+    QAIRT_RETURN_IF_ERROR(ObserveLevel(run, samples, num_threads, /*quantized=*/true, "bias correction", &grams,
+                                       of_input, step, &resume, changing));
+    if (!found_all) resume.cuts.clear();
     for (size_t i : present) {
       const Target& t = targets[i];
       const exec::InputGram& qm = grams[index[i]];
@@ -228,6 +246,8 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
       ++report->corrected;
     }
   }
+  report->sample_runs = static_cast<double>(samples.count) +
+                        static_cast<double>(resume.ops_run) / static_cast<double>(std::max<size_t>(1, resume.order.size()));
   *graph = std::move(work);
   return Status::Ok();
 }

@@ -34,6 +34,10 @@ struct BiasCorrectionReport {
   std::string largest_op;
   double largest_shift = 0;
   std::vector<std::string> skipped;  // "op: why"
+  // What its passes cost, in runs of the whole graph over one sample: the
+  // float pass, then the levels' passes, each resuming where the level
+  // before changed the model (calib::LevelResume).
+  double sample_runs = 0;
 };
 
 // Corrects, in place, the biases of `graph`'s FullyConnected and

@@ -1,6 +1,7 @@
 #include "calib/observe_level.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -13,7 +14,8 @@ namespace qairt::calib {
 Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_threads, bool quantized,
                     std::string_view what, std::vector<exec::InputGram>* grams,
                     const std::unordered_map<TensorId, std::vector<size_t>>& grams_of_input,
-                    const std::function<void()>& sample_done) {
+                    const std::function<void()>& sample_done, LevelResume* resume,
+                    const std::vector<TensorId>& changing) {
   const uint32_t workers = std::max<uint32_t>(
       1, std::min<uint32_t>(num_threads ? num_threads : std::thread::hardware_concurrency(),
                             static_cast<uint32_t>(samples.count)));
@@ -28,6 +30,9 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
     failed = true;
     turn.notify_all();
   };
+  if (resume) resume->cuts.resize(samples.count);
+  std::vector<OpId> order;  // worker 0's, for the next pass
+  std::atomic<uint64_t> saved_bytes{0}, ops_run{0}, ops_skipped{0};
   auto worker = [&](uint32_t w) {
     exec::Options eo;
     eo.num_threads = 1;
@@ -37,10 +42,23 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
     if (!ex.ok()) return fail(w, ex.status());
     // Nothing after the last producer of an observed input matters here.
     size_t ops = 0;
-    const std::vector<OpId>& order = ex.value()->order();
-    for (size_t pos = 0; pos < order.size(); ++pos)
-      for (TensorId out : g.op(order[pos]).outputs)
+    const std::vector<OpId>& ex_order = ex.value()->order();
+    for (size_t pos = 0; pos < ex_order.size(); ++pos)
+      for (TensorId out : g.op(ex_order[pos]).outputs)
         if (out != kInvalidId && grams_of_input.count(out)) ops = pos + 1;
+    // The cut for the next pass: where its changes begin (the first op
+    // reading a changing tensor), or where this run stops if that is sooner.
+    size_t save_at = ops;
+    if (resume) {
+      std::vector<char> changes(g.tensor_count());
+      for (TensorId t : changing)
+        if (t < changes.size()) changes[t] = 1;
+      for (size_t pos = 0; pos < save_at; ++pos)
+        for (TensorId in : g.op(ex_order[pos]).inputs)
+          if (in != kInvalidId && changes[in]) save_at = pos;
+    }
+    const bool resumable = resume && resume->order == ex_order;
+    if (w == 0) order = ex_order;
     std::vector<exec::InputGram::Sample> mine(grams->size());
     std::vector<char> seen(grams->size());
     exec::Observer observer = [&](const exec::ObservedTensor& t) -> Status {
@@ -53,13 +71,33 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
       return Status::Ok();
     };
     for (size_t s = w; s < samples.count; s += workers) {
-      auto sample = samples.load(s);
-      if (!sample.ok()) return fail(w, sample.status());
       std::fill(seen.begin(), seen.end(), 0);
-      auto run = ex.value()->RunPrefix(sample.value(), &observer, ops);
+      const exec::Cut* from = resumable && resume->cuts[s] ? &*resume->cuts[s] : nullptr;
+      if (from && from->position > save_at) from = nullptr;  // its cut lies past the next one
+      exec::Cut cut;
+      cut.position = save_at;
+      exec::Cut* save = resume ? &cut : nullptr;
+      Result<std::vector<exec::HostTensor>> run = std::vector<exec::HostTensor>{};
+      if (from) {
+        run = ex.value()->RunFrom(*from, &observer, ops, save);
+      } else {
+        auto sample = samples.load(s);
+        if (!sample.ok()) return fail(w, sample.status());
+        run = ex.value()->RunPrefix(sample.value(), &observer, ops, save);
+      }
       if (!run.ok())
         return fail(w, Status(run.status().code(),
                               fmt::format("{}, sample {}: {}", what, s, run.status().message())));
+      const size_t first = from ? from->position : 0;
+      ops_run += ops - std::min(ops, first);
+      ops_skipped += first;
+      if (resume) {
+        // Within the budget the cut replaces this sample's last one; past it
+        // the sample runs from its inputs next time.
+        const uint64_t bytes = cut.bytes();
+        if (saved_bytes.fetch_add(bytes) + bytes <= resume->budget) resume->cuts[s] = std::move(cut);
+        else resume->cuts[s].reset();
+      }
       std::unique_lock<std::mutex> lock(mu);
       turn.wait(lock, [&] { return next == s || failed; });
       if (failed) return;
@@ -76,6 +114,11 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
   for (auto& t : threads) t.join();
   for (const Status& e : errors)
     if (!e.ok()) return e;
+  if (resume) {
+    resume->order = std::move(order);
+    resume->ops_run += ops_run;
+    resume->ops_skipped += ops_skipped;
+  }
   return Status::Ok();
 }
 

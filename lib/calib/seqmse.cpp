@@ -86,6 +86,7 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
 
   size_t done = 0;
   const size_t total = report->levels * samples.count;
+  LevelResume resume;
   for (size_t level = 1; level <= report->levels; ++level) {
     // H per input: FullyConnected/MatMul ops reading one tensor (q, k and v
     // projections) share theirs; each convolution has its own geometry.
@@ -110,10 +111,14 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
       targets[i].gram = it->second;
     }
     if (mine.empty()) continue;
-    QAIRT_RETURN_IF_ERROR(ObserveLevel(work, samples, options.num_threads, /*quantized=*/true, "sequential MSE",
-                                       &grams, grams_of_input, [&] {
-                                         if (progress) progress(++done, total, "seqmse");
-                                       }));
+    std::vector<TensorId> changing;  // what this level's search may change: its weights
+    for (size_t i : mine) changing.push_back(targets[i].weight);
+    QAIRT_RETURN_IF_ERROR(ObserveLevel(
+        work, samples, options.num_threads, /*quantized=*/true, "sequential MSE", &grams, grams_of_input,
+        [&] {
+          if (progress) progress(++done, total, "seqmse");
+        },
+        &resume, changing));
     // The level's weights are searched on worker threads (each search reads
     // the graph only) and applied in order: the result does not depend on
     // the thread count.

@@ -234,6 +234,11 @@ struct Executor::Impl {
   // Points the planned tensors into the workspace's arena, grown if needed.
   Status BindArena();
   Status Simulate(TensorId id);
+  Status Observe(TensorId id, const Observer* observer) const;
+  struct Running;
+  Status Enter(Running* running);
+  std::vector<TensorId> Crossing(size_t position) const;
+  Result<std::vector<HostTensor>> Span(size_t from, size_t ops, const Observer* observer, Cut* save);
   Status Prepare();
   Status LoadStatic(TensorId id);
 };
@@ -597,36 +602,126 @@ Result<std::vector<HostTensor>> Executor::Run(const std::vector<std::vector<uint
 }
 
 Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<std::vector<uint8_t>>& inputs,
-                                                    const Observer* observer, size_t ops) {
+                                                    const Observer* observer, size_t ops, Cut* save) {
   std::vector<const void*> ptrs;
   std::vector<size_t> sizes;
   for (const auto& b : inputs) {
     ptrs.push_back(b.data());
     sizes.push_back(b.size());
   }
-  return RunPrefix(ptrs, sizes, observer, ops);
+  return RunPrefix(ptrs, sizes, observer, ops, save);
+}
+
+std::vector<TensorId> Executor::Crossing(size_t position) const { return impl_->Crossing(position); }
+
+std::vector<TensorId> Executor::Impl::Crossing(size_t position) const {
+  const Graph& g = graph;
+  const int64_t p = static_cast<int64_t>(position);
+  std::vector<TensorId> ids;
+  for (TensorId id = 0; id < g.tensor_count(); ++id) {
+    const TensorRt& rt = t[id];
+    if (g.tensor(id).kind == TensorKind::kStatic || rt.last < p) continue;
+    const bool made_before = rt.first >= 0 ? rt.first < p : g.tensor(id).kind == TensorKind::kInput;
+    if (made_before) ids.push_back(id);
+  }
+  return ids;
+}
+
+// Runs order() positions [from, ops) on tensors already in place, saving
+// `save`'s cut on the way, and returns the outputs when the last op ran.
+Result<std::vector<HostTensor>> Executor::Impl::Span(size_t from, size_t ops, const Observer* observer, Cut* save) {
+  const Graph& g = graph;
+  Workspace::Impl* w = ws();
+  const size_t run_ops = std::min(ops, order.size());
+  if (save && (save->position < from || save->position > run_ops))
+    return InvalidArgument("graph '{}': a cut at op {} is not within the ops run ({} to {})", g.name(),
+                           save->position, from, run_ops);
+  auto keep = [&] {
+    save->ids = Crossing(save->position);
+    save->values.resize(save->ids.size());
+    for (size_t k = 0; k < save->ids.size(); ++k) {
+      const Buf& b = t[save->ids[k]].buf;
+      save->values[k].assign(b.b(), b.b() + b.bytes());
+    }
+  };
+  SetGemmThreads(options.num_threads);
+  for (size_t pos = from; pos < run_ops; ++pos) {
+    if (save && pos == save->position) keep();
+    const Op& op = g.op(order[pos]);
+    std::vector<const Buf*> in;
+    std::vector<Buf*> out;
+    for (TensorId id : op.inputs) in.push_back(id == kInvalidId ? nullptr : &t[id].buf);
+    for (TensorId id : op.outputs) out.push_back(id == kInvalidId ? nullptr : &t[id].buf);
+    uint64_t statics = 0;
+    for (size_t i = 0; i < op.inputs.size() && i < 64; ++i)
+      if (op.inputs[i] != kInvalidId && g.tensor(op.inputs[i]).kind == TensorKind::kStatic) statics |= uint64_t{1} << i;
+    Ctx ctx(op, std::move(in), std::move(out), options.num_threads, Pool(), w ? &w->scratch : &scratch,
+            &op_state[pos], statics);
+    Status s = fns[pos](ctx);
+    if (!s.ok()) return s;
+    for (TensorId id : op.outputs) {
+      if (id == kInvalidId) continue;
+      const bool before = options.observe_unsimulated && observer && *observer;
+      if (before) s = Observe(id, observer);
+      if (s.ok()) s = Simulate(id);
+      if (s.ok() && observer && *observer && !before) s = Observe(id, observer);
+      if (!s.ok()) return s;
+    }
+  }
+  if (save && save->position == run_ops) keep();
+  std::vector<HostTensor> outs;
+  if (run_ops < order.size()) return outs;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const TensorId id = g.outputs()[k];
+    const TensorRt& rt = t[id];
+    HostTensor h;
+    h.name = g.tensor(id).name;
+    h.dtype = out_dtypes[k];
+    h.dims = rt.buf.dims;
+    h.bytes.resize(*StorageBytes(h.dtype, static_cast<uint64_t>(rt.buf.count)));
+    ConvertOut(rt.buf, h.dtype, h.bytes.data());
+    outs.push_back(std::move(h));
+  }
+  return outs;
+}
+
+Status Executor::Impl::Observe(TensorId id, const Observer* observer) const {
+  const TensorRt& rt = t[id];
+  ObservedTensor o{id, &graph.tensor(id).name,
+                   rt.buf.store == Store::kF32 ? DType::kFloat32 : rt.buf.store == Store::kI64 ? DType::kInt64 : DType::kBool,
+                   &rt.buf.dims, rt.buf.data, rt.buf.bytes()};
+  return (*observer)(o);
+}
+
+// Marks the executor's workspace busy for one run (refusing a second at
+// the same time) and points its arena at it.
+struct Executor::Impl::Running {
+  Workspace::Impl* w = nullptr;
+  ~Running() {
+    if (w) w->busy = false;
+  }
+};
+
+Status Executor::Impl::Enter(Running* running) {
+  Workspace::Impl* w = ws();
+  if (w && w->busy.exchange(true))
+    return InvalidArgument(
+        "graph '{}': its executor shares a workspace with one that is running; executors sharing a workspace "
+        "must run one at a time",
+        graph.name());
+  running->w = w;
+  return w ? BindArena() : Status::Ok();
 }
 
 Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void*>& inputs,
                                                     const std::vector<size_t>& input_bytes, const Observer* observer,
-                                                    size_t ops) {
+                                                    size_t ops, Cut* save) {
   Impl& m = *impl_;
   const Graph& g = m.graph;
   if (inputs.size() != g.inputs().size() || input_bytes.size() != inputs.size())
     return InvalidArgument("the graph has {} inputs but {} were given", g.inputs().size(), inputs.size());
-  Workspace::Impl* ws = m.ws();
-  if (ws && ws->busy.exchange(true))
-    return InvalidArgument(
-        "graph '{}': its executor shares a workspace with one that is running; executors sharing a workspace "
-        "must run one at a time",
-        g.name());
-  struct Release {
-    Workspace::Impl* w;
-    ~Release() {
-      if (w) w->busy = false;
-    }
-  } release{ws};
-  if (ws) QAIRT_RETURN_IF_ERROR(m.BindArena());
+  Impl::Running running;
+  QAIRT_RETURN_IF_ERROR(m.Enter(&running));
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorId id = g.inputs()[k];
     const Tensor& tensor = g.tensor(id);
@@ -649,55 +744,33 @@ Result<std::vector<HostTensor>> Executor::RunPrefix(const std::vector<const void
     }
     if (!s.ok()) return s;
   }
-  auto observe = [&](TensorId id) -> Status {
-    const TensorRt& rt = m.t[id];
-    ObservedTensor o{id, &g.tensor(id).name,
-                     rt.buf.store == Store::kF32 ? DType::kFloat32 : rt.buf.store == Store::kI64 ? DType::kInt64 : DType::kBool,
-                     &rt.buf.dims, rt.buf.data, rt.buf.bytes()};
-    return (*observer)(o);
-  };
   if (observer && *observer && m.options.observe_inputs)
     for (TensorId id : g.inputs())
-      if (Status s = observe(id); !s.ok()) return s;
-  SetGemmThreads(m.options.num_threads);
-  const size_t run_ops = std::min(ops, m.order.size());
-  for (size_t pos = 0; pos < run_ops; ++pos) {
-    const Op& op = g.op(m.order[pos]);
-    std::vector<const Buf*> in;
-    std::vector<Buf*> out;
-    for (TensorId id : op.inputs) in.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
-    for (TensorId id : op.outputs) out.push_back(id == kInvalidId ? nullptr : &m.t[id].buf);
-    uint64_t statics = 0;
-    for (size_t i = 0; i < op.inputs.size() && i < 64; ++i)
-      if (op.inputs[i] != kInvalidId && g.tensor(op.inputs[i]).kind == TensorKind::kStatic) statics |= uint64_t{1} << i;
-    Ctx ctx(op, std::move(in), std::move(out), m.options.num_threads, m.Pool(), ws ? &ws->scratch : &m.scratch,
-            &m.op_state[pos],
-            statics);
-    Status s = m.fns[pos](ctx);
-    if (!s.ok()) return s;
-    for (TensorId id : op.outputs) {
-      if (id == kInvalidId) continue;
-      const bool before = m.options.observe_unsimulated && observer && *observer;
-      if (before) s = observe(id);
-      if (s.ok()) s = m.Simulate(id);
-      if (s.ok() && observer && *observer && !before) s = observe(id);
-      if (!s.ok()) return s;
-    }
-  }
-  std::vector<HostTensor> outs;
-  if (run_ops < m.order.size()) return outs;
-  for (size_t k = 0; k < g.outputs().size(); ++k) {
-    const TensorId id = g.outputs()[k];
-    const TensorRt& rt = m.t[id];
-    HostTensor h;
-    h.name = g.tensor(id).name;
-    h.dtype = m.out_dtypes[k];
-    h.dims = rt.buf.dims;
-    h.bytes.resize(*StorageBytes(h.dtype, static_cast<uint64_t>(rt.buf.count)));
-    ConvertOut(rt.buf, h.dtype, h.bytes.data());
-    outs.push_back(std::move(h));
-  }
-  return outs;
+      if (Status s = m.Observe(id, observer); !s.ok()) return s;
+  return m.Span(0, ops, observer, save);
+}
+
+Result<std::vector<HostTensor>> Executor::RunFrom(const Cut& from, const Observer* observer, size_t ops, Cut* save) {
+  Impl& m = *impl_;
+  const Graph& g = m.graph;
+  if (m.options.observe_unsimulated)
+    return InvalidArgument("graph '{}': a run observing unsimulated values cannot resume from a cut", g.name());
+  if (from.position > m.order.size() || from.ids != m.Crossing(from.position) || from.values.size() != from.ids.size())
+    return InvalidArgument("graph '{}': the cut at op {} was not saved by an executor of this graph", g.name(),
+                           from.position);
+  for (size_t k = 0; k < from.ids.size(); ++k)
+    if (from.values[k].size() != m.t[from.ids[k]].buf.bytes())
+      return InvalidArgument("graph '{}': the cut holds {} bytes for tensor '{}', which has {}", g.name(),
+                             from.values[k].size(), g.tensor(from.ids[k]).name, m.t[from.ids[k]].buf.bytes());
+  Impl::Running running;
+  QAIRT_RETURN_IF_ERROR(m.Enter(&running));
+  for (size_t k = 0; k < from.ids.size(); ++k)
+    if (!from.values[k].empty()) std::memcpy(m.t[from.ids[k]].buf.data, from.values[k].data(), from.values[k].size());
+  if (observer && *observer)
+    for (TensorId id : from.ids)
+      if (m.options.observe_inputs || g.tensor(id).kind != TensorKind::kInput)
+        if (Status s = m.Observe(id, observer); !s.ok()) return s;
+  return m.Span(from.position, ops, observer, save);
 }
 
 }  // namespace qairt::exec

@@ -92,6 +92,21 @@ struct PlanStats {
   size_t ops = 0;
 };
 
+// The values of a run at one position of its order(): what the ops from
+// there on read of what came before. A sequential pass that changes only
+// ops at or after the position resumes from it (Executor::RunFrom) instead
+// of running every sample from its inputs again.
+struct Cut {
+  size_t position = 0;
+  std::vector<TensorId> ids;                 // Executor::Crossing(position)
+  std::vector<std::vector<uint8_t>> values;  // storage bytes, one per id
+  uint64_t bytes() const {
+    uint64_t n = 0;
+    for (const auto& v : values) n += v.size();
+    return n;
+  }
+};
+
 class Executor {
  public:
   static Result<std::unique_ptr<Executor>> Create(const Graph& graph, const Options& options = {});
@@ -121,11 +136,24 @@ class Executor {
   // count): for an observer that needs the values of a prefix of the
   // graph. Returns the graph outputs only when every op ran (otherwise an
   // empty vector).
+  // With `save`, the run also saves the cut at save->position (which must
+  // lie within the ops it runs, or be their end).
   Result<std::vector<HostTensor>> RunPrefix(const std::vector<const void*>& inputs,
                                             const std::vector<size_t>& input_bytes, const Observer* observer,
-                                            size_t ops);
+                                            size_t ops, Cut* save = nullptr);
   Result<std::vector<HostTensor>> RunPrefix(const std::vector<std::vector<uint8_t>>& inputs,
-                                            const Observer* observer, size_t ops);
+                                            const Observer* observer, size_t ops, Cut* save = nullptr);
+  // Resumes from a cut an executor with the same order() saved: runs the ops
+  // from from.position up to `ops`, exactly as a run from the inputs would
+  // (same values, bit for bit), provided nothing any op before the cut reads
+  // changed. The observer first sees the restored tensors (graph inputs
+  // among them only with Options::observe_inputs), then each op's outputs.
+  // Not with Options::observe_unsimulated (a cut holds simulated values).
+  Result<std::vector<HostTensor>> RunFrom(const Cut& from, const Observer* observer, size_t ops,
+                                          Cut* save = nullptr);
+  // The tensors a cut at `position` holds: graph inputs and op outputs made
+  // before it that an op at or after it reads, or that are graph outputs.
+  std::vector<TensorId> Crossing(size_t position) const;
 
  private:
   struct Impl;
