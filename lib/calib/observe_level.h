@@ -22,10 +22,11 @@ namespace qairt::calib {
 // the next: per sample, the values where the ops the pass changes next
 // begin (exec::Cut). Each pass then resumes there instead of running every
 // sample from its inputs: on a model of L levels the passes cost about one
-// run per sample instead of L/2. Saved values take at most `budget_bytes`;
-// samples past it run from their inputs.
+// run per sample instead of L/2. A pass's new cuts take at most
+// `budget_bytes` (while it runs, its samples' old and new cuts at most
+// twice that); samples past it run from their inputs.
 struct LevelResume {
-  explicit LevelResume(uint64_t budget_bytes = uint64_t{1} << 30) : budget(budget_bytes) {}
+  explicit LevelResume(uint64_t budget_bytes = uint64_t{512} << 20) : budget(budget_bytes) {}
   uint64_t budget;
   std::vector<OpId> order;                       // the order the cuts were saved with
   std::vector<std::optional<exec::Cut>> cuts;    // per sample
