@@ -43,8 +43,9 @@ struct LevelResume {
 // With `resume`, samples resume from the cuts the previous pass saved (when
 // its executor had the same order) and each saves the cut before the first
 // op reading any of `changing`: the tensors the caller changes before the
-// next pass. Nothing else may change between passes (the sums are then
-// bit for bit those of runs from the inputs).
+// next pass. The passes sharing one LevelResume take the same samples, and
+// nothing else may change between them (the sums are then bit for bit
+// those of runs from the inputs).
 Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_threads, bool quantized,
                     std::string_view what, std::vector<exec::InputGram>* grams,
                     const std::unordered_map<TensorId, std::vector<size_t>>& grams_of_input,
