@@ -398,7 +398,7 @@ Status Exporter::WriteOp(OpId id) {
   for (TensorId out : op.outputs)
     if (SimOf(out) != Sim::kNone && graph_.tensor(out).is_output)
       value_names_[out] = FreshName(graph_.tensor(out).name + "_unquantized");
-  OpContext ctx(*this, op, id);
+  OpContext ctx(*this, op);
   QAIRT_RETURN_IF_ERROR(it->second(ctx));
   for (TensorId out : op.outputs) {
     if (SimOf(out) == Sim::kNone) continue;

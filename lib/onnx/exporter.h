@@ -22,7 +22,7 @@ class Exporter;
 // The IR op being written.
 class OpContext {
  public:
-  OpContext(Exporter& ex, const Op& op, OpId id) : ex_(ex), op_(op), id_(id) {}
+  OpContext(Exporter& ex, const Op& op) : ex_(ex), op_(op) {}
 
   const Op& op() const { return op_; }
   int64_t opset() const;
@@ -80,7 +80,6 @@ class OpContext {
  private:
   Exporter& ex_;
   const Op& op_;
-  OpId id_;
   bool named_ = false;  // a node already carries the op's name
 };
 
