@@ -206,6 +206,19 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   sc.sqnr = worst_half && !h.fit.empty() && !h.held_out.empty() ? std::min(subset(h.fit, outs), subset(h.held_out, outs))
                                                                  : subset(all, outs);
   sc.typical = subset(all, p.proxy_slot);
+  std::vector<double> per_sample(n, 200);
+  for (size_t slot : outs) {
+    const std::vector<float>& r = p.reference[slot];
+    const std::vector<float>& q = out.value()[slot];
+    const size_t per = r.size() / n;
+    for (size_t i = 0; i < n; ++i) {
+      double e[2];
+      kernels::SquaredError(r.data() + i * per, q.data() + i * per, per, e);
+      per_sample[i] = std::min(per_sample[i], calib::SqnrDb(e[1], e[0]));
+    }
+  }
+  std::sort(per_sample.begin(), per_sample.end());
+  if (n) sc.median = n % 2 ? per_sample[n / 2] : 0.5 * (per_sample[n / 2 - 1] + per_sample[n / 2]);
   return sc;
 }
 

@@ -72,11 +72,14 @@ Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::v
 // Scores of one configuration against the float reference.
 struct Scores {
   double sqnr = 0;  // worst output, over all scoring samples
-  // Mean over samples of each sample's SQNR (dB): what ranks candidates, as
-  // it does not hinge on one sample (on the cls model, ranking by the
-  // aggregate picked a layer worth +20 dB on the calibration samples that
-  // lost 3 dB on held-out ones).
+  // The ranking's proxies (the logits under a softmax head, else the
+  // outputs) over all scoring samples: what ties the pieces of a sharded
+  // ranking to one analysis (MixedGains::base_typical).
   double typical = 0;
+  // The median sample's SQNR, each sample scored on its worst output: the
+  // figure the accuracy tables give, which no single sample near a decision
+  // sets (the aggregate is dominated by such samples).
+  double median = 0;
 };
 constexpr double kInfeasible = -1e9;
 

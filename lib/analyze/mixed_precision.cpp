@@ -420,6 +420,7 @@ Status SearchPromotions(Graph* graph, const calib::SampleSource& samples, const 
     if (!returned.ok()) return returned.status();
     m.sample_runs += static_cast<double>(m.scoring.count);
     report->returned_sqnr = returned.value().sqnr;
+    report->returned_median_sqnr = returned.value().median;
   }
   // One calibration pass as the user's options make it: bias correction
   // included.
@@ -503,8 +504,10 @@ std::string MixedText(const MixedReport& r) {
       r.sqnr_chosen, r.held_out_samples, r.base_label, r.sqnr_base, r.high_label, r.high_estimated ? "~" : "",
       r.sqnr_high, r.met ? "" : " (budget NOT met)", r.boundaries, r.evaluations);
   if (r.samples)
-    s += fmt::format("  as returned (calibrated on all {} samples, not on a half): {:.2f} dB, the worse half\n", r.samples,
-                     r.returned_sqnr);
+    s += fmt::format(
+        "  as returned (calibrated on all {} samples, not on a half): {:.2f} dB, the worse half; {:.2f} dB at the "
+        "median sample\n",
+        r.samples, r.returned_sqnr, r.returned_median_sqnr);
   if (r.calibration_seconds > 0)
     s += fmt::format("  cost: {:.2f} s, {:.1f}x one calibration pass ({:.2f} s); {:.1f} sample runs ({:.1f} passes over "
                      "the {} samples)\n",
@@ -541,11 +544,11 @@ std::string MixedJson(const MixedReport& r) {
   std::string s = fmt::format(
       "{{\"units\":{},\"candidates\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},\"sqnr_chosen_db\":{},"
       "\"sqnr_high_estimated\":{},\"sqnr_predicted_db\":{},\"met\":{},\"boundaries\":{},\"evaluations\":{},\"seconds\":{},"
-      "\"calibration_seconds\":{},\"sample_runs\":{},\"samples\":{},\"returned_sqnr_db\":{},\"promoted_layers\":{},"
-      "\"promoted\":[",
+      "\"calibration_seconds\":{},\"sample_runs\":{},\"samples\":{},\"returned_sqnr_db\":{},"
+      "\"returned_median_sqnr_db\":{},\"promoted_layers\":{},\"promoted\":[",
       r.units, r.candidates, JsonQuoted(r.base_label), JsonQuoted(r.high_label), Db(r.sqnr_base), Db(r.sqnr_high),
       Db(r.sqnr_chosen), r.high_estimated ? "true" : "false", Db(r.sqnr_predicted), r.met ? "true" : "false", r.boundaries, r.evaluations, Db(r.seconds),
-      Db(r.calibration_seconds), Db(r.sample_runs), r.samples, Db(r.returned_sqnr), r.promoted_layers);
+      Db(r.calibration_seconds), Db(r.sample_runs), r.samples, Db(r.returned_sqnr), Db(r.returned_median_sqnr), r.promoted_layers);
   for (size_t i = 0; i < r.promoted.size(); ++i) s += (i ? "," : "") + JsonQuoted(r.promoted[i]);
   s += "],\"promoted_tensors\":[";
   for (size_t i = 0; i < r.promoted_tensors.size(); ++i) s += (i ? "," : "") + JsonQuoted(r.promoted_tensors[i]);

@@ -145,6 +145,7 @@ struct MixedReport {
   // The model as returned (calibrated on every sample), scored like the
   // search's configurations (those were calibrated on half the samples).
   double returned_sqnr = 0;
+  double returned_median_sqnr = 0;  // the same model's median sample (Scores::median)
   bool high_estimated = false;  // sqnr_high predicted by the noise estimate, not simulated (a budget search)
   bool met = false;  // the budget was reached (budget mode)
   size_t evaluations = 0;

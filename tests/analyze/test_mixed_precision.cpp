@@ -63,6 +63,29 @@ double HeldOutSqnr(const Graph& float_graph, const Graph& quantized, const calib
   return calib::Worst(ref.value(), got.value()).sqnr_db;
 }
 
+// The median over samples of each sample's SQNR (one output), computed here
+// from the two runs, as benchmarks/accuracy_vs_plain.py does.
+double MedianSqnr(const Graph& float_graph, const Graph& quantized, const calib::SampleSource& samples) {
+  auto ref = calib::RunSamples(float_graph, samples, false);
+  auto got = calib::RunSamples(quantized, samples, true);
+  REQUIRE(ref.ok());
+  REQUIRE(got.ok());
+  REQUIRE(ref.value().size() == 1);
+  const std::vector<float>&r = ref.value()[0], &q = got.value()[0];
+  const size_t n = samples.count, per = r.size() / n;
+  std::vector<double> db;
+  for (size_t i = 0; i < n; ++i) {
+    double signal = 0, noise = 0;
+    for (size_t j = i * per; j < (i + 1) * per; ++j) {
+      signal += static_cast<double>(r[j]) * r[j];
+      noise += (static_cast<double>(r[j]) - q[j]) * (static_cast<double>(r[j]) - q[j]);
+    }
+    db.push_back(10 * std::log10(signal / noise));
+  }
+  std::sort(db.begin(), db.end());
+  return n % 2 ? db[n / 2] : 0.5 * (db[n / 2 - 1] + db[n / 2]);
+}
+
 }  // namespace
 
 TEST_CASE("noise estimate: the loud layers' activations rank first, the total near the simulated error",
@@ -172,6 +195,12 @@ TEST_CASE("mixed precision meets its budget on held-out samples within its layer
   CHECK(mr.units == 21);
   CHECK(mr.promoted_layers >= 1);
   CHECK(mr.promoted_layers <= 4);
+  // The model as returned, at its median sample: the figure the accuracy
+  // tables give, on the samples it was calibrated and scored on.
+  CHECK(mr.returned_median_sqnr == Approx(MedianSqnr(g, mg, samples)).epsilon(1e-6));
+  CHECK(mr.returned_median_sqnr > mr.returned_sqnr);
+  CHECK_THAT(analyze::MixedText(mr), Catch::Contains("dB at the median sample"));
+  CHECK(analyze::MixedJson(mr).find("\"returned_median_sqnr_db\":") != std::string::npos);
   // On samples the search never saw, the chosen model holds the budget and
   // the base misses it.
   const double chosen = HeldOutSqnr(g, mg, held_out);
