@@ -61,7 +61,7 @@ std::vector<float> Rows(const Tensor& w, const exec::WeightRows& r) {
 
 Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource& samples, uint32_t num_threads,
                      const Realize& realize, BiasCorrectionReport* report,
-                     const std::function<void(size_t, size_t, const char*)>& progress) {
+                     const std::function<void(size_t, size_t, const char*)>& progress, uint64_t resume_budget_bytes) {
   if (!graph || !report) return InvalidArgument("CorrectBiases: graph and report must not be NULL");
   *report = BiasCorrectionReport{};
   if (samples.count == 0 || !samples.load)
@@ -144,7 +144,7 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
   }
 
   std::vector<uint8_t> scratch;
-  LevelResume resume;
+  LevelResume resume(resume_budget_bytes);
   for (size_t level = 1; level <= report->levels; ++level) {
     std::vector<size_t> mine;
     for (size_t i = 0; i < targets.size(); ++i)
@@ -177,25 +177,17 @@ Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource&
     std::vector<exec::InputGram> grams;
     std::unordered_map<TensorId, std::vector<size_t>> of_input;
     QAIRT_RETURN_IF_ERROR(gather(run, present, run_ops, &grams, &of_input, &index));
-    // What the corrections below change in the next level's run: the static
-    // inputs of every op reading a bias corrected here (a bias may be
-    // shared). An op processing renamed cannot be found: the next level
-    // then runs from the inputs.
+    // What the corrections below change in the next level's run: the
+    // static inputs of the ops whose biases they correct (each bias is read
+    // by its op alone, see Unfit). Processing reacting to a bias (a weight
+    // scale raised so the bias fits its grid) changes that op's own weight,
+    // among those inputs; nothing it does upstream depends on a bias.
     std::vector<TensorId> changing;
-    bool found_all = true;
     for (size_t i : present)
-      for (const Use& u : work.tensor(targets[i].bias).consumers) {
-        const std::optional<OpId> id = realized ? run.FindOp(work.op(u.op).name) : u.op;
-        if (!id) {
-          found_all = false;
-          continue;
-        }
-        for (TensorId in : run.op(*id).inputs)
-          if (in != kInvalidId && run.tensor(in).kind == TensorKind::kStatic) changing.push_back(in);
-      }
+      for (TensorId in : run.op(run_ops[i]).inputs)
+        if (in != kInvalidId && run.tensor(in).kind == TensorKind::kStatic) changing.push_back(in);
     QAIRT_RETURN_IF_ERROR(ObserveLevel(run, samples, num_threads, /*quantized=*/true, "bias correction", &grams,
                                        of_input, step, &resume, changing));
-    if (!found_all) resume.cuts.clear();
     for (size_t i : present) {
       const Target& t = targets[i];
       const exec::InputGram& qm = grams[index[i]];

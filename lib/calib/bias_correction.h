@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "calib/calibrate.h"
+#include "calib/observe_level.h"
 #include "ir/graph.h"
 #include "support/status.h"
 
@@ -50,9 +51,12 @@ struct BiasCorrectionReport {
 // processing): the quantized means are measured there, each op found by
 // name, its weight at the encoding processing gave it.
 using Realize = std::function<Result<Graph>(const Graph&)>;
+// resume_budget_bytes: as SeqMseOptions::resume_budget_bytes (0: every
+// level's pass from the inputs; the same corrections).
 Status CorrectBiases(Graph* graph, const Graph& float_graph, const SampleSource& samples, uint32_t num_threads,
                      const Realize& realize, BiasCorrectionReport* report,
-                     const std::function<void(size_t, size_t, const char*)>& progress = {});
+                     const std::function<void(size_t, size_t, const char*)>& progress = {},
+                     uint64_t resume_budget_bytes = kLevelResumeBudget);
 
 // One line for logs: "bias correction: 43 biases in 20 levels, largest
 // shift 0.41 at 'conv_7', 2 skipped (e.g. ...)".

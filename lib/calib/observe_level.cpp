@@ -58,6 +58,20 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
           if (in != kInvalidId && changes[in]) save_at = pos;
     }
     const bool resumable = resume && resume->order == ex_order;
+    // A cut serves only if every observed input made before it crosses it
+    // (the resumed run sees it restored); otherwise the sample runs from
+    // its inputs.
+    std::vector<size_t> made_at(g.tensor_count(), 0);  // 1 + producer's position; 0: a graph input
+    for (size_t pos = 0; pos < ex_order.size(); ++pos)
+      for (TensorId out : g.op(ex_order[pos]).outputs)
+        if (out != kInvalidId) made_at[out] = pos + 1;
+    auto serves = [&](const exec::Cut& c) {
+      if (c.position > save_at || c.ids != ex.value()->Crossing(c.position)) return false;
+      for (const auto& observed : grams_of_input)
+        if (made_at[observed.first] <= c.position && !std::binary_search(c.ids.begin(), c.ids.end(), observed.first))
+          return false;
+      return true;
+    };
     if (w == 0) order = ex_order;
     std::vector<exec::InputGram::Sample> mine(grams->size());
     std::vector<char> seen(grams->size());
@@ -72,8 +86,7 @@ Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_th
     };
     for (size_t s = w; s < samples.count; s += workers) {
       std::fill(seen.begin(), seen.end(), 0);
-      const exec::Cut* from = resumable && resume->cuts[s] ? &*resume->cuts[s] : nullptr;
-      if (from && from->position > save_at) from = nullptr;  // its cut lies past the next one
+      const exec::Cut* from = resumable && resume->cuts[s] && serves(*resume->cuts[s]) ? &*resume->cuts[s] : nullptr;
       exec::Cut cut;
       cut.position = save_at;
       exec::Cut* save = resume ? &cut : nullptr;

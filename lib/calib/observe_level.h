@@ -25,8 +25,9 @@ namespace qairt::calib {
 // run per sample instead of L/2. A pass's new cuts take at most
 // `budget_bytes` (while it runs, its samples' old and new cuts at most
 // twice that); samples past it run from their inputs.
+constexpr uint64_t kLevelResumeBudget = uint64_t{512} << 20;
 struct LevelResume {
-  explicit LevelResume(uint64_t budget_bytes = uint64_t{512} << 20) : budget(budget_bytes) {}
+  explicit LevelResume(uint64_t budget_bytes = kLevelResumeBudget) : budget(budget_bytes) {}
   uint64_t budget;
   std::vector<OpId> order;                       // the order the cuts were saved with
   std::vector<std::optional<exec::Cut>> cuts;    // per sample
@@ -45,7 +46,9 @@ struct LevelResume {
 // op reading any of `changing`: the tensors the caller changes before the
 // next pass. The passes sharing one LevelResume take the same samples, and
 // nothing else may change between them (the sums are then bit for bit
-// those of runs from the inputs).
+// those of runs from the inputs). A cut that does not fit this pass (other
+// tensors cross there, or an observed input made before it is not among
+// them) is not used: that sample runs from its inputs.
 Status ObserveLevel(const Graph& g, const SampleSource& samples, uint32_t num_threads, bool quantized,
                     std::string_view what, std::vector<exec::InputGram>* grams,
                     const std::unordered_map<TensorId, std::vector<size_t>>& grams_of_input,

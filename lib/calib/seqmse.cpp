@@ -86,7 +86,7 @@ Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vecto
 
   size_t done = 0;
   const size_t total = report->levels * samples.count;
-  LevelResume resume;
+  LevelResume resume(options.resume_budget_bytes);
   for (size_t level = 1; level <= report->levels; ++level) {
     // H per input: FullyConnected/MatMul ops reading one tensor (q, k and v
     // projections) share theirs; each convolution has its own geometry.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "calib/calibrate.h"
+#include "calib/observe_level.h"
 #include "ir/graph.h"
 #include "support/status.h"
 
@@ -44,6 +45,10 @@ struct SeqMseOptions {
   bool search_grids = true;        // false: keep the min-max encodings (adaptive rounding alone)
   bool adaptive_rounding = false;  // also choose each weight's rounding (weight_search.h)
   uint32_t num_threads = 1;
+  // Each level's pass over the samples resumes where the level before
+  // changed the model, within this many bytes of saved values
+  // (observe_level.h); 0: every pass runs from the inputs. Same results.
+  uint64_t resume_budget_bytes = kLevelResumeBudget;
 };
 
 Status SequentialMse(Graph* graph, const SampleSource& samples, const std::vector<std::string>& weights,

@@ -5,12 +5,18 @@
 // a change reaches ops before the level (a weight two ops share).
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstring>
 #include <map>
 #include <unordered_map>
 
+#include "calib/bias_correction.h"
 #include "calib/calib_test_models.h"
+#include "calib/calibrate.h"
 #include "calib/observe_level.h"
+#include "calib/seqmse.h"
 #include "exec/executor.h"
 #include "exec/input_gram.h"
 
@@ -101,6 +107,8 @@ TEST_CASE("RunFrom a saved cut gives the run from the inputs, bit for bit", "[ex
     REQUIRE(ex.value()->RunPrefix({x}, nullptr, n, &cut).ok());
     CHECK(cut.ids == ex.value()->Crossing(pos));
     CHECK(cut.values.size() == cut.ids.size());
+    // Another input in between, so the arena holds none of this run's values.
+    REQUIRE(ex.value()->Run({FloatBytes(NormalFloats(2 * kWidth, 3, 2, 8))}).ok());
     Seen part;
     exec::Observer op = part.observer();
     auto resumed = ex.value()->RunFrom(cut, &op, n);
@@ -160,7 +168,7 @@ namespace {
 // One sequential pass over the network's levels, changing after each level
 // its ops' biases (and, with `tied`, at the last level fc5's weight, which
 // fc1 reads first): the first moments each level observed.
-std::vector<std::vector<double>> SequentialPass(calib::LevelResume* resume, bool tied) {
+std::vector<std::vector<double>> SequentialPass(calib::LevelResume* resume, bool tied, uint32_t threads = 2) {
   Graph g = Network();
   const calib::SampleSource samples = Samples(5);
   std::vector<OpId> ops;
@@ -183,7 +191,8 @@ std::vector<std::vector<double>> SequentialPass(calib::LevelResume* resume, bool
       changing.push_back(g.op(ops[i]).inputs[2]);
       if (tied && level == levels) changing.push_back(g.op(ops[i]).inputs[1]);
     }
-    REQUIRE(calib::ObserveLevel(g, samples, 2, /*quantized=*/true, "test", &grams, of_input, [] {}, resume, changing)
+    REQUIRE(calib::ObserveLevel(g, samples, threads, /*quantized=*/true, "test", &grams, of_input, [] {}, resume,
+                                changing)
                 .ok());
     for (const exec::InputGram& m : grams) observed.emplace_back(m.sum(0), m.sum(0) + m.rows().k);
     // The changes: every bias read, shifted; fc5's weight (fc1's too).
@@ -196,16 +205,17 @@ std::vector<std::vector<double>> SequentialPass(calib::LevelResume* resume, bool
     }
   }
   if (tied) {
-    // A last pass observing fc1's input and output after fc1's weight changed.
+    // A last pass observing the sum fc4 and fc5 read, which fc1's changed
+    // weight reaches: a cut saved after fc1 would hand it back stale.
     std::vector<exec::InputGram> grams;
     std::unordered_map<TensorId, std::vector<size_t>> of_input;
-    for (const char* name : {"fc1", "fc2"}) {
+    for (const char* name : {"fc4", "fc5"}) {
       auto gram = exec::InputGram::For(g, *g.FindOp(name), false);
       REQUIRE(gram.ok());
       of_input[g.op(*g.FindOp(name)).inputs[0]].push_back(grams.size());
       grams.push_back(std::move(gram).value());
     }
-    REQUIRE(calib::ObserveLevel(g, samples, 1, true, "test", &grams, of_input, [] {}, resume, {}).ok());
+    REQUIRE(calib::ObserveLevel(g, samples, threads, true, "test", &grams, of_input, [] {}, resume, {}).ok());
     for (const exec::InputGram& m : grams) observed.emplace_back(m.sum(0), m.sum(0) + m.rows().k);
   }
   return observed;
@@ -230,5 +240,83 @@ TEST_CASE("A sequential pass resuming between levels observes what passes from t
     calib::LevelResume none(0);
     CHECK(SequentialPass(&none, tied) == from_inputs);
     CHECK(none.ops_skipped == 0);
+    // A budget for about two samples' cuts: some resume, the others run
+    // from their inputs, the sums the same (one thread and two).
+    for (uint32_t threads : {1u, 2u}) {
+      calib::LevelResume some(600);
+      CHECK(SequentialPass(&some, tied, threads) == from_inputs);
+      if (!tied) CHECK(some.ops_skipped > 0);
+      if (!tied) CHECK(some.ops_skipped < resume.ops_skipped);
+    }
+  }
+}
+
+namespace {
+
+// The network with 8-bit encodings from min-max calibration on `samples`.
+Graph Calibrated(const calib::SampleSource& samples) {
+  Graph g = Network();
+  calib::Options o;
+  o.weights_bitwidth = 4;
+  o.act_bitwidth = 8;
+  calib::Report r;
+  REQUIRE(calib::Calibrate(&g, samples, o, &r).ok());
+  return g;
+}
+
+// Every static tensor's bytes and encoding, by name: what a pass changed.
+std::map<std::string, std::pair<std::vector<uint8_t>, std::string>> Statics(const Graph& g) {
+  std::map<std::string, std::pair<std::vector<uint8_t>, std::string>> out;
+  for (TensorId t = 0; t < g.tensor_count(); ++t) {
+    const Tensor& tensor = g.tensor(t);
+    if (tensor.kind != TensorKind::kStatic || !tensor.data) continue;
+    const auto* p = tensor.data->data();
+    out[tensor.name] = {std::vector<uint8_t>(p, p + tensor.data->size()),
+                        tensor.encoding ? fmt::format("{}", tensor.encoding->scales.to_vector()) : ""};
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Bias correction and sequential MSE give the same model resuming or not", "[calib][resume]") {
+  const calib::SampleSource samples = Samples(6);
+  const Graph float_graph = Network();
+  const Graph base = Calibrated(samples);
+  // Processing as a hook: fc4's weight on a coarser grid, as target
+  // processing may widen a scale.
+  auto coarser = [](const Graph& g) -> Result<Graph> {
+    Graph out = g;
+    const TensorId w4 = *out.FindTensor("w4");
+    Encoding e = *out.tensor(w4).encoding;
+    std::vector<float> scales = e.scales.to_vector();
+    for (float& v : scales) v *= 2.0f;
+    e.scales = scales;
+    QAIRT_RETURN_IF_ERROR(out.SetEncoding(w4, e));
+    return out;
+  };
+  for (uint64_t budget : {calib::kLevelResumeBudget, uint64_t{0}, uint64_t{600}}) {
+    INFO("resume budget " << budget);
+    Graph corrected = base, reference = base;
+    calib::BiasCorrectionReport a, b;
+    REQUIRE(calib::CorrectBiases(&corrected, float_graph, samples, 2, coarser, &a, {}, budget).ok());
+    REQUIRE(calib::CorrectBiases(&reference, float_graph, samples, 2, coarser, &b, {}, 0).ok());
+    CHECK(a.corrected == 5);
+    CHECK(Statics(corrected) == Statics(reference));
+    CHECK(Statics(corrected) != Statics(base));
+
+    Graph searched = base, searched_reference = base;
+    calib::SeqMseOptions so;
+    so.adaptive_rounding = true;
+    so.num_threads = 2;
+    so.resume_budget_bytes = budget;
+    calib::SeqMseReport sa, sb;
+    const std::vector<std::string> weights = {"w1", "w2", "w3", "w4"};
+    REQUIRE(calib::SequentialMse(&searched, samples, weights, so, &sa).ok());
+    so.resume_budget_bytes = 0;
+    REQUIRE(calib::SequentialMse(&searched_reference, samples, weights, so, &sb).ok());
+    CHECK(sa.weights.size() == 3);  // w1 is read by two ops: left as it is
+    CHECK(Statics(searched) == Statics(searched_reference));
+    CHECK(Statics(searched) != Statics(base));
   }
 }
