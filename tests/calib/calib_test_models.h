@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -47,6 +49,21 @@ inline Graph SmallMlp(float scale = 0.5f) {
   const OpId relu = g.AddOp("Relu", "relu", {g.op(fc).outputs[0]}, {"y"}).value();
   (void)g.MarkOutput(g.op(relu).outputs[0]);
   return g;
+}
+
+// A processing hook (calib's Realize) putting weight `name` on a grid
+// `factor` times coarser, as target processing may widen a scale.
+inline std::function<Result<Graph>(const Graph&)> CoarserWeight(std::string name, float factor) {
+  return [name, factor](const Graph& g) -> Result<Graph> {
+    Graph out = g;
+    const TensorId w = *out.FindTensor(name);
+    Encoding e = *out.tensor(w).encoding;
+    std::vector<float> scales = e.scales.to_vector();
+    for (float& s : scales) s *= factor;
+    e.scales = scales;
+    QAIRT_RETURN_IF_ERROR(out.SetEncoding(w, e));
+    return out;
+  };
 }
 
 }  // namespace qairt::testing

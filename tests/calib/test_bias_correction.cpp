@@ -190,16 +190,7 @@ TEST_CASE("Bias correction measures the graph a realize hook makes", "[calib][bi
   REQUIRE(Calibrate(&plain, SamplesOf(xs), Coarse(), &rep).ok());
   // What "runs": conv2's weight on a coarser grid than calibration gave it
   // (as target processing may widen a scale).
-  auto coarser = [](const Graph& g) -> Result<Graph> {
-    Graph out = g;
-    const TensorId w2 = *out.FindTensor("w2");
-    Encoding e = *out.tensor(w2).encoding;
-    std::vector<float> scales = e.scales.to_vector();
-    for (float& s : scales) s *= 2.5f;
-    e.scales = scales;
-    QAIRT_RETURN_IF_ERROR(out.SetEncoding(w2, e));
-    return out;
-  };
+  const auto coarser = testing::CoarserWeight("w2", 2.5f);
   Graph measured = plain, unmeasured = plain;
   BiasCorrectionReport a, b;
   REQUIRE(CorrectBiases(&measured, float_graph, SamplesOf(xs), 1, coarser, &a).ok());

@@ -283,18 +283,8 @@ TEST_CASE("Bias correction and sequential MSE give the same model resuming or no
   const calib::SampleSource samples = Samples(6);
   const Graph float_graph = Network();
   const Graph base = Calibrated(samples);
-  // Processing as a hook: fc4's weight on a coarser grid, as target
-  // processing may widen a scale.
-  auto coarser = [](const Graph& g) -> Result<Graph> {
-    Graph out = g;
-    const TensorId w4 = *out.FindTensor("w4");
-    Encoding e = *out.tensor(w4).encoding;
-    std::vector<float> scales = e.scales.to_vector();
-    for (float& v : scales) v *= 2.0f;
-    e.scales = scales;
-    QAIRT_RETURN_IF_ERROR(out.SetEncoding(w4, e));
-    return out;
-  };
+  // Processing as a hook: fc4's weight on a coarser grid.
+  const auto coarser = testing::CoarserWeight("w4", 2.0f);
   for (uint64_t budget : {calib::kLevelResumeBudget, uint64_t{0}, uint64_t{600}}) {
     INFO("resume budget " << budget);
     Graph corrected = base, reference = base;
