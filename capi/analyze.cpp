@@ -341,15 +341,7 @@ qairt_status_t* qairt_mixed_precision(qairt_graph_t* graph, const char* input_li
     const uint32_t flags = options && options->calibration ? options->calibration->flags : 0u;
     const bool base_searches = report->mixed.techniques_measured || ((flags & QAIRT_CALIBRATION_BIAS_CORRECTION) &&
                                                                      (flags & QAIRT_CALIBRATION_ADAPTIVE_ROUNDING));
-    report->warnings.push_back(fmt::format(
-        "mixed precision: the budget of {:.2f} dB is not met even with {} of {} units promoted ({:.2f} dB; a budget "
-        "promotes at most {:g}% of the units). Fix: {}promote a fixed share instead (--mixed_precision percent=P), "
-        "or lower the budget",
-        m.value, report->mixed.promoted.size(), report->mixed.units, report->mixed.sqnr_chosen,
-        m.max_layers_percent,
-        base_searches ? ""
-                      : "raise the base it promotes from (--bias_correction --adaptive_rounding: each "
-                        "configuration the search scores is then corrected and rounded as a whole), "));
+    report->warnings.push_back(analyze::MixedBudgetWarning(report->mixed, m.value, m.max_layers_percent, base_searches));
   }
   if (out_report) *out_report = report.release();
   return nullptr;

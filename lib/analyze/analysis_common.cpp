@@ -159,22 +159,30 @@ Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::v
 
 
 // worst_half: the score is the worse of the two halves' SQNR (p.halves).
+namespace {
+Scores InfeasibleScores() {
+  Scores s;
+  s.sqnr = s.typical = kInfeasible;
+  return s;
+}
+}  // namespace
+
 Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,
                      bool worst_half) {
   std::optional<Graph> realized;
   if (o.realize) {
     auto r = o.realize(g);
-    if (!r.ok()) return Scores{kInfeasible, kInfeasible};  // no kernels for it
+    if (!r.ok()) return InfeasibleScores();  // no kernels for it
     realized = std::move(r).value();
   }
   auto run_graph = WithProxies(realized ? *realized : g, p.proxies);
-  if (!run_graph.ok()) return Scores{kInfeasible, kInfeasible};
+  if (!run_graph.ok()) return InfeasibleScores();
   auto out = calib::RunSamples(run_graph.value(), samples, true, o.num_threads, p.workspace);
   if (!out.ok()) return out.status();
   const size_t n = samples.count, outputs = p.proxy_slot.size();
   for (size_t k = 0; k < p.reference.size(); ++k)
     if (k >= out.value().size() || out.value()[k].size() != p.reference[k].size())
-      return Scores{kInfeasible, kInfeasible};
+      return InfeasibleScores();
   // SQNR over samples `which` of the results `slots`: calib::Worst of those
   // samples' outputs concatenated, summed in the same order where they lie
   // (copies of a large output per candidate were a sixth of a search's time).
@@ -217,8 +225,14 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
       per_sample[i] = std::min(per_sample[i], calib::SqnrDb(e[1], e[0]));
     }
   }
-  std::sort(per_sample.begin(), per_sample.end());
-  if (n) sc.median = n % 2 ? per_sample[n / 2] : 0.5 * (per_sample[n / 2 - 1] + per_sample[n / 2]);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return per_sample[a] < per_sample[b]; });
+  for (size_t k = 0; k < std::min(n, kWorstSamples); ++k) sc.worst.emplace_back(order[k], per_sample[order[k]]);
+  if (n) {
+    const double mid = per_sample[order[n / 2]];
+    sc.median = n % 2 ? mid : 0.5 * (per_sample[order[n / 2 - 1]] + mid);
+  }
   return sc;
 }
 

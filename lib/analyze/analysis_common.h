@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/sensitivity.h"
@@ -80,7 +81,11 @@ struct Scores {
   // figure the accuracy tables give, which no single sample near a decision
   // sets (the aggregate is dominated by such samples).
   double median = 0;
+  // The lowest-scoring samples (index in the scored source, SQNR), worst
+  // first, at most kWorstSamples: which inputs set the aggregate.
+  std::vector<std::pair<size_t, double>> worst;
 };
+constexpr size_t kWorstSamples = 3;
 constexpr double kInfeasible = -1e9;
 
 // worst_half: the score is the worse of the two halves' SQNR (p.halves).

@@ -421,6 +421,7 @@ Status SearchPromotions(Graph* graph, const calib::SampleSource& samples, const 
     m.sample_runs += static_cast<double>(m.scoring.count);
     report->returned_sqnr = returned.value().sqnr;
     report->returned_median_sqnr = returned.value().median;
+    report->returned_worst_samples = returned.value().worst;
   }
   // One calibration pass as the user's options make it: bias correction
   // included.
@@ -506,8 +507,8 @@ std::string MixedText(const MixedReport& r) {
   if (r.samples)
     s += fmt::format(
         "  as returned (calibrated on all {} samples, not on a half): {:.2f} dB, the worse half; {:.2f} dB at the "
-        "median sample\n",
-        r.samples, r.returned_sqnr, r.returned_median_sqnr);
+        "median sample; the worst samples (input-list order, from 0): {}\n",
+        r.samples, r.returned_sqnr, r.returned_median_sqnr, WorstSamplesText(r.returned_worst_samples));
   if (r.calibration_seconds > 0)
     s += fmt::format("  cost: {:.2f} s, {:.1f}x one calibration pass ({:.2f} s); {:.1f} sample runs ({:.1f} passes over "
                      "the {} samples)\n",
@@ -540,6 +541,36 @@ std::string MixedText(const MixedReport& r) {
   return s;
 }
 
+std::string WorstSamplesText(const std::vector<std::pair<size_t, double>>& worst) {
+  std::string s;
+  for (size_t k = 0; k < worst.size(); ++k)
+    s += fmt::format("{}#{} {:.2f} dB", k ? ", " : "", worst[k].first, worst[k].second);
+  return s;
+}
+
+std::string MixedBudgetWarning(const MixedReport& r, double budget, double cap_percent, bool base_searches) {
+  // The budget binds the worse half's aggregate, which a few samples can
+  // set (a float model near a tie between two outputs loses it at any
+  // width); when the median sample meets it, say so and name those samples.
+  const bool median_meets = r.samples && r.returned_median_sqnr >= budget;
+  return fmt::format(
+      "mixed precision: the budget of {:.2f} dB is not met even with {} of {} units promoted ({:.2f} dB; a budget "
+      "promotes at most {:g}% of the units){}. Fix: {}{}promote a fixed share instead (--mixed_precision "
+      "percent=P), or lower the budget",
+      budget, r.promoted.size(), r.units, r.sqnr_chosen, cap_percent,
+      median_meets ? fmt::format("; the model as returned meets it at the median sample ({:.2f} dB) and misses it on "
+                                 "the worse half's aggregate ({:.2f} dB), which a few samples set (input-list order, "
+                                 "from 0: {})",
+                                 r.returned_median_sqnr, r.returned_sqnr, WorstSamplesText(r.returned_worst_samples))
+                   : "",
+      median_meets ? "if the median sample is what counts, use the model as it is (--eval_input_list on those "
+                     "samples shows what they lose); to hold the aggregate, "
+                   : "",
+      base_searches ? ""
+                    : "raise the base it promotes from (--bias_correction --adaptive_rounding: each configuration "
+                      "the search scores is then corrected and rounded as a whole), ");
+}
+
 std::string MixedJson(const MixedReport& r) {
   std::string s = fmt::format(
       "{{\"units\":{},\"candidates\":{},\"base\":{},\"high\":{},\"sqnr_base_db\":{},\"sqnr_high_db\":{},\"sqnr_chosen_db\":{},"
@@ -552,6 +583,10 @@ std::string MixedJson(const MixedReport& r) {
   for (size_t i = 0; i < r.promoted.size(); ++i) s += (i ? "," : "") + JsonQuoted(r.promoted[i]);
   s += "],\"promoted_tensors\":[";
   for (size_t i = 0; i < r.promoted_tensors.size(); ++i) s += (i ? "," : "") + JsonQuoted(r.promoted_tensors[i]);
+  s += "],\"returned_worst_samples\":[";
+  for (size_t k = 0; k < r.returned_worst_samples.size(); ++k)
+    s += fmt::format("{}{{\"sample\":{},\"sqnr_db\":{}}}", k ? "," : "", r.returned_worst_samples[k].first,
+                     Db(r.returned_worst_samples[k].second));
   s += "]";
   if (r.techniques_measured)
     s += fmt::format(",\"promotions_only\":{{\"layers\":{},\"sqnr_db\":{}}},\"base_raised\":{},\"base_techniques\":{},"

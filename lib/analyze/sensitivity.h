@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "calib/calibrate.h"
@@ -146,6 +147,9 @@ struct MixedReport {
   // search's configurations (those were calibrated on half the samples).
   double returned_sqnr = 0;
   double returned_median_sqnr = 0;  // the same model's median sample (Scores::median)
+  // Its lowest-scoring samples (index in the input list, from 0; SQNR),
+  // worst first: the inputs that set the aggregate (Scores::worst).
+  std::vector<std::pair<size_t, double>> returned_worst_samples;
   bool high_estimated = false;  // sqnr_high predicted by the noise estimate, not simulated (a budget search)
   bool met = false;  // the budget was reached (budget mode)
   size_t evaluations = 0;
@@ -189,6 +193,11 @@ std::string MixedGainsText(const MixedGains& g);
 bool IsMixedGainsJson(std::string_view json);  // a JSON object whose "kind" is "mixed_gains"
 Status ReadMixedGainsJson(std::string_view json, std::string_view what, MixedGains* out);
 std::string MixedText(const MixedReport& r);
+// "#7 3.10 dB, #19 8.20 dB": samples by index (from 0) and SQNR.
+// The warning for a budget not met (cap_percent: the cap on promoted layers;
+// base_searches: the base was raised, or already corrected and rounded).
+std::string MixedBudgetWarning(const MixedReport& r, double budget, double cap_percent, bool base_searches);
+std::string WorstSamplesText(const std::vector<std::pair<size_t, double>>& worst);
 std::string MixedJson(const MixedReport& r);
 
 bool ParseMixedMode(std::string_view s, MixedMode* mode, double* value);  // "off", "budget=30", "percent=10"

@@ -63,9 +63,10 @@ double HeldOutSqnr(const Graph& float_graph, const Graph& quantized, const calib
   return calib::Worst(ref.value(), got.value()).sqnr_db;
 }
 
-// The median over samples of each sample's SQNR (one output), computed here
-// from the two runs, as benchmarks/accuracy_vs_plain.py does.
-double MedianSqnr(const Graph& float_graph, const Graph& quantized, const calib::SampleSource& samples) {
+// Each sample's SQNR (one output), in sample order, computed here from the
+// two runs, as benchmarks/accuracy_vs_plain.py does.
+std::vector<double> PerSampleSqnr(const Graph& float_graph, const Graph& quantized,
+                                  const calib::SampleSource& samples) {
   auto ref = calib::RunSamples(float_graph, samples, false);
   auto got = calib::RunSamples(quantized, samples, true);
   REQUIRE(ref.ok());
@@ -82,7 +83,12 @@ double MedianSqnr(const Graph& float_graph, const Graph& quantized, const calib:
     }
     db.push_back(10 * std::log10(signal / noise));
   }
+  return db;
+}
+
+double Median(std::vector<double> db) {
   std::sort(db.begin(), db.end());
+  const size_t n = db.size();
   return n % 2 ? db[n / 2] : 0.5 * (db[n / 2 - 1] + db[n / 2]);
 }
 
@@ -197,10 +203,27 @@ TEST_CASE("mixed precision meets its budget on held-out samples within its layer
   CHECK(mr.promoted_layers <= 4);
   // The model as returned, at its median sample: the figure the accuracy
   // tables give, on the samples it was calibrated and scored on.
-  CHECK(mr.returned_median_sqnr == Approx(MedianSqnr(g, mg, samples)).epsilon(1e-6));
+  const std::vector<double> per_sample = PerSampleSqnr(g, mg, samples);
+  CHECK(mr.returned_median_sqnr == Approx(Median(per_sample)).epsilon(1e-6));
   CHECK(mr.returned_median_sqnr > mr.returned_sqnr);
   CHECK_THAT(analyze::MixedText(mr), Catch::Contains("dB at the median sample"));
   CHECK(analyze::MixedJson(mr).find("\"returned_median_sqnr_db\":") != std::string::npos);
+  // And its worst samples, by their place in the input: the three lowest
+  // of the per-sample figures, worst first.
+  std::vector<size_t> order(per_sample.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return per_sample[a] < per_sample[b]; });
+  REQUIRE(mr.returned_worst_samples.size() == 3);
+  for (size_t k = 0; k < 3; ++k) {
+    INFO("worst sample " << k);
+    CHECK(mr.returned_worst_samples[k].first == order[k]);
+    CHECK(mr.returned_worst_samples[k].second == Approx(per_sample[order[k]]).epsilon(1e-6));
+  }
+  CHECK(per_sample[order[0]] < per_sample[order[2]]);  // the order is the samples', not an artifact of ties
+  const std::string first = "#" + std::to_string(order[0]) + " ";
+  CHECK_THAT(analyze::MixedText(mr), Catch::Contains("the worst samples (input-list order, from 0): " + first));
+  CHECK(analyze::MixedJson(mr).find("\"returned_worst_samples\":[{\"sample\":" + std::to_string(order[0]) + ",") !=
+        std::string::npos);
   // On samples the search never saw, the chosen model holds the budget and
   // the base misses it.
   const double chosen = HeldOutSqnr(g, mg, held_out);
@@ -365,4 +388,30 @@ TEST_CASE("a budget the promotions miss raises the base by measurement and is me
   search(easy, &eg, &er);
   CHECK(er.met);
   CHECK_FALSE(er.techniques_measured);
+}
+
+TEST_CASE("a budget not met: the warning says when the median sample meets it and names the worst samples",
+          "[analyze][mixed]") {
+  analyze::MixedReport r;
+  r.units = 209;
+  r.promoted = std::vector<std::string>(41, "op (activations)");
+  r.sqnr_chosen = 15.3;
+  r.samples = 24;
+  r.returned_sqnr = 14.02;
+  r.returned_median_sqnr = 29.04;
+  r.returned_worst_samples = {{7, 3.1}, {19, 8.25}, {2, 11.0}};
+  const std::string held = analyze::MixedBudgetWarning(r, 25, 20, /*base_searches=*/true);
+  CHECK_THAT(held, Catch::Contains("budget of 25.00 dB is not met even with 41 of 209 units promoted (15.30 dB"));
+  CHECK_THAT(held, Catch::Contains("meets it at the median sample (29.04 dB)"));
+  CHECK_THAT(held, Catch::Contains("worse half's aggregate (14.02 dB)"));
+  CHECK_THAT(held, Catch::Contains("from 0: #7 3.10 dB, #19 8.25 dB, #2 11.00 dB)"));
+  CHECK_THAT(held, Catch::Contains("Fix: if the median sample is what counts, use the model as it is"));
+  CHECK_THAT(held, !Catch::Contains("--bias_correction"));
+  // The median misses too: no such claim, and the base can still be raised.
+  r.returned_median_sqnr = 24.9;
+  const std::string missed = analyze::MixedBudgetWarning(r, 25, 20, /*base_searches=*/false);
+  CHECK_THAT(missed, !Catch::Contains("median"));
+  CHECK_THAT(missed, !Catch::Contains("#7"));
+  CHECK_THAT(missed, Catch::Contains("Fix: raise the base it promotes from (--bias_correction --adaptive_rounding"));
+  CHECK_THAT(missed, Catch::Contains("promote a fixed share instead (--mixed_precision percent=P), or lower the budget"));
 }
