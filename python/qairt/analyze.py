@@ -17,6 +17,7 @@
 """
 import ctypes
 from ctypes import POINTER, c_char_p, c_double, c_size_t, c_uint32, c_uint64, c_void_p
+import json as _json
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
@@ -178,6 +179,10 @@ class Report:
     # and the chosen techniques as keywords of qairt.convert / calib.calibrate.
     trials: List[Tuple[str, float, float]] = field(default_factory=list)
     chosen: dict = field(default_factory=dict)
+    # mixed precision, the model as returned: its median sample's SQNR (dB) and its worst samples,
+    # (index in the input list from 0, dB), worst first.
+    median_db: float = 0.0
+    worst_samples: List[Tuple[int, float]] = field(default_factory=list)
 
 
 def _render(r, fmt):
@@ -215,6 +220,11 @@ def _collect(r, kind):
         out.json = _render(r, FORMAT_JSON)
         if kind == "sensitivity":
             out.svg = _render(r, FORMAT_SVG)
+        if kind == "mixed":
+            j = _json.loads(out.json)
+            out.median_db = j.get("returned_median_sqnr_db") or 0.0
+            out.worst_samples = [(w["sample"], float("inf") if w["sqnr_db"] is None else w["sqnr_db"])
+                                 for w in j.get("returned_worst_samples", [])]
         return out
     finally:
         _fn["qairt_analysis_report_destroy"](r)

@@ -107,6 +107,14 @@ class AnalyzeTest(unittest.TestCase):
             m = analyze.mixed_precision(g, path, percent=100, target="htp_v73")
             self.assertGreater(len(m.promoted), 0)
             self.assertIn("mixed precision:", m.text)
+            # The model as returned: its median sample and its worst samples, by place in the input list.
+            self.assertEqual(len(m.worst_samples), 3)
+            self.assertTrue(all(0 <= i < 8 for i, _ in m.worst_samples))
+            self.assertEqual(len({i for i, _ in m.worst_samples}), 3)
+            dbs = [db for _, db in m.worst_samples]
+            self.assertEqual(dbs, sorted(dbs))
+            self.assertGreaterEqual(m.median_db, dbs[-1])
+            self.assertIn("from 0): #%d %.2f dB" % m.worst_samples[0], m.text)
             with self.assertRaises(ValueError):
                 analyze.mixed_precision(g, path)
             # A budget out of reach, promotions only: the warning says so and what can still meet it.
