@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -158,7 +159,6 @@ Result<Graph> WithEncodingsOf(const Graph& base, const Graph& from, const std::v
 }
 
 
-// worst_half: the score is the worse of the two halves' SQNR (p.halves).
 namespace {
 Scores InfeasibleScores() {
   Scores s;
@@ -167,6 +167,7 @@ Scores InfeasibleScores() {
 }
 }  // namespace
 
+// worst_half: the score is the worse of the two halves' SQNR (p.halves).
 Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const Prepared& p, const Options& o,
                      bool worst_half) {
   std::optional<Graph> realized;
@@ -183,21 +184,31 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   for (size_t k = 0; k < p.reference.size(); ++k)
     if (k >= out.value().size() || out.value()[k].size() != p.reference[k].size())
       return InfeasibleScores();
-  // SQNR over samples `which` of the results `slots`: calib::Worst of those
-  // samples' outputs concatenated, summed in the same order where they lie
+  // Each sample's squared error and signal per result slot, computed once
+  // (the aggregates below and the per-sample figures share them), in place
   // (copies of a large output per candidate were a sixth of a search's time).
-  auto subset = [&](const std::vector<size_t>& which, const std::vector<size_t>& slots) {
-    double worst = 200;
-    for (size_t slot : slots) {
+  std::vector<std::vector<std::array<double, 2>>> sums(p.reference.size());
+  auto sums_of = [&](size_t slot) -> const std::vector<std::array<double, 2>>& {
+    std::vector<std::array<double, 2>>& e = sums[slot];
+    if (e.empty() && n) {
       const std::vector<float>& r = p.reference[slot];
       const std::vector<float>& q = out.value()[slot];
       const size_t per = r.size() / n;
+      e.resize(n);
+      for (size_t i = 0; i < n; ++i) kernels::SquaredError(r.data() + i * per, q.data() + i * per, per, e[i].data());
+    }
+    return e;
+  };
+  // SQNR over samples `which` of the results `slots`: calib::Worst of those
+  // samples' outputs concatenated, summed in the same order.
+  auto subset = [&](const std::vector<size_t>& which, const std::vector<size_t>& slots) {
+    double worst = 200;
+    for (size_t slot : slots) {
+      const auto& e = sums_of(slot);
       double rr = 0, err = 0;
       for (size_t i : which) {
-        double s[2];
-        kernels::SquaredError(r.data() + i * per, q.data() + i * per, per, s);
-        err += s[0];
-        rr += s[1];
+        err += e[i][0];
+        rr += e[i][1];
       }
       worst = std::min(worst, calib::SqnrDb(rr, err));
     }
@@ -216,14 +227,8 @@ Result<Scores> Score(const Graph& g, const calib::SampleSource& samples, const P
   sc.typical = subset(all, p.proxy_slot);
   std::vector<double> per_sample(n, 200);
   for (size_t slot : outs) {
-    const std::vector<float>& r = p.reference[slot];
-    const std::vector<float>& q = out.value()[slot];
-    const size_t per = r.size() / n;
-    for (size_t i = 0; i < n; ++i) {
-      double e[2];
-      kernels::SquaredError(r.data() + i * per, q.data() + i * per, per, e);
-      per_sample[i] = std::min(per_sample[i], calib::SqnrDb(e[1], e[0]));
-    }
+    const auto& e = sums_of(slot);
+    for (size_t i = 0; i < n; ++i) per_sample[i] = std::min(per_sample[i], calib::SqnrDb(e[i][1], e[i][0]));
   }
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;

@@ -193,10 +193,10 @@ std::string MixedGainsText(const MixedGains& g);
 bool IsMixedGainsJson(std::string_view json);  // a JSON object whose "kind" is "mixed_gains"
 Status ReadMixedGainsJson(std::string_view json, std::string_view what, MixedGains* out);
 std::string MixedText(const MixedReport& r);
-// "#7 3.10 dB, #19 8.20 dB": samples by index (from 0) and SQNR.
 // The warning for a budget not met (cap_percent: the cap on promoted layers;
 // base_searches: the base was raised, or already corrected and rounded).
 std::string MixedBudgetWarning(const MixedReport& r, double budget, double cap_percent, bool base_searches);
+// "#7 3.10 dB, #19 8.20 dB": samples by index (from 0) and SQNR.
 std::string WorstSamplesText(const std::vector<std::pair<size_t, double>>& worst);
 std::string MixedJson(const MixedReport& r);
 
